@@ -1,0 +1,125 @@
+// Package providers declares the small interfaces through which the order book reaches the
+// outside world (speech engines, file storage, mail, payments) and the registry that picks
+// an implementation for each from configuration. Implementations live in the sub-packages.
+package providers
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/url"
+	"time"
+)
+
+// ErrUnavailable is returned (wrapped) by an engine that cannot serve requests in this
+// deployment: not compiled in, no API key, model missing. Callers close the service.
+var ErrUnavailable = errors.New("engine unavailable")
+
+// SpeechRequest is one text-to-speech job, already validated by the order book.
+type SpeechRequest struct {
+	Voice  string  // one of Voices, lower case
+	Text   string  // non-empty, at most the configured maximum
+	Format string  // one of SpeechFormats
+	Speed  float64 // 0.25–4
+	// Progress, when set, is called with 0–100 as the engine works. It may be called from
+	// another goroutine and must not block.
+	Progress func(percent int)
+}
+
+// Voices are the six voices the product offers, in display order.
+var Voices = []string{"alloy", "echo", "fable", "onyx", "nova", "shimmer"}
+
+// SpeechFormats are the audio formats a visitor can order, default first.
+var SpeechFormats = []string{"mp3", "opus", "aac", "flac"}
+
+// Speaker turns text into encoded audio written to w.
+type Speaker interface {
+	// Speak writes the whole encoded file to w or returns an error; on error the caller
+	// discards whatever was written.
+	Speak(ctx context.Context, req SpeechRequest, w io.Writer) error
+	// Available reports nil when the engine can take orders, or an error wrapping
+	// ErrUnavailable that says why not.
+	Available() error
+}
+
+// Object is a stored file as the storage returns it.
+type Object struct {
+	Body io.ReadCloser
+	Size int64
+}
+
+// Storage keeps results and uploads under opaque keys.
+type Storage interface {
+	Put(ctx context.Context, key string, r io.Reader, size int64, contentType string) error
+	Get(ctx context.Context, key string) (Object, error)
+	Delete(ctx context.Context, key string) error
+	// PresignGet returns a short-lived URL from which the browser downloads the object
+	// directly with the given attachment filename, or ErrNoPresign when the storage has no
+	// such URLs (local disk), in which case the app streams the file itself.
+	PresignGet(ctx context.Context, key, filename string, ttl time.Duration) (*url.URL, error)
+}
+
+// ErrNoPresign tells the caller to stream the object itself.
+var ErrNoPresign = errors.New("storage has no presigned URLs")
+
+// ErrNotFound is returned (wrapped) by Storage.Get and Delete for a missing key.
+var ErrNotFound = errors.New("object not found")
+
+// Message is one e-mail, already rendered. From is fixed by the sender's configuration.
+type Message struct {
+	To      string
+	Subject string
+	Text    string
+	HTML    string
+}
+
+// Mailer delivers messages.
+type Mailer interface {
+	Send(ctx context.Context, m Message) error
+}
+
+// CheckoutRequest is what the order book asks the payment provider for: one line item at
+// the server's own price.
+type CheckoutRequest struct {
+	OrderID     string // goes to metadata["order_id"] and client_reference_id
+	Email       string // customer e-mail, prefilled on the hosted page
+	Locale      string // interface language (en, jp, es, ru, zh, ar)
+	Name        string // line item name
+	Description string // line item description
+	ImageURL    string // line item image (absolute URL), may be empty
+	Amount      int64  // unit amount in minor units
+	Currency    string // "eur"
+	SuccessURL  string // must contain {CHECKOUT_SESSION_ID}
+	CancelURL   string
+	ExpiresAt   time.Time // when the hosted page stops accepting payment
+}
+
+// CheckoutSession is the payment provider's view of a session.
+type CheckoutSession struct {
+	ID            string
+	URL           string // hosted checkout page
+	OrderID       string // from metadata / client_reference_id
+	Status        string // open, complete, expired
+	PaymentStatus string // unpaid, paid, no_payment_required
+	PaymentIntent string
+	Email         string
+	Name          string
+	AmountTotal   int64
+	Currency      string
+}
+
+// Paid reports whether the money has been taken.
+func (s CheckoutSession) Paid() bool {
+	return s.PaymentStatus == "paid" || s.PaymentStatus == "no_payment_required"
+}
+
+// Payments creates hosted checkouts, looks them up and refunds them.
+type Payments interface {
+	CreateCheckout(ctx context.Context, req CheckoutRequest) (CheckoutSession, error)
+	GetCheckout(ctx context.Context, sessionID string) (CheckoutSession, error)
+	// Refund returns the whole payment; the key makes a repeated call a no-op.
+	Refund(ctx context.Context, paymentIntent, idempotencyKey string) error
+}
+
+// ErrSessionNotFound is returned (wrapped) by GetCheckout for an unknown session id.
+var ErrSessionNotFound = errors.New("checkout session not found")

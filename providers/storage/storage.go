@@ -85,47 +85,47 @@ func keyByte(c byte) bool {
 const maxFilenameLen = 120
 
 // SafeFilename turns any name into one made only of ASCII letters, digits, '-', '_' and
-// '.': other characters become '_', runs of '_' collapse, leading dots and separators are
-// dropped (no hidden files, no ".."), and the result is cut to 120 bytes keeping the
-// extension. An empty result becomes "download".
+// '.': a short alphanumeric extension is kept; in the rest, other characters become '_',
+// runs of '_' or '.' collapse and separators are trimmed from both ends (no hidden files,
+// no ".."). A name with nothing left becomes "download" (plus its extension); the result
+// is at most 120 bytes.
 func SafeFilename(name string) string {
+	base, ext := name, ""
+	if i := strings.LastIndexByte(name, '.'); i > 0 && len(name)-i-1 <= 10 && isAlnum(name[i+1:]) {
+		base, ext = name[:i], name[i:]
+	}
 	var b strings.Builder
-	lastUnderscore := false
-	for _, r := range name {
-		switch {
-		case r < utf8.RuneSelf && (r == '-' || r == '.' || r == '_' ||
-			r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'):
-			if r == '_' && lastUnderscore {
-				continue
-			}
-			b.WriteRune(r)
-			lastUnderscore = r == '_'
-		default:
-			if !lastUnderscore {
-				b.WriteByte('_')
-				lastUnderscore = true
-			}
+	var last rune
+	for _, r := range base {
+		if !(r < utf8.RuneSelf && (r == '-' || r == '.' || r == '_' ||
+			r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')) {
+			r = '_'
 		}
+		if (r == '_' || r == '.') && r == last {
+			continue
+		}
+		b.WriteRune(r)
+		last = r
 	}
-	s := strings.TrimLeft(b.String(), "._-")
-	s = strings.TrimRight(s, "_")
-	s = truncateKeepExt(s, maxFilenameLen)
-	if s == "" || strings.Trim(s, ".") == "" {
-		return "download"
+	s := strings.Trim(b.String(), "._-")
+	if len(s) > maxFilenameLen-len(ext) {
+		s = strings.TrimRight(s[:maxFilenameLen-len(ext)], "._-")
 	}
-	return s
+	if s == "" {
+		s = "download"
+	}
+	return s + ext
 }
 
-// truncateKeepExt cuts an ASCII name to n bytes, keeping a short extension intact.
-func truncateKeepExt(s string, n int) string {
-	if len(s) <= n {
-		return s
+// isAlnum reports whether s is non-empty ASCII letters and digits.
+func isAlnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
 	}
-	ext := ""
-	if i := strings.LastIndexByte(s, '.'); i > 0 && len(s)-i <= 10 {
-		ext = s[i:]
-	}
-	return strings.TrimRight(s[:n-len(ext)], "._-") + ext
+	return s != ""
 }
 
 // ContentDisposition returns an "attachment" Content-Disposition value for name: the

@@ -65,9 +65,9 @@ func startMinIO(t testing.TB, bin, addr string, srv MinIOServer) error {
 	cmd.Env = append(os.Environ(),
 		"MINIO_ROOT_USER="+srv.AccessKey,
 		"MINIO_ROOT_PASSWORD="+srv.SecretKey,
-		"MINIO_BROWSER=off",       // no console UI to start
-		"MINIO_UPDATE=off",        // no update check over the network
-		"MINIO_CI_CD=1",           // accept a data dir on the root disk, skip drive checks meant for production
+		"MINIO_BROWSER=off", // no console UI to start
+		"MINIO_UPDATE=off",  // no update check over the network
+		"MINIO_CI_CD=1",     // accept a data dir on the root disk, skip drive checks meant for production
 		"MINIO_CALLHOME_ENABLE=off",
 		"HOME="+dir,
 	)

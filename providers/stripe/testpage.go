@@ -1,0 +1,117 @@
+package stripe
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+)
+
+// testPage is the built-in checkout's hosted page. It must never be mistaken for a real
+// payment page, hence the banner; the forms post back to the session's own URL.
+var testPage = template.Must(template.New("test-checkout").Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>Test payment — {{.Amount}}</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 0; background: #f6f7f9; color: #1a1a1a; }
+.banner { background: #b00020; color: #fff; font-size: 1.4rem; font-weight: 700; text-align: center; padding: 1rem; }
+main { max-width: 32rem; margin: 2rem auto; background: #fff; border-radius: .5rem; padding: 1.5rem; box-shadow: 0 1px 3px rgba(0,0,0,.15); }
+.amount { font-size: 2rem; font-weight: 700; margin: .5rem 0 1rem; }
+.muted { color: #555; }
+.actions { display: flex; gap: 1rem; margin-top: 1.5rem; }
+button { font-size: 1rem; padding: .7rem 1.4rem; border-radius: .4rem; border: 1px solid #888; background: #fff; cursor: pointer; }
+button.pay { background: #0a7d32; border-color: #0a7d32; color: #fff; }
+</style>
+</head>
+<body>
+<div class="banner" role="alert">TEST PAYMENT — no real card is charged</div>
+<main>
+  {{if .ImageURL}}<img src="{{.ImageURL}}" alt="" width="64" height="64">{{end}}
+  <h1>{{.Name}}</h1>
+  {{if .Description}}<p class="muted">{{.Description}}</p>{{end}}
+  <p class="amount" data-testid="amount">{{.Amount}}</p>
+  {{if .Email}}<p class="muted">Receipt to {{.Email}}</p>{{end}}
+  {{if eq .Status "open"}}
+  <p class="muted">This site runs without a payment provider. Pay marks the order as paid; nothing is charged.</p>
+  <div class="actions">
+    <form method="post" action="{{.PayURL}}"><button class="pay" type="submit">Pay {{.Amount}}</button></form>
+    <form method="post" action="{{.CancelURL}}"><button type="submit">Cancel</button></form>
+  </div>
+  {{else if eq .Status "complete"}}
+  <p>This session is paid.</p>
+  <p><a href="{{.SuccessURL}}">Continue</a></p>
+  {{else}}
+  <p>This session has expired and can no longer be paid.</p>
+  <p><a href="{{.BackURL}}">Back</a></p>
+  {{end}}
+</main>
+</body>
+</html>
+`))
+
+// RenderPage writes the test checkout page for s: the amount, a banner saying that no
+// real card is charged, and Pay and Cancel forms posting to {s.URL}/pay and {s.URL}/cancel
+// (a paid or expired session gets a link onwards instead).
+func RenderPage(w io.Writer, s TestSession) error {
+	data := struct {
+		Name, Description, ImageURL, Email, Status string
+		Amount                                     string
+		PayURL, CancelURL, SuccessURL, BackURL     string
+	}{
+		Name: s.Name, Description: s.Description, ImageURL: s.ImageURL, Email: s.Email,
+		Status:     s.Status,
+		Amount:     FormatAmount(s.Amount, s.Currency),
+		PayURL:     s.URL + "/pay",
+		CancelURL:  s.URL + "/cancel",
+		SuccessURL: s.SuccessURL,
+		BackURL:    s.CancelURL,
+	}
+	if err := testPage.Execute(w, data); err != nil {
+		return fmt.Errorf("rendering test checkout page for %s: %w", s.ID, err)
+	}
+	return nil
+}
+
+// isZeroDecimal reports whether Stripe counts the currency in whole units.
+func isZeroDecimal(cur string) bool {
+	switch cur {
+	case "bif", "clp", "djf", "gnf", "jpy", "kmf", "krw", "mga", "pyg", "rwf", "ugx", "vnd",
+		"vuv", "xaf", "xof", "xpf":
+		return true
+	}
+	return false
+}
+
+// currencySymbol returns the symbol worth showing for cur, or its upper-case code.
+func currencySymbol(cur string) string {
+	switch cur {
+	case "eur":
+		return "€"
+	case "usd":
+		return "$"
+	case "gbp":
+		return "£"
+	case "jpy":
+		return "¥"
+	}
+	return strings.ToUpper(cur)
+}
+
+// FormatAmount formats an amount in minor units for people: FormatAmount(99, "eur") is
+// "0.99 €"; currencies without a known symbol show their upper-case code ("0.99 CHF").
+func FormatAmount(amount int64, currency string) string {
+	cur := strings.ToLower(currency)
+	sym := currencySymbol(cur)
+	sign := ""
+	if amount < 0 {
+		sign, amount = "-", -amount
+	}
+	if isZeroDecimal(cur) {
+		return fmt.Sprintf("%s%d %s", sign, amount, sym)
+	}
+	return fmt.Sprintf("%s%d.%02d %s", sign, amount/100, amount%100, sym)
+}

@@ -1,0 +1,67 @@
+// Package orders is the order book: the Order and its states, pricing, the SQL store and
+// the River workers that fulfil, refund and sweep. It knows nothing about HTTP.
+package orders
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Status is where an order is in its life.
+type Status string
+
+// The states of an order. awaiting_payment → paid → processing → done, or → failed →
+// refunded when fulfilment fails for good; awaiting_payment → expired when the checkout
+// lapses, and done → expired when the result is swept after 10 days.
+const (
+	AwaitingPayment Status = "awaiting_payment"
+	Paid            Status = "paid"
+	Processing      Status = "processing"
+	Done            Status = "done"
+	Failed          Status = "failed"
+	Refunded        Status = "refunded"
+	Expired         Status = "expired"
+)
+
+// Order is one paid (or to be paid) piece of work. The database row is the truth.
+type Order struct {
+	ID            string
+	Service       Service
+	Status        Status
+	Params        json.RawMessage // service parameters, e.g. TTSParams; erased after delivery
+	Email         string          // erased once the result message is sent
+	Locale        string
+	Amount        int64 // minor units
+	Currency      string
+	SessionID     string
+	PaymentIntent string
+	Progress      int    // 0–100
+	ResultKey     string // storage key of the result
+	ResultName    string // attachment filename
+	LinkToken     string
+	LinkExpiresAt time.Time
+	Error         string // client-safe reason for failed/refunded orders
+	MailedAt      time.Time
+	CreatedAt     time.Time
+	PaidAt        time.Time
+	DoneAt        time.Time
+}
+
+// TTSParams are the parameters of a text-to-speech order.
+type TTSParams struct {
+	Voice  string  `json:"voice"`
+	Format string  `json:"format"`
+	Speed  float64 `json:"speed"`
+	Text   string  `json:"text"`
+}
+
+// Paid reports whether money has been taken for the order (whatever happened next).
+func (o Order) Paid() bool {
+	switch o.Status {
+	case Paid, Processing, Done, Failed, Refunded:
+		return true
+	case Expired:
+		return !o.PaidAt.IsZero()
+	}
+	return false
+}

@@ -1,0 +1,114 @@
+package orders
+
+import (
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Service names one of the three paid services.
+type Service string
+
+// The services Parla sells.
+const (
+	TTS Service = "tts" // text-to-speech
+	STT Service = "sst" // audio-to-text (the spec's route name is "sst")
+	VTT Service = "vtt" // video-to-text
+)
+
+// Valid reports whether s is one of the three services.
+func (s Service) Valid() bool { return s == TTS || s == STT || s == VTT }
+
+// Rounding says how a quantity is turned into billable units.
+type Rounding string
+
+const (
+	// PerStartedUnit charges UnitAmount for every started Per (TTS: 99 × ceil(chars/1000)).
+	PerStartedUnit Rounding = "started"
+	// Proportional charges UnitAmount × quantity / Per, rounded up to the cent
+	// (audio: ceil(99 × s / 100); video: ceil(99 × s / 60)).
+	Proportional Rounding = "proportional"
+)
+
+// Rule prices one service. Amounts are integer minor units of Currency; never floats.
+type Rule struct {
+	UnitAmount int64    `json:"unitAmount"` // cents per Per
+	Per        int64    `json:"per"`        // characters (TTS) or seconds (audio, video)
+	MinAmount  int64    `json:"minAmount"`  // floor for any non-zero quantity
+	Rounding   Rounding `json:"rounding"`
+}
+
+// Pricing holds the rules for every service; it is the one place prices are decided.
+type Pricing struct {
+	Currency string           `json:"currency"`
+	Rules    map[Service]Rule `json:"rules"`
+}
+
+// DefaultPricing is the spec's price list (section 9, as the design brief reads it).
+func DefaultPricing() Pricing {
+	return Pricing{
+		Currency: "eur",
+		Rules: map[Service]Rule{
+			TTS: {UnitAmount: 99, Per: 1000, Rounding: PerStartedUnit},
+			STT: {UnitAmount: 99, Per: 100, MinAmount: 99, Rounding: Proportional},
+			VTT: {UnitAmount: 99, Per: 60, MinAmount: 99, Rounding: Proportional},
+		},
+	}
+}
+
+// ParsePricing reads an operator's price list (JSON in the shape of Pricing) over the
+// defaults: services it leaves out keep their default rule.
+func ParsePricing(s string) (Pricing, error) {
+	p := DefaultPricing()
+	if s == "" {
+		return p, nil
+	}
+	var in Pricing
+	if err := json.Unmarshal([]byte(s), &in); err != nil {
+		return p, fmt.Errorf("parsing pricing JSON: %w", err)
+	}
+	if in.Currency != "" {
+		p.Currency = in.Currency
+	}
+	for svc, r := range in.Rules {
+		if !svc.Valid() {
+			return p, fmt.Errorf("pricing: unknown service %q", svc)
+		}
+		if r.UnitAmount <= 0 || r.Per <= 0 || r.MinAmount < 0 {
+			return p, fmt.Errorf("pricing %s: unitAmount and per must be positive, minAmount not negative", svc)
+		}
+		if r.Rounding != PerStartedUnit && r.Rounding != Proportional {
+			return p, fmt.Errorf("pricing %s: rounding must be %q or %q", svc, PerStartedUnit, Proportional)
+		}
+		p.Rules[svc] = r
+	}
+	return p, nil
+}
+
+// Amount prices quantity (characters or whole seconds) of a service. Zero costs nothing.
+func (r Rule) Amount(quantity int64) int64 {
+	if quantity <= 0 {
+		return 0
+	}
+	var amount int64
+	switch r.Rounding {
+	case PerStartedUnit:
+		amount = r.UnitAmount * ceilDiv(quantity, r.Per)
+	default:
+		amount = ceilDiv(r.UnitAmount*quantity, r.Per)
+	}
+	return max(amount, r.MinAmount)
+}
+
+// Quote prices quantity for a service.
+func (p Pricing) Quote(svc Service, quantity int64) int64 {
+	return p.Rules[svc].Amount(quantity)
+}
+
+// CountChars counts text the way the price and the page count it: Unicode code points
+// (JavaScript's [...text].length). Invalid UTF-8 bytes count one each.
+func CountChars(text string) int64 {
+	return int64(utf8.RuneCountInString(text))
+}
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }

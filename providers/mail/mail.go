@@ -1,0 +1,129 @@
+// Package mail delivers the order e-mails: over SMTP (github.com/wneessen/go-mail) when
+// SMTP_URL is set, or as .eml files in a local outbox directory otherwise. Both build the
+// same multipart/alternative UTF-8 message (plain text + HTML), and both refuse header
+// injection before anything leaves the process. Render produces the localized texts.
+package mail
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	netmail "net/mail"
+	"strings"
+	"time"
+
+	gomail "github.com/wneessen/go-mail"
+
+	"parla/providers"
+)
+
+// ErrBadHeader is returned (wrapped) when To or Subject contains CR or LF: the message is
+// refused before anything is written or sent.
+var ErrBadHeader = errors.New("line break in mail header")
+
+// ErrBadAddress is returned (wrapped) when To is not a single valid e-mail address.
+var ErrBadAddress = errors.New("invalid e-mail address")
+
+// parseFrom checks a configured sender address.
+func parseFrom(s string) (*netmail.Address, error) {
+	if strings.ContainsAny(s, "\r\n") {
+		return nil, ErrBadHeader
+	}
+	a, err := netmail.ParseAddress(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadAddress, err)
+	}
+	return a, nil
+}
+
+// validate checks the caller-controlled headers of m and returns the parsed recipient.
+// Errors never repeat the address: logs carry order ids, not addresses.
+func validate(m providers.Message) (*netmail.Address, error) {
+	if strings.ContainsAny(m.To, "\r\n") {
+		return nil, fmt.Errorf("recipient: %w", ErrBadHeader)
+	}
+	if strings.ContainsAny(m.Subject, "\r\n") {
+		return nil, fmt.Errorf("subject: %w", ErrBadHeader)
+	}
+	to, err := netmail.ParseAddress(m.To)
+	if err != nil {
+		return nil, fmt.Errorf("recipient: %w: %w", ErrBadAddress, err)
+	}
+	if strings.TrimSpace(m.Text) == "" && strings.TrimSpace(m.HTML) == "" {
+		return nil, errors.New("message has no body")
+	}
+	return to, nil
+}
+
+// newMsg builds the go-mail message that both the SMTP sender and the outbox write, so the
+// two paths produce the same bytes apart from Date and Message-ID.
+func newMsg(from *netmail.Address, m providers.Message, now time.Time) (*gomail.Msg, error) {
+	to, err := validate(m)
+	if err != nil {
+		return nil, err
+	}
+	msg := gomail.NewMsg(
+		gomail.WithCharset(gomail.CharsetUTF8),
+		gomail.WithEncoding(gomail.EncodingQP),
+		gomail.WithNoDefaultUserAgent(),
+	)
+	msg.FromMailAddress(from)
+	msg.ToMailAddress(to)
+	msg.Subject(m.Subject)
+	msg.SetDateWithValue(now)
+	id, err := messageID(from, now)
+	if err != nil {
+		return nil, err
+	}
+	msg.SetMessageIDWithValue(id)
+	switch {
+	case m.Text != "" && m.HTML != "":
+		msg.SetBodyString(gomail.TypeTextPlain, m.Text)
+		msg.AddAlternativeString(gomail.TypeTextHTML, m.HTML)
+	case m.Text != "":
+		msg.SetBodyString(gomail.TypeTextPlain, m.Text)
+	default:
+		msg.SetBodyString(gomail.TypeTextHTML, m.HTML)
+	}
+	return msg, nil
+}
+
+// messageID makes a unique Message-ID in the sender's domain (go-mail's default would use
+// this machine's host name).
+func messageID(from *netmail.Address, now time.Time) (string, error) {
+	domain := "localhost"
+	if i := strings.LastIndexByte(from.Address, '@'); i >= 0 && i < len(from.Address)-1 {
+		domain = from.Address[i+1:]
+	}
+	r, err := randomHex(12)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d.%s@%s", now.UnixNano(), r, domain), nil
+}
+
+func randomHex(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := io.ReadFull(rand.Reader, b); err != nil {
+		return "", fmt.Errorf("reading random bytes: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// redacted hides the recipient address in an error text (go-mail's send errors list the
+// affected recipients) while keeping the chain for errors.Is/As.
+type redacted struct {
+	err  error
+	addr string
+}
+
+func (r redacted) Error() string {
+	if r.addr == "" {
+		return r.err.Error()
+	}
+	return strings.ReplaceAll(r.err.Error(), r.addr, "<recipient>")
+}
+
+func (r redacted) Unwrap() error { return r.err }

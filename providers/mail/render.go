@@ -1,0 +1,246 @@
+package mail
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"parla/providers"
+)
+
+// Kind is which order e-mail to render.
+type Kind int
+
+const (
+	// Delivered tells the visitor the result is ready, with the download link and its expiry.
+	Delivered Kind = iota + 1
+	// Refunded tells the visitor the order failed and the payment was refunded in full.
+	Refunded
+)
+
+// String names the kind for errors and logs.
+func (k Kind) String() string {
+	switch k {
+	case Delivered:
+		return "delivered"
+	case Refunded:
+		return "refunded"
+	default:
+		return "kind(" + strconv.Itoa(int(k)) + ")"
+	}
+}
+
+// Service is the product an order was for, spelled like the API routes.
+type Service string
+
+const (
+	// ServiceTTS is text-to-speech.
+	ServiceTTS Service = "tts"
+	// ServiceAudio is audio transcription (audio-to-text).
+	ServiceAudio Service = "sst"
+	// ServiceVideo is video transcription (video-link-to-text).
+	ServiceVideo Service = "vtt"
+)
+
+// Locales returns the interface languages the e-mails are written in; en is the fallback.
+func Locales() []string { return []string{"en", "jp", "es", "ru", "zh", "ar"} }
+
+// Data is what the caller knows about the order.
+type Data struct {
+	Service   Service   // required
+	Link      string    // Delivered: the absolute http(s) download link
+	ExpiresAt time.Time // Delivered: when the link stops working; shown in UTC
+	OrderRef  string    // Refunded: required; Delivered: shown when set
+}
+
+// Locale returns the supported interface language for a requested one: the six codes as
+// they are, a region or script suffix dropped (es-MX → es), ja accepted for jp, anything
+// else en.
+func Locale(requested string) string {
+	l := strings.ToLower(strings.TrimSpace(requested))
+	if i := strings.IndexAny(l, "-_"); i >= 0 {
+		l = l[:i]
+	}
+	if l == "ja" {
+		l = "jp"
+	}
+	if _, ok := catalog[l]; ok {
+		return l
+	}
+	return "en"
+}
+
+// Render writes the e-mail of the given kind in the given interface language. The returned
+// message has Subject, Text and HTML set; the caller fills To.
+func Render(kind Kind, locale string, d Data) (providers.Message, error) {
+	locale = Locale(locale)
+	tr := catalog[locale]
+	service, ok := tr["service."+string(d.Service)]
+	if !ok {
+		return providers.Message{}, fmt.Errorf("rendering %s mail: unknown service %q", kind, d.Service)
+	}
+	fill := func(key string) string {
+		return strings.NewReplacer("{service}", service, "{ref}", d.OrderRef).Replace(tr[key])
+	}
+
+	v := view{Lang: htmlLang(locale), Dir: "ltr", Greeting: tr["greeting"], Signature: tr["signature"], Automated: tr["automated"]}
+	if locale == "ar" {
+		v.Dir = "rtl"
+	}
+	switch kind {
+	case Delivered:
+		if err := checkLink(d.Link); err != nil {
+			return providers.Message{}, fmt.Errorf("rendering %s mail: %w", kind, err)
+		}
+		if d.ExpiresAt.IsZero() {
+			return providers.Message{}, fmt.Errorf("rendering %s mail: no expiry time", kind)
+		}
+		v.Subject = fill("delivered.subject")
+		date := formatDate(tr, d.ExpiresAt)
+		v.Blocks = []block{
+			{Text: fill("delivered.intro")},
+			{Text: fill("delivered.link"), Link: d.Link, Button: tr["delivered.button"], Fallback: tr["link_fallback"]},
+			{Text: strings.ReplaceAll(tr["delivered.expiry"], "{date}", date)},
+			{Text: tr["delivered.warning"], Warn: true},
+		}
+		if d.OrderRef != "" {
+			v.Blocks = append(v.Blocks, block{Text: fill("reference")})
+		}
+		v.Blocks = append(v.Blocks, block{Text: tr["delivered.thanks"]})
+	case Refunded:
+		if strings.TrimSpace(d.OrderRef) == "" {
+			return providers.Message{}, fmt.Errorf("rendering %s mail: no order reference", kind)
+		}
+		v.Subject = fill("refunded.subject")
+		v.Blocks = []block{
+			{Text: fill("refunded.intro")},
+			{Text: tr["refunded.refund"]},
+			{Text: fill("reference")},
+			{Text: tr["refunded.apology"]},
+		}
+	default:
+		return providers.Message{}, fmt.Errorf("rendering mail: unknown kind %s", kind)
+	}
+
+	var html bytes.Buffer
+	if err := htmlTemplate.Execute(&html, v); err != nil {
+		return providers.Message{}, fmt.Errorf("rendering %s mail (%s) HTML: %w", kind, locale, err)
+	}
+	return providers.Message{Subject: v.Subject, Text: v.text(), HTML: html.String()}, nil
+}
+
+// view is one e-mail laid out as blocks, shared by the plain-text and HTML renderings.
+type view struct {
+	Lang, Dir string
+	Subject   string
+	Greeting  string
+	Blocks    []block
+	Signature string
+	Automated string
+}
+
+// block is a paragraph; with Link it is followed by the link (a button in HTML), with Warn
+// it is highlighted.
+type block struct {
+	Text     string
+	Link     string
+	Button   string
+	Fallback string
+	Warn     bool
+}
+
+// text is the plain-text part: readable on its own, link on a line of its own so mail
+// clients make it clickable.
+func (v view) text() string {
+	var b strings.Builder
+	b.WriteString(v.Greeting + "\n\n")
+	for _, bl := range v.Blocks {
+		b.WriteString(bl.Text + "\n")
+		if bl.Link != "" {
+			b.WriteString(bl.Link + "\n")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString(v.Signature + "\n\n-- \n" + v.Automated + "\n")
+	return b.String()
+}
+
+// htmlTemplate is parsed once and only executed afterwards. Inline styles only: most mail
+// clients drop <style> blocks. Logical properties keep the layout right for Arabic.
+var htmlTemplate = template.Must(template.New("mail").Parse(`<!DOCTYPE html>
+<html lang="{{.Lang}}" dir="{{.Dir}}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Subject}}</title>
+</head>
+<body dir="{{.Dir}}" style="margin:0;padding:0;background-color:#f4f4f5;">
+<div dir="{{.Dir}}" style="max-width:560px;margin:0 auto;padding:24px;background-color:#ffffff;color:#18181b;font-family:-apple-system,'Segoe UI',Roboto,'Noto Sans','Noto Sans Arabic','Noto Sans CJK JP','Noto Sans CJK SC',Arial,sans-serif;font-size:16px;line-height:1.6;">
+<p style="margin:0 0 16px;font-size:22px;font-weight:bold;color:#4338ca;">Parla</p>
+<p style="margin:0 0 16px;">{{.Greeting}}</p>
+{{- range .Blocks}}
+{{- if .Link}}
+<p style="margin:0 0 12px;">{{.Text}}</p>
+<p style="margin:0 0 12px;"><a href="{{.Link}}" style="display:inline-block;padding:12px 20px;background-color:#4338ca;color:#ffffff;text-decoration:none;border-radius:6px;font-weight:bold;">{{.Button}}</a></p>
+<p style="margin:0 0 16px;font-size:13px;color:#52525b;">{{.Fallback}}<br><a href="{{.Link}}" dir="ltr" style="color:#4338ca;word-break:break-all;">{{.Link}}</a></p>
+{{- else if .Warn}}
+<p style="margin:0 0 16px;padding:12px 16px;background-color:#fef3c7;border-inline-start:4px solid #f59e0b;color:#78350f;font-weight:bold;">{{.Text}}</p>
+{{- else}}
+<p style="margin:0 0 16px;">{{.Text}}</p>
+{{- end}}
+{{- end}}
+<p style="margin:24px 0 0;">{{.Signature}}</p>
+<p style="margin:24px 0 0;font-size:12px;color:#71717a;">{{.Automated}}</p>
+</div>
+</body>
+</html>
+`))
+
+// formatDate writes t (in UTC) the way the locale writes dates, with month names from the
+// catalog.
+func formatDate(tr map[string]string, t time.Time) string {
+	t = t.UTC()
+	return strings.NewReplacer(
+		"{year}", strconv.Itoa(t.Year()),
+		"{month}", tr["month."+strconv.Itoa(int(t.Month()))],
+		"{day}", strconv.Itoa(t.Day()),
+		"{time}", t.Format("15:04"),
+	).Replace(tr["date.format"])
+}
+
+// htmlLang maps an interface language to its BCP 47 tag (the UI says jp, the standard ja).
+func htmlLang(locale string) string {
+	switch locale {
+	case "jp":
+		return "ja"
+	case "zh":
+		return "zh-Hans"
+	default:
+		return locale
+	}
+}
+
+// checkLink accepts only absolute http(s) URLs: anything else would be a broken or
+// dangerous link in the mail.
+func checkLink(link string) error {
+	if link == "" {
+		return errors.New("no download link")
+	}
+	// The link carries a secret token: errors describe it without quoting it.
+	u, err := url.Parse(link)
+	if err != nil {
+		return errors.New("download link is not a valid URL")
+	}
+	if (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return errors.New("download link is not an absolute http(s) URL")
+	}
+	if strings.ContainsAny(link, "\r\n \t") {
+		return errors.New("download link contains white space")
+	}
+	return nil
+}

@@ -142,28 +142,35 @@ func ContentDisposition(name string) string {
 }
 
 // unicodeFilename keeps letters, digits, marks and a few punctuation characters of a
-// valid UTF-8 name, dropping everything a browser might read as a path or a control.
+// valid UTF-8 name, dropping everything a browser might read as a path or a control. It
+// returns "" for a name without non-ASCII letters, for which SafeFilename says it all.
 func unicodeFilename(name string) string {
 	if !utf8.ValidString(name) {
 		return ""
 	}
 	var b strings.Builder
+	var last rune
+	nonASCII := false
 	for _, r := range name {
 		switch {
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r):
-			b.WriteRune(r)
+			nonASCII = nonASCII || r >= utf8.RuneSelf
 		case r == '-' || r == '_' || r == '.' || r == ' ':
-			b.WriteRune(r)
 		default:
-			b.WriteByte('_')
+			r = '_'
 		}
+		if (r == '_' || r == '.' || r == ' ') && r == last {
+			continue
+		}
+		b.WriteRune(r)
+		last = r
 	}
-	s := strings.TrimLeft(strings.TrimSpace(b.String()), ".")
-	if utf8.RuneCountInString(s) > maxFilenameLen {
-		s = string([]rune(s)[:maxFilenameLen])
-	}
-	if strings.Trim(s, "._- ") == "" {
+	if !nonASCII {
 		return ""
+	}
+	s := strings.Trim(b.String(), "._- ")
+	if utf8.RuneCountInString(s) > maxFilenameLen {
+		s = strings.TrimRight(string([]rune(s)[:maxFilenameLen]), "._- ")
 	}
 	return s
 }

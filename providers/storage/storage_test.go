@@ -96,9 +96,11 @@ func TestContentDisposition(t *testing.T) {
 		{"ascii", "speech.mp3", `attachment; filename="speech.mp3"`},
 		{"cyrillic", "Лекция 1.mp3", `attachment; filename="1.mp3"; filename*=UTF-8''%D0%9B%D0%B5%D0%BA%D1%86%D0%B8%D1%8F%201.mp3`},
 		{"cjk", "音声.flac", `attachment; filename="download.flac"; filename*=UTF-8''%E9%9F%B3%E5%A3%B0.flac`},
-		{"path in unicode name", "../тест/x.mp3", `attachment; filename="x.mp3"; filename*=UTF-8''_%D1%82%D0%B5%D1%81%D1%82_x.mp3`},
-		{"injection", "a\";\r\nX: y", `attachment; filename="a_X_y"; filename*=UTF-8''a____X_%20y`},
+		{"path in unicode name", "../тест/x.mp3", `attachment; filename="x.mp3"; filename*=UTF-8''%D1%82%D0%B5%D1%81%D1%82_x.mp3`},
+		{"injection", "a\";\r\nX: y", `attachment; filename="a_X_y"`},
 		{"empty", "", `attachment; filename="download"`},
+		{"only symbols", "☃☃.mp3", `attachment; filename="download.mp3"`},
+		{"accents", "été.mp3", `attachment; filename="t.mp3"; filename*=UTF-8''%C3%A9t%C3%A9.mp3`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
 // MinIOServer is a running MinIO server that only this test uses.
@@ -114,17 +117,35 @@ func startMinIO(t testing.TB, bin, addr string, srv MinIOServer) error {
 			t.Fatalf("minio did not answer %s within %s; output:\n%s", health, minioStartTimeout, stderr.String())
 		case <-tick.C:
 		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, health, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			continue
-		}
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
+		if minioReady(ctx, health, addr, srv) {
 			t.Cleanup(stop)
 			return nil
 		}
 	}
+}
+
+// minioReady reports whether the server answers its liveness check and serves a signed
+// request. Liveness alone turns 200 before the object layer and IAM are up, and the first
+// requests would then fail with "Server not initialized yet".
+func minioReady(ctx context.Context, health, addr string, srv MinIOServer) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, health, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Minio-Server-Status") == "offline" {
+		return false
+	}
+	c, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(srv.AccessKey, srv.SecretKey, "")})
+	if err != nil {
+		return false
+	}
+	_, err = c.ListBuckets(ctx)
+	return err == nil
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -93,7 +93,11 @@ func (d *Disk) Put(ctx context.Context, key string, r io.Reader, size int64, con
 			os.Remove(f.Name())
 		}
 	}()
-	n, err := io.Copy(f, ctxReader{ctx: ctx, r: r})
+	var src io.Reader = ctxReader{ctx: ctx, r: r}
+	if size >= 0 {
+		src = io.LimitReader(src, size+1) // one byte more is enough to see a long body
+	}
+	n, err := io.Copy(f, src)
 	if err != nil {
 		return fmt.Errorf("putting %s: writing: %w", key, err)
 	}

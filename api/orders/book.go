@@ -426,3 +426,18 @@ func randomString(n int) string {
 	}
 	return base64.RawURLEncoding.EncodeToString(buf)
 }
+
+// ErrLinkExpired is returned by Download for a link past its 10 days or a swept result.
+var ErrLinkExpired = errors.New("download link expired")
+
+// Download resolves a download token to its delivered order, refusing lapsed links.
+func (b *Book) Download(ctx context.Context, token string) (Order, error) {
+	o, err := b.store.ByLinkToken(ctx, token)
+	if err != nil {
+		return o, err
+	}
+	if o.ResultKey == "" || !b.cfg.Now().Before(o.LinkExpiresAt) {
+		return o, ErrLinkExpired
+	}
+	return o, nil
+}

@@ -401,3 +401,11 @@ func sweepDir(dir string, cutoff time.Time) (int, error) {
 	}
 	return n, nil
 }
+
+// ContentType is the MIME type of a result file, judged by its extension.
+func ContentType(name string) string {
+	if ct, ok := contentTypes[strings.TrimPrefix(filepath.Ext(name), ".")]; ok {
+		return ct
+	}
+	return "application/octet-stream"
+}

@@ -1,0 +1,90 @@
+package api
+
+import (
+	"errors"
+
+	"github.com/gofiber/fiber/v2"
+
+	"parla/api/orders"
+	"parla/providers/stripe"
+)
+
+// The built-in test checkout stands in for Stripe's hosted page when no Stripe key is
+// configured, so the whole product works on a fresh machine.
+
+func (s *server) testSession(c *fiber.Ctx) (stripe.TestSession, error) {
+	if s.deps.Test == nil {
+		return stripe.TestSession{}, fail(fiber.StatusNotFound, "not_found", "the test checkout is off: real payments are configured")
+	}
+	return s.deps.Test.Get(c.UserContext(), c.Params("id"))
+}
+
+func (s *server) testCheckoutPage(c *fiber.Ctx) error {
+	ts, err := s.testSession(c)
+	if err != nil {
+		return err
+	}
+	c.Type("html", "utf-8")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return stripe.RenderPage(c, ts)
+}
+
+func (s *server) testCheckoutPay(c *fiber.Ctx) error {
+	if _, err := s.testSession(c); err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	successURL, err := s.deps.Test.Pay(ctx, c.Params("id"))
+	if err != nil {
+		return testCheckoutError(err)
+	}
+	// Tell the order book at once, as Stripe's webhook would.
+	ts, err := s.deps.Test.Get(ctx, c.Params("id"))
+	if err != nil {
+		return err
+	}
+	ev := orders.PaymentEvent{ID: "evt_test_" + ts.ID, Type: stripe.EventCheckoutCompleted, Session: ts.Checkout()}
+	if err := s.deps.Book.HandleEvent(ctx, ev); err != nil && !errors.Is(err, orders.ErrDuplicateEvent) {
+		return err
+	}
+	return c.Redirect(successURL, fiber.StatusSeeOther)
+}
+
+func (s *server) testCheckoutCancel(c *fiber.Ctx) error {
+	if _, err := s.testSession(c); err != nil {
+		return err
+	}
+	cancelURL, err := s.deps.Test.Cancel(c.UserContext(), c.Params("id"))
+	if err != nil {
+		return testCheckoutError(err)
+	}
+	return c.Redirect(cancelURL, fiber.StatusSeeOther)
+}
+
+func testCheckoutError(err error) error {
+	switch {
+	case errors.Is(err, stripe.ErrSessionExpired):
+		return fail(fiber.StatusGone, "session_expired", "this checkout has expired; start again")
+	case errors.Is(err, stripe.ErrSessionPaid):
+		return fail(fiber.StatusConflict, "session_paid", "this checkout is already paid")
+	}
+	return err
+}
+
+func (s *server) stripeWebhook(c *fiber.Ctx) error {
+	if s.deps.Webhooks == nil {
+		return fail(fiber.StatusNotFound, "not_found", "Stripe is not configured")
+	}
+	ev, err := s.deps.Webhooks.ParseWebhook(c.Body(), c.Get("Stripe-Signature"))
+	if err != nil {
+		return err
+	}
+	err = s.deps.Book.HandleEvent(c.UserContext(), orders.PaymentEvent{ID: ev.ID, Type: ev.Type, Session: ev.Session})
+	if errors.Is(err, orders.ErrDuplicateEvent) {
+		return c.JSON(fiber.Map{"ok": true, "duplicate": true})
+	}
+	if err != nil {
+		return err // 500: Stripe retries, and the event was forgotten so the retry counts
+	}
+	return c.JSON(fiber.Map{"ok": true})
+}

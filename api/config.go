@@ -1,0 +1,42 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"parla/api/orders"
+)
+
+// publicConfig tells the UI everything it shows that the server decides: prices, limits,
+// voices, formats, which services are open and how payment works.
+func (s *server) publicConfig(c *fiber.Ctx) error {
+	bc := s.deps.Book.Config()
+	rule := func(svc orders.Service) orders.Rule { return bc.Pricing.Rules[svc] }
+	services := fiber.Map{}
+	for _, svc := range []orders.Service{orders.TTS, orders.STT, orders.VTT} {
+		if err := s.deps.Book.Available(svc); err != nil {
+			services[string(svc)] = fiber.Map{"open": false, "reason": "engine_unavailable"}
+		} else {
+			services[string(svc)] = fiber.Map{"open": true}
+		}
+	}
+	transcriptFormats := []string{"json", "text", "srt", "verbose_json", "vtt"}
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	return c.JSON(fiber.Map{
+		"version":  s.cfg.Version,
+		"currency": bc.Pricing.Currency,
+		"linkDays": int(bc.LinkTTL.Hours() / 24),
+		"payment":  fiber.Map{"mode": s.cfg.PaymentMode, "publishableKey": s.cfg.PublishableKey},
+		"services": services,
+		"tts": fiber.Map{
+			"voices": bc.TTS.Voices, "defaultVoice": bc.TTS.Voices[0],
+			"formats": bc.TTS.Formats, "defaultFormat": bc.TTS.Formats[0],
+			"speed":    fiber.Map{"min": bc.TTS.MinSpeed, "max": bc.TTS.MaxSpeed, "step": 0.01, "default": 1},
+			"maxChars": bc.TTS.MaxChars,
+			"price":    fiber.Map{"unitChars": rule(orders.TTS).Per, "unitAmount": rule(orders.TTS).UnitAmount, "rounding": rule(orders.TTS).Rounding},
+		},
+		"sst": fiber.Map{"formats": transcriptFormats, "maxUploadBytes": 25 << 20,
+			"price": fiber.Map{"perSeconds": rule(orders.STT).Per, "unitAmount": rule(orders.STT).UnitAmount, "minAmount": rule(orders.STT).MinAmount}},
+		"vtt": fiber.Map{"formats": transcriptFormats, "maxSeconds": 3 * 3600,
+			"price": fiber.Map{"perSeconds": rule(orders.VTT).Per, "unitAmount": rule(orders.VTT).UnitAmount, "minAmount": rule(orders.VTT).MinAmount}},
+	})
+}

@@ -1,0 +1,156 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"parla/api/orders"
+)
+
+// decodeJSON reads the request body into v, refusing anything that is not one JSON value.
+func decodeJSON(c *fiber.Ctx, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(c.Body()))
+	if err := dec.Decode(v); err != nil {
+		return fail(fiber.StatusBadRequest, "invalid_json", "the request body is not valid JSON: "+err.Error())
+	}
+	if dec.More() {
+		return fail(fiber.StatusBadRequest, "invalid_json", "the request body holds more than one JSON value")
+	}
+	return nil
+}
+
+// lineItem is the spec's checkout line item, which the page may still send; the server
+// only compares its amount with its own price.
+type lineItem struct {
+	PriceData struct {
+		Currency   string `json:"currency"`
+		UnitAmount *int64 `json:"unit_amount"`
+	} `json:"price_data"`
+	Quantity *int64 `json:"quantity"`
+}
+
+// clientTotal adds up the page's line items; nil when the page sent none.
+func clientTotal(items []lineItem) (amount *int64, currency string, err error) {
+	if len(items) == 0 {
+		return nil, "", nil
+	}
+	var total int64
+	for _, it := range items {
+		q := int64(1)
+		if it.Quantity != nil {
+			q = *it.Quantity
+		}
+		if it.PriceData.UnitAmount == nil || *it.PriceData.UnitAmount < 0 || q < 1 {
+			return nil, "", fail(fiber.StatusBadRequest, "invalid_products", "each product needs price_data.unit_amount and a positive quantity")
+		}
+		if currency != "" && it.PriceData.Currency != currency {
+			return nil, "", fail(fiber.StatusBadRequest, "invalid_products", "products use more than one currency")
+		}
+		currency = it.PriceData.Currency
+		total += *it.PriceData.UnitAmount * q
+	}
+	return &total, currency, nil
+}
+
+type ttsCheckoutBody struct {
+	Order struct {
+		Voice       string   `json:"voice"`
+		Input       string   `json:"input"`
+		Format      string   `json:"format"`
+		Speed       *float64 `json:"speed"`
+		Email       string   `json:"email"`
+		EmailVerify string   `json:"emailVerify"`
+		Locale      string   `json:"locale"`
+	} `json:"order"`
+	Products []lineItem `json:"products"`
+}
+
+func (s *server) createTTSCheckout(c *fiber.Ctx) error {
+	var body ttsCheckoutBody
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	amount, currency, err := clientTotal(body.Products)
+	if err != nil {
+		return err
+	}
+	speed := 1.0
+	if body.Order.Speed != nil {
+		speed = *body.Order.Speed
+	}
+	co, err := s.deps.Book.CreateTTS(c.UserContext(), orders.TTSRequest{
+		Params: orders.TTSParams{Voice: body.Order.Voice, Text: body.Order.Input,
+			Format: body.Order.Format, Speed: speed},
+		Email: body.Order.Email, EmailVerify: body.Order.EmailVerify, Locale: body.Order.Locale,
+		ClientAmount: amount, ClientCurrency: currency,
+	})
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"ok": true, "sessionId": co.SessionID, "url": co.URL,
+		"amount": co.Amount, "currency": co.Currency})
+}
+
+// orderView is the order as the confirmation page sees it.
+func (s *server) orderView(o orders.Order) fiber.Map {
+	v := fiber.Map{"id": o.ID, "service": o.Service, "status": o.Status, "progress": o.Progress,
+		"link": "", "expiresAt": "", "error": o.Error}
+	if o.Status == orders.Done {
+		v["link"] = s.deps.Book.Link(o)
+		v["expiresAt"] = o.LinkExpiresAt.UTC().Format(time.RFC3339)
+	}
+	return v
+}
+
+func (s *server) lookupSession(c *fiber.Ctx) error {
+	svc, err := service(c)
+	if err != nil {
+		return err
+	}
+	id := c.Query("sessionId")
+	if id == "" {
+		return fail(fiber.StatusBadRequest, "missing_session", "sessionId is required")
+	}
+	l, err := s.deps.Book.Lookup(c.UserContext(), svc, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"ok": true, "email": l.Session.Email, "name": l.Session.Name,
+		"payment_intent": l.Session.PaymentIntent, "status": l.Session.Status,
+		"payment_status": l.Session.PaymentStatus, "order": s.orderView(l.Order)})
+}
+
+func (s *server) result(c *fiber.Ctx) error {
+	svc, err := service(c)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	if body.SessionID == "" {
+		return fail(fiber.StatusBadRequest, "missing_session", "sessionId is required")
+	}
+	o, err := s.deps.Book.Result(c.UserContext(), svc, body.SessionID)
+	if err != nil {
+		return err
+	}
+	view := s.orderView(o)
+	switch o.Status {
+	case orders.Done:
+		return c.JSON(fiber.Map{"ok": true, "data": fiber.Map{"data": view["link"]}, "order": view})
+	case orders.Failed, orders.Refunded:
+		return c.Status(fiber.StatusGone).JSON(fiber.Map{"ok": false, "order": view,
+			"error": fiber.Map{"code": "order_refunded", "message": "the order could not be produced and the payment is refunded"}})
+	case orders.Expired:
+		return c.Status(fiber.StatusGone).JSON(fiber.Map{"ok": false, "order": view,
+			"error": fiber.Map{"code": "order_expired", "message": "the result has expired and was removed"}})
+	}
+	return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"ok": true, "order": view})
+}

@@ -1,0 +1,168 @@
+// Package api is Parla's HTTP face: routes, short handlers (decode → validate → call →
+// encode), the mapping of errors to JSON, the built-in test checkout pages, download links
+// and the React app with its SPA fallback.
+package api
+
+import (
+	"io/fs"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/limiter"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/gofiber/fiber/v2/middleware/requestid"
+
+	"parla/api/orders"
+	"parla/providers"
+	"parla/providers/stripe"
+)
+
+// Config is the HTTP layer's configuration.
+type Config struct {
+	Version        string   // shown in the footer (v3.3.2)
+	PaymentMode    string   // "test" (built-in checkout) or "stripe"
+	PublishableKey string   // Stripe.js key, stripe mode only
+	RateLimit      int      // checkout creations per client per minute; 0 = unlimited
+	TrustedProxies []string // proxies whose X-Forwarded-For is believed
+	SamplesDir     string   // cache of generated voice samples
+	BodyLimit      int      // largest JSON body accepted (bytes)
+}
+
+// WebhookParser verifies and decodes a Stripe webhook delivery.
+type WebhookParser interface {
+	ParseWebhook(payload []byte, sigHeader string) (stripe.WebhookEvent, error)
+}
+
+// Deps are what the handlers call.
+type Deps struct {
+	Book     *orders.Book
+	Storage  providers.Storage
+	Speaker  providers.Speaker // for voice samples; may be nil
+	Test     *stripe.TestCheckout
+	Webhooks WebhookParser // nil in test-checkout mode
+	UI       fs.FS         // the built React app (index.html at its root); may be empty
+	Log      *slog.Logger
+}
+
+// server holds what the handlers share.
+type server struct {
+	cfg     Config
+	deps    Deps
+	log     *slog.Logger
+	samples *sampleCache
+}
+
+// New builds the Fiber app with every route.
+func New(cfg Config, deps Deps) *fiber.App {
+	if deps.Log == nil {
+		deps.Log = slog.Default()
+	}
+	if cfg.BodyLimit <= 0 {
+		cfg.BodyLimit = 1 << 20
+	}
+	s := &server{cfg: cfg, deps: deps, log: deps.Log}
+	s.samples = newSampleCache(cfg.SamplesDir, deps.Speaker)
+
+	app := fiber.New(fiber.Config{
+		AppName:                 "parla",
+		BodyLimit:               cfg.BodyLimit,
+		ReadTimeout:             30 * time.Second,
+		WriteTimeout:            5 * time.Minute,
+		IdleTimeout:             2 * time.Minute,
+		ErrorHandler:            errorHandler(deps.Log),
+		DisableStartupMessage:   true,
+		ProxyHeader:             proxyHeader(cfg.TrustedProxies),
+		EnableTrustedProxyCheck: len(cfg.TrustedProxies) > 0,
+		TrustedProxies:          cfg.TrustedProxies,
+	})
+	app.Use(recover.New())
+	app.Use(requestid.New())
+	app.Use(s.accessLog)
+
+	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"ok": true}) })
+	app.Get("/api/config", s.publicConfig)
+	app.Get("/api/tts/samples/:voice", s.voiceSample)
+
+	limited := s.rateLimit()
+	app.Post("/payment/tts/create-checkout-session", limited, s.createTTSCheckout)
+	app.Post("/payment/:service/create-checkout-session", limited, s.serviceClosed)
+	app.Get("/payment/:service/checkout-session", s.lookupSession)
+	app.Post("/services/:service", s.result)
+
+	app.Get("/checkout/test/:id", s.testCheckoutPage)
+	app.Post("/checkout/test/:id/pay", s.testCheckoutPay)
+	app.Post("/checkout/test/:id/cancel", s.testCheckoutCancel)
+
+	app.Post("/webhooks/stripe", s.stripeWebhook)
+	app.Get("/d/:token", s.download)
+
+	for _, prefix := range []string{"/api", "/payment", "/services", "/webhooks", "/checkout", "/d"} {
+		app.All(prefix+"/*", notFound)
+	}
+	app.Use(s.spa)
+	return app
+}
+
+func proxyHeader(trusted []string) string {
+	if len(trusted) == 0 {
+		return ""
+	}
+	return fiber.HeaderXForwardedFor
+}
+
+func notFound(c *fiber.Ctx) error {
+	return fail(fiber.StatusNotFound, "not_found", "no such endpoint")
+}
+
+func requestID(c *fiber.Ctx) string {
+	id, _ := c.Locals(requestid.ConfigDefault.ContextKey).(string)
+	return id
+}
+
+// accessLog logs one line per request: no query strings, bodies or addresses.
+func (s *server) accessLog(c *fiber.Ctx) error {
+	start := time.Now()
+	err := c.Next()
+	if err != nil {
+		return err // the error handler logs it
+	}
+	if c.Path() == "/healthz" || strings.HasPrefix(c.Path(), "/assets/") {
+		return nil
+	}
+	s.log.Debug("request", "request", requestID(c), "method", c.Method(), "route", c.Route().Path,
+		"status", c.Response().StatusCode(), "took", time.Since(start).Round(time.Microsecond))
+	return nil
+}
+
+func (s *server) rateLimit() fiber.Handler {
+	if s.cfg.RateLimit <= 0 {
+		return func(c *fiber.Ctx) error { return c.Next() }
+	}
+	return limiter.New(limiter.Config{
+		Max:          s.cfg.RateLimit,
+		Expiration:   time.Minute,
+		KeyGenerator: func(c *fiber.Ctx) string { return c.IP() },
+		LimitReached: func(c *fiber.Ctx) error {
+			return fail(fiber.StatusTooManyRequests, "rate_limited", "too many requests; try again in a minute")
+		},
+	})
+}
+
+func (s *server) serviceClosed(c *fiber.Ctx) error {
+	svc := orders.Service(c.Params("service"))
+	if !svc.Valid() {
+		return notFound(c)
+	}
+	return s.deps.Book.Available(svc)
+}
+
+// service reads the :service route parameter.
+func service(c *fiber.Ctx) (orders.Service, error) {
+	svc := orders.Service(c.Params("service"))
+	if !svc.Valid() {
+		return "", notFound(c)
+	}
+	return svc, nil
+}

@@ -1,0 +1,227 @@
+package media
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	ffmpeg "github.com/u2takey/ffmpeg-go"
+)
+
+// Audio formats a visitor can order (the same names as providers.SpeechFormats).
+const (
+	MP3  = "mp3"
+	Opus = "opus"
+	AAC  = "aac"
+	FLAC = "flac"
+)
+
+// FormatInfo describes how an orderable audio format is encoded and delivered.
+type FormatInfo struct {
+	// Codec is the ffprobe codec_name of the encoded audio.
+	Codec string
+	// Ext is the file extension to give the download, without the dot.
+	Ext string
+	// ContentType is the MIME type to serve the file with.
+	ContentType string
+
+	encoder string   // ffmpeg encoder
+	muxer   string   // ffmpeg output format (-f)
+	bitrate string   // -b:a, empty for lossless
+	extra   []string // further encoder options, as flag/value pairs, each commented below
+	seek    bool     // the muxer must seek back into its output, so ffmpeg writes a temp file
+}
+
+// formats is the table every encode is built from.
+//
+// AAC is written as ADTS (a raw .aac stream) rather than MP4/M4A: every current browser and
+// phone plays .aac, ADTS can be written progressively to a pipe (MP4 needs its index moved to
+// the front afterwards, or fragmented MP4 that some players mishandle), it is what OpenAI's
+// speech API returns for "aac", so both engines deliver the same kind of file, and the name
+// matches what the visitor ordered. The cost: players estimate the duration from the bitrate
+// (within a few percent) instead of reading it from an index.
+var formats = map[string]FormatInfo{
+	MP3: {
+		Codec: "mp3", Ext: "mp3", ContentType: "audio/mpeg",
+		encoder: "libmp3lame", muxer: "mp3",
+		// 128 kb/s keeps the product page's promise of "about 1 MB per minute".
+		bitrate: "128k",
+		// LAME quality 5 (0 best … 9 fastest): the default 3 takes ~3x longer on 50 minutes of
+		// speech with no audible gain at 128 kb/s.
+		extra: []string{"compression_level", "5"},
+	},
+	Opus: {
+		Codec: "opus", Ext: "opus", ContentType: "audio/ogg",
+		encoder: "libopus", muxer: "ogg",
+		bitrate: "48k",
+		extra: []string{
+			// Speech sources here are 22.05 kHz (espeak) or 24 kHz (OpenAI PCM): encoding at
+			// 24 kHz keeps all of it and is about 3x faster than libopus' default 48 kHz.
+			"ar", "24000",
+			// Encoder effort 5 of 10: 3x faster than the default 10, inaudible for speech.
+			"compression_level", "5",
+		},
+	},
+	AAC: {
+		Codec: "aac", Ext: "aac", ContentType: "audio/aac",
+		encoder: "aac", muxer: "adts",
+		bitrate: "64k",
+		// ffmpeg's default "twoloop" coder is ~7x slower; "fast" is plenty for speech at
+		// 64 kb/s and keeps a 50,000-character order within the time budget.
+		extra: []string{"aac_coder", "fast"},
+	},
+	FLAC: {
+		Codec: "flac", Ext: "flac", ContentType: "audio/flac",
+		encoder: "flac", muxer: "flac",
+		// The FLAC muxer rewrites STREAMINFO (total samples, MD5) at the end; on a pipe it
+		// cannot, and the file would carry no duration.
+		seek: true,
+	},
+}
+
+// Format returns the description of an orderable audio format.
+func Format(name string) (FormatInfo, bool) {
+	f, ok := formats[name]
+	return f, ok
+}
+
+// Input describes the audio an encoder reads from its standard input.
+type Input struct {
+	// Container is "wav" (the header carries rate and channels) or "s16le" (raw signed
+	// 16-bit little-endian PCM; SampleRate and Channels are then required).
+	Container string
+	// SampleRate in Hz, for raw PCM.
+	SampleRate int
+	// Channels, for raw PCM.
+	Channels int
+}
+
+// PCM returns the Input for raw s16le PCM at rate Hz with the given channel count.
+func PCM(rate, channels int) Input {
+	return Input{Container: "s16le", SampleRate: rate, Channels: channels}
+}
+
+// WAV is the Input for a RIFF/WAVE stream.
+var WAV = Input{Container: "wav"}
+
+// EncodeOptions says what an encode produces.
+type EncodeOptions struct {
+	// Format is one of MP3, Opus, AAC, FLAC.
+	Format string
+	// Tempo speeds the audio up (>1) or slows it down (<1) without changing its pitch.
+	// 0 and 1 leave it alone. Any positive factor works: it is split into a chain of
+	// ffmpeg atempo filters.
+	Tempo float64
+}
+
+// globalArgs go on every ffmpeg run.
+var globalArgs = []string{
+	// Never read the terminal for interactive commands: stdin carries audio, or nothing.
+	"-nostdin",
+	"-hide_banner",
+	// Only errors reach stderr, so the capped tail in an error is the cause, not progress.
+	"-loglevel", "error",
+	// Overwrite the (just created, empty) temp output file instead of asking.
+	"-y",
+}
+
+// EncodeArgs builds the ffmpeg arguments that read in from standard input and write the
+// encoded file to output: "pipe:1" for standard output, or "file:<path>".
+func EncodeArgs(in Input, opts EncodeOptions, output string) ([]string, error) {
+	f, ok := formats[opts.Format]
+	if !ok {
+		return nil, fmt.Errorf("unknown audio format %q", opts.Format)
+	}
+	inKw := ffmpeg.KwArgs{
+		// The input is our own pipe and nothing else: no files, no network, no playlists.
+		"protocol_whitelist": "pipe",
+	}
+	switch in.Container {
+	case "wav":
+		inKw["format"] = "wav"
+	case "s16le":
+		if in.SampleRate <= 0 || in.Channels <= 0 {
+			return nil, fmt.Errorf("raw PCM input needs a sample rate and channels, got %d Hz, %d channels", in.SampleRate, in.Channels)
+		}
+		inKw["format"] = "s16le"
+		inKw["ar"] = strconv.Itoa(in.SampleRate)
+		inKw["ac"] = strconv.Itoa(in.Channels)
+	default:
+		return nil, fmt.Errorf("unknown input container %q", in.Container)
+	}
+
+	outKw := ffmpeg.KwArgs{
+		"format": f.muxer,
+		"c:a":    f.encoder,
+		// Drop input metadata (espeak/OpenAI tags): the file carries nothing but audio.
+		"map_metadata": "-1",
+	}
+	if f.bitrate != "" {
+		outKw["audio_bitrate"] = f.bitrate
+	}
+	for i := 0; i+1 < len(f.extra); i += 2 {
+		outKw[f.extra[i]] = f.extra[i+1]
+	}
+	if chain := AtempoChain(opts.Tempo); chain != "" {
+		outKw["af"] = chain
+	}
+	// The output is standard output or one temp file: whitelist exactly that protocol.
+	switch {
+	case output == "pipe:1":
+		outKw["protocol_whitelist"] = "pipe"
+	case strings.HasPrefix(output, "file:"):
+		outKw["protocol_whitelist"] = "file"
+	default:
+		return nil, fmt.Errorf("output %q is neither pipe:1 nor file:<path>", output)
+	}
+
+	args := ffmpeg.Input("pipe:0", inKw).
+		Output(output, outKw).
+		GlobalArgs(globalArgs...).
+		GetArgs()
+	return args, nil
+}
+
+// AtempoChain returns the ffmpeg audio filter that changes tempo by factor, or "" for 0, 1
+// or a negative factor. Each atempo stage is kept within 0.5–2, where the filter sounds
+// best (and older ffmpeg builds accept nothing else), so 0.25 becomes
+// "atempo=0.5,atempo=0.5".
+func AtempoChain(factor float64) string {
+	if factor <= 0 || math.Abs(factor-1) < 1e-9 {
+		return ""
+	}
+	var stages []string
+	for factor > 2 {
+		stages = append(stages, "atempo=2")
+		factor /= 2
+	}
+	for factor < 0.5 {
+		stages = append(stages, "atempo=0.5")
+		factor /= 0.5
+	}
+	if math.Abs(factor-1) >= 1e-9 {
+		stages = append(stages, "atempo="+strconv.FormatFloat(factor, 'f', -1, 64))
+	}
+	return strings.Join(stages, ",")
+}
+
+// ProbeArgs builds the ffprobe arguments that describe the local file at path as JSON.
+func ProbeArgs(path string) []string {
+	return []string{
+		"-hide_banner",
+		"-loglevel", "error",
+		// A local file and nothing it points to: a crafted playlist cannot make ffprobe
+		// open other files, URLs or subprocess-like protocols.
+		"-protocol_whitelist", "file",
+		"-show_entries", "format=format_name,duration,bit_rate:stream=codec_type,codec_name,sample_rate,channels,duration",
+		"-of", "json",
+		fileURL(path),
+	}
+}
+
+// fileURL turns a path into a "file:" URL so that a name starting with "-" or containing
+// ":" is never read as an option or another protocol.
+func fileURL(path string) string {
+	return "file:" + path
+}

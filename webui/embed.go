@@ -1,0 +1,17 @@
+// Package webui holds the built React app of Parla.
+//
+// The app is built by `npm run build` (in this folder) into dist/, which is
+// embedded here so the Go binary serves the whole site on its own. Only
+// dist/.gitkeep is committed: a build without the frontend still compiles and
+// simply serves an empty app.
+package webui
+
+import "embed"
+
+// Dist is the built single-page app (index.html plus hashed assets under
+// assets/). The server serves files from it and falls back to index.html for
+// every other GET path, so client-side routes such as /tts and
+// /payment/success load the app.
+//
+//go:embed all:dist
+var Dist embed.FS

@@ -1,0 +1,84 @@
+import i18n from "i18next";
+import { initReactI18next } from "react-i18next";
+import en from "./locales/en/translation.json";
+import { DEFAULT_LANGUAGE, LANGUAGES, languageById } from "./languages.js";
+import { LANG_KEY, read, write } from "./lib/storage.js";
+
+// English ships in the first-page bundle (it is also the fallback); every
+// other locale is its own chunk, fetched when the visitor picks it.
+const loaders = import.meta.glob(["./locales/*/translation.json", "!./locales/en/translation.json"], {
+  import: "default",
+});
+
+async function ensureLoaded(lng) {
+  if (i18n.hasResourceBundle(lng, "translation")) return;
+  const load = loaders[`./locales/${lng}/translation.json`];
+  if (!load) return;
+  i18n.addResourceBundle(lng, "translation", await load(), true, true);
+}
+
+function initialLanguage() {
+  const saved = read(LANG_KEY);
+  return LANGUAGES.some((l) => l.id === saved) ? saved : DEFAULT_LANGUAGE;
+}
+
+/** Switches the interface language, loading its strings first, and remembers it. */
+export async function changeLanguage(lng) {
+  const id = languageById(lng).id;
+  await ensureLoaded(id);
+  write(LANG_KEY, id);
+  await i18n.changeLanguage(id);
+}
+
+/** Sets <html lang/dir> and the page metadata for the current language. */
+export function applyDocumentLanguage(t, lngId, pageTitle) {
+  const lang = languageById(lngId);
+  const root = document.documentElement;
+  root.lang = lang.tag;
+  root.dir = lang.rtl ? "rtl" : "ltr";
+  const title = pageTitle ? `${pageTitle} · ${t("meta.title")}` : t("meta.title");
+  document.title = title;
+  setMeta("name", "description", t("meta.description"));
+  setMeta("name", "keywords", t("meta.keywords"));
+  setMeta("property", "og:title", title);
+  setMeta("property", "og:description", t("meta.description"));
+  setMeta("property", "og:locale", lang.og);
+  setMeta("property", "og:site_name", "Parla");
+  setMeta("property", "og:type", "website");
+  setMeta("name", "twitter:card", "summary");
+  setMeta("name", "twitter:title", title);
+  setMeta("name", "twitter:description", t("meta.description"));
+}
+
+function setMeta(attr, key, content) {
+  let el = document.head.querySelector(`meta[${attr}="${key}"]`);
+  if (!el) {
+    el = document.createElement("meta");
+    el.setAttribute(attr, key);
+    document.head.appendChild(el);
+  }
+  el.setAttribute("content", content);
+}
+
+/** Initializes i18next with the remembered language; resolves once its strings are in. */
+export async function initI18n() {
+  const lng = initialLanguage();
+  await i18n.use(initReactI18next).init({
+    resources: { en: { translation: en } },
+    lng: DEFAULT_LANGUAGE,
+    fallbackLng: DEFAULT_LANGUAGE,
+    supportedLngs: LANGUAGES.map((l) => l.id),
+    interpolation: { escapeValue: false }, // React escapes
+    returnNull: false,
+  });
+  if (lng !== DEFAULT_LANGUAGE) {
+    try {
+      await changeLanguage(lng);
+    } catch {
+      /* chunk failed to load: stay in English */
+    }
+  }
+  return i18n;
+}
+
+export default i18n;

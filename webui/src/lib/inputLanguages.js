@@ -1,0 +1,33 @@
+// The input languages of the speech engine (OpenAI's supported list, the
+// same 57 for text-to-speech and transcription), as ISO 639 codes. Their
+// names are produced in the visitor's language by Intl.DisplayNames, so no
+// locale file has to carry 57 names; English names are the fallback.
+export const INPUT_LANGUAGES = {
+  af: "Afrikaans", ar: "Arabic", hy: "Armenian", az: "Azerbaijani", be: "Belarusian",
+  bs: "Bosnian", bg: "Bulgarian", ca: "Catalan", zh: "Chinese", hr: "Croatian",
+  cs: "Czech", da: "Danish", nl: "Dutch", en: "English", et: "Estonian",
+  fi: "Finnish", fr: "French", gl: "Galician", de: "German", el: "Greek",
+  he: "Hebrew", hi: "Hindi", hu: "Hungarian", is: "Icelandic", id: "Indonesian",
+  it: "Italian", ja: "Japanese", kn: "Kannada", kk: "Kazakh", ko: "Korean",
+  lv: "Latvian", lt: "Lithuanian", mk: "Macedonian", ms: "Malay", mr: "Marathi",
+  mi: "Maori", ne: "Nepali", no: "Norwegian", fa: "Persian", pl: "Polish",
+  pt: "Portuguese", ro: "Romanian", ru: "Russian", sr: "Serbian", sk: "Slovak",
+  sl: "Slovenian", es: "Spanish", sw: "Swahili", sv: "Swedish", tl: "Tagalog",
+  ta: "Tamil", th: "Thai", tr: "Turkish", uk: "Ukrainian", ur: "Urdu",
+  vi: "Vietnamese", cy: "Welsh",
+};
+
+/** The language names in `locale`, sorted for that locale. */
+export function inputLanguageNames(locale) {
+  let names;
+  try {
+    const dn = new Intl.DisplayNames([locale], { type: "language" });
+    names = Object.entries(INPUT_LANGUAGES).map(([code, en]) => {
+      const n = dn.of(code);
+      return n && n !== code ? n : en;
+    });
+  } catch {
+    names = Object.values(INPUT_LANGUAGES);
+  }
+  return names.sort(new Intl.Collator(locale).compare);
+}

@@ -1,0 +1,48 @@
+// Browser storage of the flow (spec section 3): the text-to-speech choices
+// under 'tts' and the checkout session id under 'sessionId'. Storage can be
+// disabled (private mode, quota): every access tolerates that.
+
+export const TTS_KEY = "tts";
+export const SESSION_KEY = "sessionId";
+export const LANG_KEY = "lang";
+
+export function readJSON(key) {
+  try {
+    const raw = localStorage.getItem(key);
+    return raw ? JSON.parse(raw) : null;
+  } catch {
+    return null;
+  }
+}
+
+export function writeJSON(key, value) {
+  try {
+    localStorage.setItem(key, JSON.stringify(value));
+  } catch {
+    /* storage unavailable: the flow still works from the server's order */
+  }
+}
+
+export function read(key) {
+  try {
+    return localStorage.getItem(key);
+  } catch {
+    return null;
+  }
+}
+
+export function write(key, value) {
+  try {
+    localStorage.setItem(key, value);
+  } catch {
+    /* ignored, see above */
+  }
+}
+
+export function remove(key) {
+  try {
+    localStorage.removeItem(key);
+  } catch {
+    /* ignored, see above */
+  }
+}

@@ -1,0 +1,133 @@
+import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
+import { fetchResult, lookupSession } from "../../api.js";
+import { useConfig } from "../../config.jsx";
+import i18n from "../../i18n.js";
+import { read, remove, SESSION_KEY, TTS_KEY } from "../../lib/storage.js";
+import Loader from "../../Loader.jsx";
+import { Link, navigate } from "../../router.jsx";
+
+// How long to keep asking while the payment is not yet confirmed (402):
+// a card payment can take a few seconds to reach the server after the redirect.
+const MAX_UNPAID_POLLS = 30;
+
+function sleep(ms, signal) {
+  return new Promise((resolve, reject) => {
+    const id = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(id);
+      reject(new DOMException("aborted", "AbortError"));
+    });
+  });
+}
+
+/** Poll interval: every second for the first minute, then every three. */
+export function pollDelay(attempt) {
+  return attempt < 60 ? 1000 : 3000;
+}
+
+/** The session id of the order being confirmed: the return URL's, else the stored one. */
+function initialSessionId() {
+  return new URLSearchParams(window.location.search).get("session_id") || read(SESSION_KEY) || "";
+}
+
+/**
+ * The confirmation page of a paid order (service: tts, sst or vtt). It looks
+ * the session up, follows the order's progress until the file exists, then
+ * shows the download link.
+ */
+export default function Confirmation({ service }) {
+  const { t } = useTranslation();
+  const config = useConfig();
+  const [sessionId] = useState(initialSessionId);
+  const [state, setState] = useState({ phase: "processing", order: null, email: "", link: "", unpaid: false });
+
+  useEffect(() => {
+    // Read once, then removed (spec section 3); the id lives on in this component.
+    remove(SESSION_KEY);
+    const ctl = new AbortController();
+    const fail = () => {
+      window.alert(i18n.t("confirm.somethingWrong"));
+      navigate("/", { replace: true });
+    };
+    if (!sessionId) {
+      fail();
+      return undefined;
+    }
+    (async () => {
+      const session = await lookupSession(service, sessionId, { signal: ctl.signal });
+      setState((s) => ({ ...s, email: session.email || "", order: session.order || null }));
+      let unpaid = 0;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const r = await fetchResult(service, sessionId, { signal: ctl.signal });
+          if (r.ready) {
+            if (service === "tts") remove(TTS_KEY);
+            setState((s) => ({ ...s, phase: "done", link: r.link, order: r.order || s.order }));
+            return;
+          }
+          setState((s) => ({ ...s, order: r.order || s.order, unpaid: false }));
+        } catch (err) {
+          if (err?.code !== "payment_required" || ++unpaid > MAX_UNPAID_POLLS) throw err;
+          setState((s) => ({ ...s, unpaid: true }));
+        }
+        await sleep(pollDelay(attempt), ctl.signal);
+      }
+    })().catch((err) => {
+      if (ctl.signal.aborted || err?.name === "AbortError") return;
+      if (err?.code === "order_refunded") setState((s) => ({ ...s, phase: "refunded" }));
+      else if (err?.code === "order_expired") setState((s) => ({ ...s, phase: "expired" }));
+      else fail();
+    });
+    return () => ctl.abort();
+  }, [service, sessionId]);
+
+  if (state.phase === "refunded" || state.phase === "expired") {
+    return (
+      <section className="card notice" role="alert">
+        <h1>{t(`confirm.${state.phase}Title`)}</h1>
+        <p>{t(`confirm.${state.phase}`)}</p>
+        <p>
+          <Link to={`/${service}`} className="button">
+            {t("confirm.newOrder")}
+          </Link>
+        </p>
+      </section>
+    );
+  }
+
+  if (state.phase === "done") {
+    const file = service === "tts" ? "audio" : "transcript";
+    return (
+      <section className="card success" data-testid="success">
+        <h1>{t("confirm.successTitle")}</h1>
+        <p>{state.email ? t(`confirm.sentTo.${file}`, { email: state.email }) : t(`confirm.sentToYou.${file}`)}</p>
+        <p>{t("confirm.checkInbox")}</p>
+        <p className="download">
+          <a href={state.link} download className="button primary" data-testid="download">
+            {t("confirm.download")}
+          </a>
+        </p>
+        <p className="hint">{t("confirm.rightClick")}</p>
+        <p className="highlight" role="note">
+          {t("confirm.expiry", { days: config?.linkDays ?? 10 })}
+        </p>
+        <p>{t("confirm.thanks")}</p>
+      </section>
+    );
+  }
+
+  const progress = Math.max(0, Math.min(100, Number(state.order?.progress) || 0));
+  const failing = state.order?.status === "failed";
+  return (
+    <section className="card processing">
+      <h1>{t("confirm.paid")}</h1>
+      <p>{t("confirm.processing")}</p>
+      <Loader label={t("confirm.processing")} />
+      <div className="progress" aria-live="polite" data-testid="progress">
+        <progress max={100} value={progress} aria-label={t("confirm.progressLabel")} />
+        <span>{state.unpaid ? t("confirm.waitingPayment") : failing ? t("confirm.failing") : t("confirm.progress", { p: progress })}</span>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,51 @@
+import { useTranslation } from "react-i18next";
+import { voiceSampleUrl } from "../../api.js";
+import { formatSpeed, parseSpeed } from "../../lib/speed.js";
+import Step from "./Step.jsx";
+import { voiceName } from "../../lib/voices.js";
+
+/** Step 1: the voice cards with their samples, and the speed slider. */
+export default function VoiceStep({ voices, voice, onVoice, speed, onSpeed, speedRange }) {
+  const { t } = useTranslation();
+  return (
+    <Step n={1} id="voice" title={t("tts.step1")}>
+      <fieldset className="voices">
+        <legend className="sr-only">{t("tts.step1")}</legend>
+        {voices.map((v) => (
+          <div key={v} className={`voice-card${v === voice ? " selected" : ""}`} data-voice={v}>
+            <label className="voice-pick">
+              <input type="radio" name="voice" value={v} checked={v === voice} onChange={() => onVoice(v)} />
+              <span className="voice-name">{voiceName(v)}</span>
+            </label>
+            <audio
+              controls
+              preload="none"
+              src={voiceSampleUrl(v)}
+              aria-label={t("tts.voiceSample", { voice: voiceName(v) })}
+              onPlay={() => onVoice(v)}
+            />
+          </div>
+        ))}
+      </fieldset>
+      <div className="speed">
+        <label htmlFor="speed">{t("tts.speed")}</label>
+        <input
+          id="speed"
+          type="range"
+          min={speedRange.min}
+          max={speedRange.max}
+          step={speedRange.step}
+          value={speed}
+          aria-valuetext={formatSpeed(speed)}
+          onChange={(e) => onSpeed(parseSpeed(e.target.value, speedRange))}
+        />
+        <output htmlFor="speed" className="speed-value" data-testid="speed-value">
+          {formatSpeed(speed)}
+        </output>
+        <button type="button" className="secondary" onClick={() => onSpeed(speedRange.default)}>
+          {t("tts.resetSpeed")}
+        </button>
+      </div>
+    </Step>
+  );
+}

@@ -1,0 +1,55 @@
+import { defineConfig } from "vite";
+import react from "@vitejs/plugin-react";
+import { writeFileSync } from "node:fs";
+
+// The Go server (port 4000 by default) serves the API; in development Vite
+// forwards API calls to it and keeps serving the app for page navigations.
+const api = process.env.PARLA_API || "http://127.0.0.1:4000";
+const toApi = {
+  target: api,
+  changeOrigin: true,
+  // GET navigations to /payment/success etc. are app routes, not API calls.
+  bypass: (req) => (req.method === "GET" && req.headers.accept?.includes("text/html") ? "/index.html" : undefined),
+};
+
+export default defineConfig({
+  plugins: [
+    react(),
+    {
+      // dist/ is emptied on every build; the committed placeholder must stay so
+      // that `go build` works from a fresh checkout (//go:embed all:dist).
+      name: "keep-gitkeep",
+      closeBundle() {
+        writeFileSync(new URL("./dist/.gitkeep", import.meta.url), "");
+      },
+    },
+  ],
+  build: {
+    outDir: "dist",
+    emptyOutDir: true,
+    target: "es2020",
+    rollupOptions: {
+      output: {
+        // Locale chunks are named after their language (locale-ru-….js).
+        chunkFileNames: (chunk) => {
+          const m = chunk.facadeModuleId?.match(/locales\/(\w+)\/translation\.json$/);
+          return m ? `assets/locale-${m[1]}-[hash].js` : "assets/[name]-[hash].js";
+        },
+      },
+    },
+  },
+  server: {
+    proxy: {
+      "/api": toApi,
+      "/payment": toApi,
+      "/services": toApi,
+      "/checkout": toApi,
+      "/d/": toApi,
+    },
+  },
+  test: {
+    environment: "jsdom",
+    include: ["test/**/*.test.{js,jsx}"],
+    setupFiles: ["test/setup.js"],
+  },
+});

@@ -49,7 +49,8 @@ func validate(m providers.Message) (*netmail.Address, error) {
 	}
 	to, err := netmail.ParseAddress(m.To)
 	if err != nil {
-		return nil, fmt.Errorf("recipient: %w: %w", ErrBadAddress, err)
+		// net/mail's message quotes the input: leave it out.
+		return nil, fmt.Errorf("recipient: %w", ErrBadAddress)
 	}
 	if strings.TrimSpace(m.Text) == "" && strings.TrimSpace(m.HTML) == "" {
 		return nil, errors.New("message has no body")

@@ -100,7 +100,8 @@ func StartSMTP(t testing.TB, opts ...SMTPOption) *SMTPServer {
 	srv.WriteTimeout = 10 * time.Second
 	srv.MaxMessageBytes = 10 << 20
 	srv.MaxRecipients = 10
-	srv.ErrorLog = testLogger{t}
+	logger := &testLogger{t: t}
+	srv.ErrorLog = logger
 
 	var tlsConfig *tls.Config
 	if o.startTLS || o.implicitTLS {
@@ -130,6 +131,9 @@ func StartSMTP(t testing.TB, opts ...SMTPOption) *SMTPServer {
 	t.Cleanup(func() {
 		srv.Close()
 		<-done
+		// Connection goroutines can still log after Close (go-smtp does not wait for them);
+		// the test must not be touched once it has finished.
+		logger.stop()
 	})
 	return s
 }
@@ -267,11 +271,34 @@ func (ss *smtpSession) Reset() {
 func (ss *smtpSession) Logout() error { return nil }
 
 // testLogger sends the server's error log to the test log, so a protocol problem shows up
-// next to the failing test instead of on stderr.
-type testLogger struct{ t testing.TB }
+// next to the failing test instead of on stderr, and drops it once the test is over.
+type testLogger struct {
+	t       testing.TB
+	mu      sync.Mutex
+	stopped bool
+}
 
-func (l testLogger) Printf(format string, v ...interface{}) { l.t.Logf("smtp server: "+format, v...) }
-func (l testLogger) Println(v ...interface{})               { l.t.Log(append([]interface{}{"smtp server:"}, v...)...) }
+func (l *testLogger) Printf(format string, v ...interface{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.stopped {
+		l.t.Logf("smtp server: "+format, v...)
+	}
+}
+
+func (l *testLogger) Println(v ...interface{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.stopped {
+		l.t.Log(append([]interface{}{"smtp server:"}, v...)...)
+	}
+}
+
+func (l *testLogger) stop() {
+	l.mu.Lock()
+	l.stopped = true
+	l.mu.Unlock()
+}
 
 // selfSignedCert makes a throwaway certificate for 127.0.0.1 and localhost.
 func selfSignedCert(t testing.TB) tls.Certificate {

@@ -2,9 +2,10 @@
 // the keys of en, with non-empty strings and the same {{placeholders}}.
 // Run by `npm run check:locales` (CI) and by test/locales.test.js.
 import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const LOCALES_DIR = fileURLToPath(new URL("../src/locales/", import.meta.url));
+const LOCALES_DIR = join(dirname(fileURLToPath(import.meta.url)), "../src/locales");
 
 /** Flattens nested objects into {"a.b.c": "text"}. */
 export function flatten(obj, prefix = "", out = {}) {

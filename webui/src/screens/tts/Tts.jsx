@@ -7,6 +7,7 @@ import { emailsMismatch } from "../../lib/email.js";
 import { canPayTts } from "../../lib/order.js";
 import { countChars, formatMoney, ttsCostCents } from "../../lib/pricing.js";
 import { parseSpeed } from "../../lib/speed.js";
+import { redirectTo } from "../../lib/redirect.js";
 import { voiceName } from "../../lib/voices.js";
 import { readJSON, SESSION_KEY, TTS_KEY, write, writeJSON } from "../../lib/storage.js";
 import { navigate } from "../../router.jsx";
@@ -87,7 +88,7 @@ export default function Tts() {
         if (typeof stripe?.redirectToCheckout === "function") {
           await stripe.redirectToCheckout({ sessionId: res.sessionId });
         } else if (res.url) {
-          window.location.assign(res.url);
+          redirectTo(res.url);
           return;
         }
       } catch {
@@ -96,7 +97,7 @@ export default function Tts() {
       setPaying(false);
       return;
     }
-    window.location.assign(res.url);
+    redirectTo(res.url);
   }
 
   return (

@@ -1,0 +1,91 @@
+import { act, render, screen, waitFor } from "@testing-library/react";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { ConfigContext } from "../src/config.jsx";
+import Confirmation from "../src/screens/confirmation/Confirmation.jsx";
+import { CONFIG, json } from "./fixtures.js";
+
+function renderPage() {
+  return render(
+    <ConfigContext.Provider value={CONFIG}>
+      <Confirmation service="tts" />
+    </ConfigContext.Provider>,
+  );
+}
+
+const lookup = (order) => json(200, { ok: true, email: "a@example.com", name: "", payment_intent: "pi_1", status: "complete", order });
+
+describe("confirmation page", () => {
+  beforeEach(() => {
+    window.history.replaceState(null, "", "/payment/success");
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.unstubAllGlobals();
+    vi.restoreAllMocks();
+  });
+
+  it("follows the progress, then shows the link and clears the stored order", async () => {
+    localStorage.setItem("sessionId", "cs_1");
+    localStorage.setItem("tts", "{}");
+    const answers = [
+      lookup({ status: "processing", progress: 10 }),
+      json(202, { ok: true, order: { status: "processing", progress: 40 } }),
+      json(200, { ok: true, data: { data: "http://x/d/tok" }, order: { status: "done", progress: 100 } }),
+    ];
+    const fetch = vi.fn(async () => answers.shift());
+    vi.stubGlobal("fetch", fetch);
+    renderPage();
+    expect(screen.getByText("Payment successful")).toBeTruthy();
+    expect(screen.getByText("Processing your request", { selector: "p" })).toBeTruthy();
+    expect(localStorage.getItem("sessionId")).toBeNull(); // read, then removed
+    await waitFor(() => expect(screen.getByTestId("progress").textContent).toContain("40% done"));
+    expect(screen.getByTestId("progress").getAttribute("aria-live")).toBe("polite");
+    await act(async () => vi.advanceTimersByTime(1100));
+    await waitFor(() => expect(screen.getByTestId("success")).toBeTruthy());
+    expect(screen.getByText("Success")).toBeTruthy();
+    expect(screen.getByText("Your audio file has been sent to a@example.com.")).toBeTruthy();
+    expect(screen.getByTestId("download").getAttribute("href")).toBe("http://x/d/tok");
+    expect(screen.getByText(/expires in 10 days/)).toBeTruthy();
+    expect(localStorage.getItem("tts")).toBeNull();
+    expect(fetch.mock.calls[0][0]).toBe("/payment/tts/checkout-session?sessionId=cs_1");
+    expect(fetch.mock.calls[1][0]).toBe("/services/tts");
+    expect(JSON.parse(fetch.mock.calls[1][1].body)).toEqual({ sessionId: "cs_1" });
+  });
+
+  it("takes the session id from the session_id query parameter", async () => {
+    window.history.replaceState(null, "", "/payment/success?session_id=cs_q");
+    const fetch = vi.fn(async () => lookup({ status: "done", progress: 100 }));
+    fetch.mockResolvedValueOnce(lookup({ status: "done" })).mockResolvedValueOnce(json(200, { ok: true, data: { data: "L" } }));
+    vi.stubGlobal("fetch", fetch);
+    renderPage();
+    await waitFor(() => expect(screen.getByTestId("success")).toBeTruthy());
+    expect(fetch.mock.calls[0][0]).toContain("sessionId=cs_q");
+  });
+
+  it("says plainly that a refunded order was refunded", async () => {
+    localStorage.setItem("sessionId", "cs_1");
+    const answers = [lookup({ status: "failed" }), json(410, { ok: false, error: { code: "order_refunded", message: "x" }, order: { status: "refunded" } })];
+    vi.stubGlobal("fetch", vi.fn(async () => answers.shift()));
+    renderPage();
+    await waitFor(() => expect(screen.getByText("Order refunded")).toBeTruthy());
+    expect(screen.getByText(/payment has been refunded in full/)).toBeTruthy();
+  });
+
+  it("alerts 'Something is wrong.' and goes home when the lookup fails", async () => {
+    localStorage.setItem("sessionId", "cs_bad");
+    const alert = vi.spyOn(window, "alert").mockImplementation(() => {});
+    vi.stubGlobal("fetch", vi.fn(async () => json(404, { ok: false, error: { code: "session_not_found", message: "x" } })));
+    renderPage();
+    await waitFor(() => expect(alert).toHaveBeenCalledWith("Something is wrong."));
+    expect(window.location.pathname).toBe("/");
+  });
+
+  it("alerts and goes home when there is no session id at all", async () => {
+    const alert = vi.spyOn(window, "alert").mockImplementation(() => {});
+    vi.stubGlobal("fetch", vi.fn());
+    renderPage();
+    await waitFor(() => expect(alert).toHaveBeenCalledWith("Something is wrong."));
+    expect(window.location.pathname).toBe("/");
+  });
+});

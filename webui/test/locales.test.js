@@ -1,0 +1,37 @@
+// @vitest-environment node
+import { describe, expect, it } from "vitest";
+import { checkLocales, flatten, loadLocales } from "../scripts/check-locales.mjs";
+
+describe("locales", () => {
+  const locales = loadLocales();
+
+  it("has the six interface languages", () => {
+    expect(Object.keys(locales).sort()).toEqual(["ar", "en", "es", "jp", "ru", "zh"]);
+  });
+
+  it("every locale has exactly the keys of en, filled, with the same placeholders", () => {
+    expect(checkLocales(locales)).toEqual([]);
+  });
+
+  it("detects a missing, an extra and a broken key", () => {
+    const en = { a: "x {{n}}", b: "y" };
+    const problems = checkLocales({ en, xx: { a: "x", c: "z" } });
+    expect(problems).toEqual([
+      "xx: placeholders of a differ from en",
+      "xx: missing key b",
+      "xx: extra key c (not in en)",
+    ]);
+  });
+
+  it("translates: other locales do not repeat the English texts", () => {
+    const en = locales.en;
+    // Product and format names may stay as they are.
+    const same = (lng) =>
+      Object.keys(en).filter((k) => locales[lng][k] === en[k] && !["app.title"].includes(k));
+    for (const lng of ["jp", "es", "ru", "zh", "ar"]) expect(same(lng), lng).toEqual([]);
+  });
+
+  it("flattens nested keys", () => {
+    expect(flatten({ a: { b: "1", c: { d: "2" } } })).toEqual({ "a.b": "1", "a.c.d": "2" });
+  });
+});

@@ -1,0 +1,399 @@
+package orders
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"parla/providers"
+	"parla/providers/mail"
+	"parla/providers/storage"
+	"parla/providers/stripe"
+)
+
+// scriptedSpeaker stands in for an engine: it writes fixed bytes, or fails a set number of
+// times first, and counts its calls. Engines themselves are tested in their packages.
+type scriptedSpeaker struct {
+	failures atomic.Int32 // calls that fail before one succeeds; -1 = always fail
+	calls    atomic.Int32
+}
+
+func (s *scriptedSpeaker) Available() error { return nil }
+
+func (s *scriptedSpeaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.Writer) error {
+	s.calls.Add(1)
+	if f := s.failures.Load(); f != 0 {
+		if f > 0 {
+			s.failures.Add(-1)
+		}
+		return errors.New("engine exploded")
+	}
+	if req.Progress != nil {
+		req.Progress(50)
+	}
+	_, err := io.WriteString(w, "ID3 fake audio for "+req.Voice)
+	return err
+}
+
+// clock is a controllable clock for the sweeper and link expiry.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+type fixture struct {
+	book    *Book
+	test    *stripe.TestCheckout
+	files   *storage.Disk
+	outbox  string
+	speaker *scriptedSpeaker
+	clock   *clock
+	tmp     string
+}
+
+func newFixture(t *testing.T, edit func(*Config)) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := OpenSQLite(filepath.Join(dir, "parla.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	clk := &clock{now: time.Now().UTC()}
+	tc, err := stripe.NewTestCheckout(db, "http://parla.test", stripe.WithClock(clk.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := storage.NewDisk(filepath.Join(dir, "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outbox := filepath.Join(dir, "outbox")
+	mailer, err := mail.NewOutbox(outbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, "tmp")
+	os.MkdirAll(tmp, 0o755)
+	cfg := Config{
+		PublicURL: "http://parla.test", TempDir: tmp, Now: clk.Now,
+		TTS:         TTSLimits{Voices: providers.Voices, Formats: providers.SpeechFormats, MinSpeed: 0.25, MaxSpeed: 4, MaxChars: 5000},
+		RetryBase:   10 * time.Millisecond, MaxAttempts: 3, PollInterval: 20 * time.Millisecond,
+		SweepInterval: time.Hour,
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	sp := &scriptedSpeaker{}
+	book, err := New(context.Background(), cfg, Deps{DB: db, Payments: tc, Storage: files,
+		Mailer: mailer, Letters: MailLetters{}, Speaker: sp,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := book.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stopCtx, c2 := context.WithTimeout(context.Background(), 5*time.Second)
+		defer c2()
+		book.Stop(stopCtx)
+		cancel()
+	})
+	return &fixture{book: book, test: tc, files: files, outbox: outbox, speaker: sp, clock: clk, tmp: tmp}
+}
+
+func (f *fixture) order(t *testing.T, text string) Checkout {
+	t.Helper()
+	co, err := f.book.CreateTTS(context.Background(), TTSRequest{
+		Params: TTSParams{Voice: "nova", Format: "mp3", Speed: 1, Text: text},
+		Email:  "visitor@example.com", EmailVerify: "visitor@example.com", Locale: "es",
+	})
+	if err != nil {
+		t.Fatalf("CreateTTS: %v", err)
+	}
+	return co
+}
+
+// pay pays on the test checkout and delivers the webhook-equivalent event.
+func (f *fixture) pay(t *testing.T, sessionID string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := f.test.Pay(ctx, sessionID); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := f.test.Get(ctx, sessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.book.HandleEvent(ctx, PaymentEvent{ID: "evt_" + sessionID, Type: "checkout.session.completed", Session: ts.Checkout()})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) waitStatus(t *testing.T, id string, want Status) Order {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		o, err := f.book.Store().Get(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Status == want {
+			return o
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("order %s stuck in %s (want %s), error %q", id, o.Status, want, o.Error)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (f *fixture) mails(t *testing.T) []string {
+	t.Helper()
+	entries, _ := os.ReadDir(f.outbox)
+	var out []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".eml") {
+			b, err := os.ReadFile(filepath.Join(f.outbox, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(b))
+		}
+	}
+	return out
+}
+
+func TestPaidOrderIsProducedStoredLinkedAndMailed(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	co := f.order(t, "Hola, mundo.")
+	if co.Amount != 99 || co.Currency != "eur" || !strings.HasPrefix(co.URL, "http://parla.test/checkout/test/") {
+		t.Fatalf("checkout = %+v", co)
+	}
+	if _, err := f.book.Result(ctx, TTS, co.SessionID); !errors.Is(err, ErrUnpaid) {
+		t.Fatalf("Result before payment = %v, want ErrUnpaid", err)
+	}
+	f.pay(t, co.SessionID)
+	o := f.waitStatus(t, co.OrderID, Done)
+
+	if o.Email != "" || string(o.Params) != "{}" {
+		t.Errorf("address or text kept after delivery: email=%q params=%s", o.Email, o.Params)
+	}
+	if o.Progress != 100 || o.LinkToken == "" || o.PaymentIntent == "" {
+		t.Errorf("delivered order = %+v", o)
+	}
+	if got := o.LinkExpiresAt.Sub(o.DoneAt); got < 10*24*time.Hour-time.Second || got > 10*24*time.Hour {
+		t.Errorf("link lives %v after delivery, want 10 days", got)
+	}
+	got, err := f.book.Download(ctx, o.LinkToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := f.files.Get(ctx, got.ResultKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(obj.Body)
+	obj.Body.Close()
+	if !bytes.Equal(body, []byte("ID3 fake audio for nova")) {
+		t.Errorf("stored result = %q", body)
+	}
+	mails := f.mails(t)
+	if len(mails) != 1 {
+		t.Fatalf("%d messages in the outbox, want 1", len(mails))
+	}
+	if !strings.Contains(mails[0], "To: <visitor@example.com>") && !strings.Contains(mails[0], "To: visitor@example.com") {
+		t.Errorf("message not addressed to the visitor:\n%s", mails[0][:min(len(mails[0]), 600)])
+	}
+	if !strings.Contains(mails[0], f.book.Link(o)) {
+		t.Errorf("message lacks the link %s", f.book.Link(o))
+	}
+}
+
+func TestFulfilmentHappensOnceWhateverArrivesTwice(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	co := f.order(t, "Once only.")
+	f.pay(t, co.SessionID)
+	ts, _ := f.test.Get(ctx, co.SessionID)
+	// the same event again, the confirmation page's lookup, and a second event id
+	if err := f.book.HandleEvent(ctx, PaymentEvent{ID: "evt_" + co.SessionID, Type: "checkout.session.completed", Session: ts.Checkout()}); !errors.Is(err, ErrDuplicateEvent) {
+		t.Errorf("repeated event = %v, want ErrDuplicateEvent", err)
+	}
+	if _, err := f.book.Lookup(ctx, TTS, co.SessionID); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.book.HandleEvent(ctx, PaymentEvent{ID: "evt_other", Type: "checkout.session.async_payment_succeeded", Session: ts.Checkout()}); err != nil {
+		t.Fatal(err)
+	}
+	f.waitStatus(t, co.OrderID, Done)
+	// an expiry notice arriving late must not undo a paid order
+	if err := f.book.HandleEvent(ctx, PaymentEvent{ID: "evt_late_expiry", Type: "checkout.session.expired", Session: ts.Checkout()}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := f.speaker.calls.Load(); n != 1 {
+		t.Errorf("engine ran %d times, want 1", n)
+	}
+	if n := len(f.mails(t)); n != 1 {
+		t.Errorf("%d messages sent, want 1", n)
+	}
+	o := f.waitStatus(t, co.OrderID, Done)
+	if o.Status != Done {
+		t.Errorf("status after late expiry = %s", o.Status)
+	}
+}
+
+func TestConfirmationPageStartsFulfilmentWithoutWebhook(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	co := f.order(t, "No webhook came.")
+	if _, err := f.test.Pay(ctx, co.SessionID); err != nil {
+		t.Fatal(err)
+	}
+	l, err := f.book.Lookup(ctx, TTS, co.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Session.Paid() || !l.Order.Paid() {
+		t.Fatalf("lookup after payment: session paid=%v order %s", l.Session.Paid(), l.Order.Status)
+	}
+	f.waitStatus(t, co.OrderID, Done)
+	if _, err := f.book.Lookup(ctx, STT, co.SessionID); !errors.Is(err, ErrWrongService) {
+		t.Errorf("lookup under another service = %v, want ErrWrongService", err)
+	}
+	if _, err := f.book.Lookup(ctx, TTS, "cs_test_unknown"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown session = %v, want ErrNotFound", err)
+	}
+}
+
+func TestRetriesThenSucceeds(t *testing.T) {
+	f := newFixture(t, nil)
+	f.speaker.failures.Store(2) // MaxAttempts is 3
+	co := f.order(t, "Third time lucky.")
+	f.pay(t, co.SessionID)
+	f.waitStatus(t, co.OrderID, Done)
+	if n := f.speaker.calls.Load(); n != 3 {
+		t.Errorf("engine ran %d times, want 3", n)
+	}
+}
+
+func TestFailingForGoodRefundsAndTellsTheVisitor(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	f.speaker.failures.Store(-1)
+	co := f.order(t, "This will never be spoken.")
+	f.pay(t, co.SessionID)
+	o := f.waitStatus(t, co.OrderID, Refunded)
+	refunded, err := f.test.RefundedIntent(ctx, o.PaymentIntent)
+	if err != nil || !refunded {
+		t.Fatalf("payment %s refunded = %v, %v", o.PaymentIntent, refunded, err)
+	}
+	if o.Email != "" || string(o.Params) != "{}" || o.Error == "" {
+		t.Errorf("refunded order = %+v", o)
+	}
+	mails := f.mails(t)
+	if len(mails) != 1 || strings.Contains(mails[0], "/d/") {
+		t.Fatalf("want one refund message without a link, got %d", len(mails))
+	}
+	if n := f.speaker.calls.Load(); n != 3 {
+		t.Errorf("engine ran %d times, want 3 attempts", n)
+	}
+	if _, err := f.book.Result(ctx, TTS, co.SessionID); err != nil {
+		t.Errorf("Result of a refunded order: %v", err)
+	}
+}
+
+func TestPriceFromThePageMustMatch(t *testing.T) {
+	f := newFixture(t, nil)
+	stale := int64(99)
+	_, err := f.book.CreateTTS(context.Background(), TTSRequest{
+		Params: TTSParams{Voice: "alloy", Format: "mp3", Speed: 1, Text: strings.Repeat("x", 1001)},
+		Email:  "a@example.com", EmailVerify: "a@example.com", ClientAmount: &stale, ClientCurrency: "eur",
+	})
+	if !errors.Is(err, ErrPriceMismatch) {
+		t.Fatalf("stale price = %v, want ErrPriceMismatch", err)
+	}
+	right := int64(198)
+	if _, err := f.book.CreateTTS(context.Background(), TTSRequest{
+		Params: TTSParams{Voice: "alloy", Format: "mp3", Speed: 1, Text: strings.Repeat("x", 1001)},
+		Email:  "a@example.com", EmailVerify: "a@example.com", ClientAmount: &right, ClientCurrency: "eur",
+	}); err != nil {
+		t.Fatalf("matching price refused: %v", err)
+	}
+}
+
+func TestSweeperHonoursTheTenDays(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	co := f.order(t, "Keep me ten days.")
+	f.pay(t, co.SessionID)
+	o := f.waitStatus(t, co.OrderID, Done)
+	unpaid := f.order(t, "Never paid.")
+	stale := filepath.Join(f.tmp, "leftover-upload")
+	os.WriteFile(stale, []byte("x"), 0o600)
+	os.Chtimes(stale, f.clock.Now().Add(-7*time.Hour), f.clock.Now().Add(-7*time.Hour))
+	fresh := filepath.Join(f.tmp, "in-progress")
+	os.WriteFile(fresh, []byte("x"), 0o600)
+
+	rep, err := f.book.Sweep(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Results != 0 || rep.Unpaid != 0 || rep.ScratchFiles != 1 {
+		t.Errorf("first sweep = %+v, want only the stale scratch file", rep)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("fresh scratch file swept: %v", err)
+	}
+
+	f.clock.Advance(o.LinkExpiresAt.Sub(f.clock.Now()) - time.Second)
+	if _, err := f.book.Download(ctx, o.LinkToken); err != nil {
+		t.Fatalf("link one second before 10 days: %v", err)
+	}
+	f.clock.Advance(time.Second)
+	if _, err := f.book.Download(ctx, o.LinkToken); !errors.Is(err, ErrLinkExpired) {
+		t.Fatalf("link at 10 days = %v, want ErrLinkExpired", err)
+	}
+	rep, err = f.book.Sweep(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Results != 1 || rep.Unpaid != 1 {
+		t.Errorf("sweep after 10 days = %+v, want 1 result and 1 unpaid", rep)
+	}
+	if _, err := f.files.Get(ctx, o.ResultKey); !errors.Is(err, providers.ErrNotFound) {
+		t.Errorf("result still stored after sweep: %v", err)
+	}
+	got, _ := f.book.Store().Get(ctx, o.ID)
+	if got.Status != Expired {
+		t.Errorf("swept order status = %s", got.Status)
+	}
+	u, _ := f.book.Store().Get(ctx, unpaid.OrderID)
+	if u.Status != Expired || u.Email != "" {
+		t.Errorf("unpaid order after sweep = %s, email %q", u.Status, u.Email)
+	}
+	if rep, _ := f.book.Sweep(ctx); rep != (SweepReport{}) {
+		t.Errorf("second sweep found more: %+v", rep)
+	}
+}

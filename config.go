@@ -1,0 +1,223 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"parla/api/orders"
+)
+
+// Config is everything read from the environment at boot. Each field documents its
+// variable; README.md has the same table.
+type Config struct {
+	Addr      string // ADDR: listen address (default :8080)
+	DataDir   string // DATA_DIR: all local state (default ./data)
+	PublicURL string // PUBLIC_URL: how visitors reach us (default http://localhost:<port>)
+
+	TTSEngine      string // TTS_ENGINE: espeak (default) or openai
+	OpenAIKey      string // OPENAI_API_KEY
+	OpenAIBaseURL  string // OPENAI_BASE_URL: any OpenAI-compatible server (default OpenAI's)
+	OpenAITTSModel string // OPENAI_TTS_MODEL (default tts-1)
+
+	StripeSecretKey      string // STRIPE_SECRET_KEY: unset = built-in test checkout
+	StripeWebhookSecret  string // STRIPE_WEBHOOK_SECRET
+	StripePublishableKey string // STRIPE_PUBLISHABLE_KEY: for Stripe.js in the browser
+	StripeAPIBase        string // STRIPE_API_BASE: replaces api.stripe.com (stripe-mock)
+	AllowTestCheckout    bool   // ALLOW_TEST_CHECKOUT=1: test checkout even on a public https URL
+
+	SMTPURL  string // SMTP_URL: smtp[s]://user:pass@host:port; unset = DATA_DIR/outbox
+	MailFrom string // MAIL_FROM: fixed sender (default "Parla <no-reply@localhost>")
+
+	Storage             string // STORAGE: disk (default) or minio
+	MinIOEndpoint       string // MINIO_ENDPOINT: host:port
+	MinIOAccessKey      string // MINIO_ACCESS_KEY
+	MinIOSecretKey      string // MINIO_SECRET_KEY
+	MinIOBucket         string // MINIO_BUCKET (default parla)
+	MinIOUseSSL         bool   // MINIO_USE_SSL
+	MinIORegion         string // MINIO_REGION
+	MinIOPublicEndpoint string // MINIO_PUBLIC_ENDPOINT: host browsers use for presigned links
+
+	Pricing        orders.Pricing // PRICING: JSON price list over the defaults
+	TTSMaxChars    int64          // TTS_MAX_CHARS (default 100000)
+	Workers        int            // WORKERS: concurrent fulfilments (default 2)
+	MaxAttempts    int            // FULFIL_MAX_ATTEMPTS (default 5)
+	RetryBase      time.Duration  // FULFIL_RETRY_BASE (default 5s)
+	SweepInterval  time.Duration  // SWEEP_INTERVAL (default 10m)
+	RateLimit      int            // RATE_LIMIT: checkouts per client per minute (default 30, 0 = off)
+	TrustedProxies []string       // TRUSTED_PROXIES: comma-separated IPs/CIDRs
+	ShutdownGrace  time.Duration  // SHUTDOWN_TIMEOUT: how long running jobs may finish (default 30s)
+	LogLevel       slog.Level     // LOG_LEVEL: debug, info (default), warn, error
+	LogFormat      string         // LOG_FORMAT: text (default) or json
+}
+
+// loadConfig reads and validates the configuration; the error lists every problem.
+func loadConfig(getenv func(string) string) (Config, error) {
+	var errs []error
+	get := func(name, def string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		return def
+	}
+	oneOf := func(name, def string, allowed ...string) string {
+		v := strings.ToLower(get(name, def))
+		for _, a := range allowed {
+			if v == a {
+				return v
+			}
+		}
+		errs = append(errs, fmt.Errorf("%s=%q: must be one of %s", name, v, strings.Join(allowed, ", ")))
+		return def
+	}
+	integer := func(name string, def int64, lo int64) int64 {
+		s := get(name, "")
+		if s == "" {
+			return def
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < lo {
+			errs = append(errs, fmt.Errorf("%s=%q: must be a whole number ≥ %d", name, s, lo))
+			return def
+		}
+		return n
+	}
+	duration := func(name string, def time.Duration) time.Duration {
+		s := get(name, "")
+		if s == "" {
+			return def
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			errs = append(errs, fmt.Errorf("%s=%q: must be a positive duration such as 30s or 10m", name, s))
+			return def
+		}
+		return d
+	}
+	boolean := func(name string) bool {
+		switch strings.ToLower(get(name, "")) {
+		case "", "0", "false", "no":
+			return false
+		case "1", "true", "yes":
+			return true
+		}
+		errs = append(errs, fmt.Errorf("%s: must be 1 or 0", name))
+		return false
+	}
+
+	c := Config{
+		Addr:                 get("ADDR", ":8080"),
+		DataDir:              get("DATA_DIR", "./data"),
+		TTSEngine:            oneOf("TTS_ENGINE", "espeak", "espeak", "openai"),
+		OpenAIKey:            get("OPENAI_API_KEY", ""),
+		OpenAIBaseURL:        get("OPENAI_BASE_URL", ""),
+		OpenAITTSModel:       get("OPENAI_TTS_MODEL", "tts-1"),
+		StripeSecretKey:      get("STRIPE_SECRET_KEY", ""),
+		StripeWebhookSecret:  get("STRIPE_WEBHOOK_SECRET", ""),
+		StripePublishableKey: get("STRIPE_PUBLISHABLE_KEY", ""),
+		StripeAPIBase:        get("STRIPE_API_BASE", ""),
+		AllowTestCheckout:    boolean("ALLOW_TEST_CHECKOUT"),
+		SMTPURL:              get("SMTP_URL", ""),
+		MailFrom:             get("MAIL_FROM", "Parla <no-reply@localhost>"),
+		Storage:              oneOf("STORAGE", "disk", "disk", "minio"),
+		MinIOEndpoint:        get("MINIO_ENDPOINT", ""),
+		MinIOAccessKey:       get("MINIO_ACCESS_KEY", ""),
+		MinIOSecretKey:       get("MINIO_SECRET_KEY", ""),
+		MinIOBucket:          get("MINIO_BUCKET", "parla"),
+		MinIOUseSSL:          boolean("MINIO_USE_SSL"),
+		MinIORegion:          get("MINIO_REGION", ""),
+		MinIOPublicEndpoint:  get("MINIO_PUBLIC_ENDPOINT", ""),
+		TTSMaxChars:          integer("TTS_MAX_CHARS", 100_000, 1),
+		Workers:              int(integer("WORKERS", 2, 1)),
+		MaxAttempts:          int(integer("FULFIL_MAX_ATTEMPTS", 5, 1)),
+		RetryBase:            duration("FULFIL_RETRY_BASE", 5*time.Second),
+		SweepInterval:        duration("SWEEP_INTERVAL", 10*time.Minute),
+		RateLimit:            int(integer("RATE_LIMIT", 30, 0)),
+		ShutdownGrace:        duration("SHUTDOWN_TIMEOUT", 30*time.Second),
+		LogFormat:            oneOf("LOG_FORMAT", "text", "text", "json"),
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "info"))); err != nil {
+		errs = append(errs, fmt.Errorf("LOG_LEVEL: %w", err))
+	}
+	var err error
+	if c.Pricing, err = orders.ParsePricing(get("PRICING", "")); err != nil {
+		errs = append(errs, fmt.Errorf("PRICING: %w", err))
+	}
+	for _, p := range strings.Split(get("TRUSTED_PROXIES", ""), ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if net.ParseIP(p) == nil {
+			if _, _, err := net.ParseCIDR(p); err != nil {
+				errs = append(errs, fmt.Errorf("TRUSTED_PROXIES: %q is neither an IP nor a CIDR", p))
+				continue
+			}
+		}
+		c.TrustedProxies = append(c.TrustedProxies, p)
+	}
+
+	_, port, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("ADDR=%q: must be host:port, for example :8080 or 127.0.0.1:8080", c.Addr))
+		port = "8080"
+	}
+	c.PublicURL = strings.TrimRight(get("PUBLIC_URL", "http://localhost:"+port), "/")
+	u, err := url.Parse(c.PublicURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
+		errs = append(errs, fmt.Errorf("PUBLIC_URL=%q: must be an absolute http(s) URL such as https://parla.example", c.PublicURL))
+	}
+	if abs, err := filepath.Abs(c.DataDir); err == nil {
+		c.DataDir = abs
+	}
+
+	if c.TTSEngine == "openai" && c.OpenAIKey == "" {
+		errs = append(errs, errors.New("TTS_ENGINE=openai needs OPENAI_API_KEY"))
+	}
+	if c.OpenAIBaseURL != "" {
+		if u, err := url.Parse(c.OpenAIBaseURL); err != nil || u.Host == "" {
+			errs = append(errs, fmt.Errorf("OPENAI_BASE_URL=%q: must be an absolute URL such as https://api.openai.com/v1", c.OpenAIBaseURL))
+		}
+	}
+	if c.StripeSecretKey != "" {
+		if c.StripeWebhookSecret == "" {
+			errs = append(errs, errors.New("STRIPE_SECRET_KEY is set but STRIPE_WEBHOOK_SECRET is not: payments would never be confirmed by webhook"))
+		}
+		if c.StripePublishableKey == "" {
+			errs = append(errs, errors.New("STRIPE_SECRET_KEY is set but STRIPE_PUBLISHABLE_KEY is not: the browser cannot open the checkout"))
+		}
+	} else if u != nil && u.Scheme == "https" && !isLocalHost(u.Hostname()) && !c.AllowTestCheckout {
+		errs = append(errs, fmt.Errorf("PUBLIC_URL=%s is public but no STRIPE_SECRET_KEY is set: "+
+			"the built-in test checkout would give results away; set Stripe keys or ALLOW_TEST_CHECKOUT=1", c.PublicURL))
+	}
+	if c.Storage == "minio" {
+		for name, v := range map[string]string{"MINIO_ENDPOINT": c.MinIOEndpoint,
+			"MINIO_ACCESS_KEY": c.MinIOAccessKey, "MINIO_SECRET_KEY": c.MinIOSecretKey} {
+			if v == "" {
+				errs = append(errs, fmt.Errorf("STORAGE=minio needs %s", name))
+			}
+		}
+	}
+	return c, errors.Join(errs...)
+}
+
+// PaymentMode says which checkout the visitor sees.
+func (c Config) PaymentMode() string {
+	if c.StripeSecretKey != "" {
+		return "stripe"
+	}
+	return "test"
+}
+
+func isLocalHost(h string) bool {
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,209 @@
+// Command parla serves the Parla web site: the API, the React app and the workers that
+// fulfil paid orders. Configuration comes from the environment (see README.md).
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"parla/api"
+	"parla/api/orders"
+	"parla/providers"
+	"parla/providers/mail"
+	"parla/providers/storage"
+	"parla/providers/stripe"
+	"parla/webui"
+)
+
+// Version is the label in the footer.
+const Version = "v3.3.2"
+
+func main() {
+	cfg, err := loadConfig(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "parla: configuration is not valid:\n%v\n", err)
+		os.Exit(2)
+	}
+	log := newLogger(cfg)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	app, err := build(ctx, cfg, log)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		os.Exit(1)
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		log.Error("cannot listen", "addr", cfg.Addr, "err", err)
+		os.Exit(1)
+	}
+	if err := app.Run(ctx, ln); err != nil {
+		log.Error("stopped with an error", "err", err)
+		os.Exit(1)
+	}
+}
+
+func newLogger(cfg Config) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}
+
+// App is the running product: HTTP, the order book and its database.
+type App struct {
+	cfg  Config
+	log  *slog.Logger
+	db   *sql.DB
+	book *orders.Book
+	http *fiber.App
+	test *stripe.TestCheckout // nil when Stripe is configured
+}
+
+// build makes every part from the configuration and wires them together.
+func build(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	tmpDir := filepath.Join(cfg.DataDir, "tmp")
+	for _, d := range []string{cfg.DataDir, tmpDir} {
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			return nil, fmt.Errorf("creating %s: %w", d, err)
+		}
+	}
+	db, err := orders.OpenSQLite(filepath.Join(cfg.DataDir, "parla.db"))
+	if err != nil {
+		return nil, err
+	}
+	a := &App{cfg: cfg, log: log, db: db}
+	if err := a.wire(ctx, tmpDir); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *App) wire(ctx context.Context, tmpDir string) error {
+	cfg := a.cfg
+	store, err := newStorage(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	mailer, err := newMailer(cfg)
+	if err != nil {
+		return err
+	}
+	speaker, err := newSpeaker(cfg, tmpDir)
+	if err != nil {
+		return err
+	}
+	if err := speaker.Available(); err != nil {
+		a.log.Warn("text-to-speech is closed", "engine", cfg.TTSEngine, "reason", err)
+	}
+	var payments providers.Payments
+	var webhooks api.WebhookParser
+	if cfg.StripeSecretKey != "" {
+		s := stripe.New(stripe.Config{SecretKey: cfg.StripeSecretKey, WebhookSecret: cfg.StripeWebhookSecret, BackendURL: cfg.StripeAPIBase})
+		payments, webhooks = s, s
+	} else {
+		if a.test, err = stripe.NewTestCheckout(a.db, cfg.PublicURL); err != nil {
+			return err
+		}
+		payments = a.test
+		a.log.Warn("no STRIPE_SECRET_KEY: using the built-in test checkout; nobody is charged")
+	}
+	a.book, err = orders.New(ctx, orders.Config{
+		PublicURL: cfg.PublicURL,
+		TempDir:   tmpDir,
+		Pricing:   cfg.Pricing,
+		ImageURL:  cfg.PublicURL + "/favicon.svg",
+		TTS: orders.TTSLimits{Voices: providers.Voices, Formats: providers.SpeechFormats,
+			MinSpeed: 0.25, MaxSpeed: 4, MaxChars: cfg.TTSMaxChars},
+		Workers: cfg.Workers, MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase,
+		SweepInterval: cfg.SweepInterval,
+	}, orders.Deps{
+		DB: a.db, Payments: payments, Storage: store, Mailer: mailer, Letters: orders.MailLetters{},
+		Speaker: speaker, Log: a.log,
+	})
+	if err != nil {
+		return err
+	}
+	ui, err := fs.Sub(webui.Dist, "dist")
+	if err != nil {
+		return fmt.Errorf("opening the embedded web UI: %w", err)
+	}
+	a.http = api.New(api.Config{
+		Version: Version, PaymentMode: cfg.PaymentMode(), PublishableKey: cfg.StripePublishableKey,
+		RateLimit: cfg.RateLimit, TrustedProxies: cfg.TrustedProxies,
+		SamplesDir: filepath.Join(cfg.DataDir, "samples", cfg.TTSEngine),
+	}, api.Deps{
+		Book: a.book, Storage: store, Speaker: speaker, Test: a.test, Webhooks: webhooks, UI: ui, Log: a.log,
+	})
+	return nil
+}
+
+func newStorage(ctx context.Context, cfg Config) (providers.Storage, error) {
+	if cfg.Storage == "minio" {
+		return storage.NewMinIO(ctx, storage.MinIOConfig{
+			Endpoint: cfg.MinIOEndpoint, AccessKey: cfg.MinIOAccessKey, SecretKey: cfg.MinIOSecretKey,
+			Bucket: cfg.MinIOBucket, UseSSL: cfg.MinIOUseSSL, Region: cfg.MinIORegion,
+			PublicEndpoint: cfg.MinIOPublicEndpoint,
+		})
+	}
+	return storage.NewDisk(filepath.Join(cfg.DataDir, "files"))
+}
+
+func newMailer(cfg Config) (providers.Mailer, error) {
+	if cfg.SMTPURL == "" {
+		return mail.NewOutbox(filepath.Join(cfg.DataDir, "outbox"))
+	}
+	sc, err := mail.ParseSMTPURL(cfg.SMTPURL)
+	if err != nil {
+		return nil, fmt.Errorf("SMTP_URL: %w", err)
+	}
+	if sc.From == "" {
+		sc.From = cfg.MailFrom
+	}
+	return mail.NewSMTP(sc)
+}
+
+// Run serves on ln and works jobs until ctx ends, then shuts down in order: stop taking
+// requests, let running jobs finish (or put them back), close the database.
+func (a *App) Run(ctx context.Context, ln net.Listener) error {
+	if err := a.book.Start(ctx); err != nil {
+		return err
+	}
+	served := make(chan error, 1)
+	go func() { served <- a.http.Listener(ln) }()
+	a.log.Info("parla is up", "addr", ln.Addr().String(), "public_url", a.cfg.PublicURL,
+		"tts", a.cfg.TTSEngine, "storage", a.cfg.Storage, "payments", a.cfg.PaymentMode())
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-served:
+	}
+	a.log.Info("shutting down")
+	errs := []error{serveErr}
+	if err := a.http.ShutdownWithTimeout(10 * time.Second); err != nil {
+		errs = append(errs, fmt.Errorf("stopping HTTP: %w", err))
+	}
+	stopCtx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownGrace)
+	defer cancel()
+	if err := a.book.Stop(stopCtx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := a.db.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing database: %w", err))
+	}
+	return errors.Join(errs...)
+}

@@ -28,10 +28,16 @@ func TestEncodeArgs(t *testing.T) {
 				"-map_metadata", "-1", "-protocol_whitelist", "pipe", "pipe:1"},
 		},
 		{
-			name: "aac with tempo", in: PCM(22050, 1), opts: EncodeOptions{Format: AAC, Tempo: 0.3}, output: "pipe:1",
+			name: "aac with tempo", in: PCM(22050, 1), opts: EncodeOptions{Format: AAC, Tempo: 0.3}, output: "file:/tmp/x.m4a",
 			want: []string{"-f", "s16le", "-ac", "1", "-ar", "22050", "-protocol_whitelist", "pipe", "-i", "pipe:0",
-				"-f", "adts", "-b:a", "64k", "-aac_coder", "fast", "-af", "atempo=0.5,atempo=0.6", "-c:a", "aac",
-				"-map_metadata", "-1", "-protocol_whitelist", "pipe", "pipe:1"},
+				"-f", "mp4", "-b:a", "64k", "-aac_coder", "fast", "-af", "atempo=0.5,atempo=0.6", "-c:a", "aac",
+				"-map_metadata", "-1", "-movflags", "+faststart", "-protocol_whitelist", "file", "file:/tmp/x.m4a"},
+		},
+		{
+			name: "adts remuxed to m4a", in: ADTS, opts: EncodeOptions{Format: AAC}, output: "file:/tmp/x.m4a",
+			want: []string{"-f", "aac", "-protocol_whitelist", "pipe", "-i", "pipe:0",
+				"-f", "mp4", "-c:a", "copy",
+				"-map_metadata", "-1", "-movflags", "+faststart", "-protocol_whitelist", "file", "file:/tmp/x.m4a"},
 		},
 		{
 			name: "flac to a file", in: WAV, opts: EncodeOptions{Format: FLAC, Tempo: 3}, output: "file:/tmp/x.flac",
@@ -65,6 +71,8 @@ func TestEncodeArgsRejects(t *testing.T) {
 		{"pcm without rate", Input{Container: "s16le"}, EncodeOptions{Format: MP3}, "pipe:1"},
 		{"unknown container", Input{Container: "hls"}, EncodeOptions{Format: MP3}, "pipe:1"},
 		{"url output", WAV, EncodeOptions{Format: MP3}, "http://example.com/x.mp3"},
+		{"adts to mp3", ADTS, EncodeOptions{Format: MP3}, "pipe:1"},
+		{"adts with tempo", ADTS, EncodeOptions{Format: AAC, Tempo: 2}, "file:/tmp/x.m4a"},
 		{"bare path output", WAV, EncodeOptions{Format: MP3}, "-x.mp3"},
 	}
 	for _, tt := range tests {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,12 +56,11 @@ func probeBytes(t *testing.T, r *Runner, data []byte, ext string) ProbeInfo {
 	return info
 }
 
+// near reports got within tolerance (relative) of want, plus 80 ms for the encoder delay and
+// padding that lossy codecs add at the ends.
 func near(got, want time.Duration, tolerance float64) bool {
-	d := got - want
-	if d < 0 {
-		d = -d
-	}
-	return float64(d) <= tolerance*float64(want)
+	d := math.Abs(float64(got - want))
+	return d <= tolerance*float64(want)+float64(80*time.Millisecond)
 }
 
 func TestEncode(t *testing.T) {
@@ -93,12 +93,30 @@ func TestEncode(t *testing.T) {
 				if info.Codec != f.Codec {
 					t.Errorf("codec %q, want %q", info.Codec, f.Codec)
 				}
-				// ADTS durations are estimated from the bitrate, hence the loose tolerance.
-				if !near(info.Duration, tt.want, 0.08) {
+				// mp3 and opus carry encoder delay and padding (some tens of milliseconds).
+				if !near(info.Duration, tt.want, 0.02) {
 					t.Errorf("duration %v, want about %v", info.Duration, tt.want)
 				}
 			})
 		}
+	}
+}
+
+func TestEncodeRemuxesADTS(t *testing.T) {
+	r := newRunner(t)
+	var adts bytes.Buffer
+	wav := sine(t, 2, 24000, "wav")
+	args := []string{"-nostdin", "-loglevel", "error", "-f", "wav", "-i", "pipe:0", "-c:a", "aac", "-f", "adts", "pipe:1"}
+	if err := r.FFmpeg(context.Background(), args, bytes.NewReader(wav), &adts); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := r.Encode(context.Background(), ADTS, &adts, EncodeOptions{Format: AAC}, &out); err != nil {
+		t.Fatal(err)
+	}
+	info := probeBytes(t, r, out.Bytes(), "m4a")
+	if info.Codec != "aac" || !strings.Contains(info.Container, "mp4") || !near(info.Duration, 2*time.Second, 0.03) {
+		t.Errorf("got %+v, want 2 s of AAC in MP4", info)
 	}
 }
 

@@ -1,0 +1,283 @@
+package espeak
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"parla/media"
+	"parla/providers"
+	"parla/providers/testkit"
+)
+
+func TestRate(t *testing.T) {
+	tests := []struct {
+		speed     float64
+		wantWPM   int
+		wantTempo float64
+	}{
+		{1, 175, 1},
+		{0.5, 88, 87.5 / 88},
+		{2, 350, 1},
+		{0.25, 80, 43.75 / 80},
+		{4, 450, 700.0 / 450},
+		{3, 450, 525.0 / 450},
+		{0.3, 80, 52.5 / 80},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.speed), func(t *testing.T) {
+			wpm, tempo := Rate(tt.speed)
+			if wpm != tt.wantWPM || math.Abs(tempo-tt.wantTempo) > 1e-9 {
+				t.Errorf("Rate(%v) = %d wpm × %v, want %d × %v", tt.speed, wpm, tempo, tt.wantWPM, tt.wantTempo)
+			}
+			if got := float64(wpm) * tempo; math.Abs(got-175*tt.speed) > 0.01*175*tt.speed {
+				t.Errorf("effective rate %v, want %v", got, 175*tt.speed)
+			}
+		})
+	}
+}
+
+func TestVoicesAreDistinctVariants(t *testing.T) {
+	seen := map[string]string{}
+	for _, v := range providers.Voices {
+		variant, ok := Variant(v)
+		if !ok {
+			t.Fatalf("voice %q has no variant", v)
+		}
+		if other, dup := seen[variant]; dup {
+			t.Errorf("voices %q and %q share %q", v, other, variant)
+		}
+		seen[variant] = v
+	}
+}
+
+// setup finds the programs and returns an engine using them.
+func setup(t testing.TB, cfg Config) *Speaker {
+	t.Helper()
+	testkit.Binary(t, "espeak-ng")
+	testkit.Binary(t, "ffmpeg")
+	testkit.Binary(t, "ffprobe")
+	if cfg.Media == nil {
+		cfg.Media = media.New(media.Config{TempDir: t.TempDir()})
+	}
+	s := New(cfg)
+	if err := s.Available(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// espeakDuration is how long espeak-ng's own output for text is, measured from its samples.
+func espeakDuration(t *testing.T, text, variant string, wpm int) time.Duration {
+	t.Helper()
+	cmd := exec.Command("espeak-ng", "--stdout", "-b", "1", "-v", variant, "-s", fmt.Sprint(wpm))
+	cmd.Stdin = strings.NewReader(text)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("espeak-ng: %v", err)
+	}
+	r := bytes.NewReader(out)
+	f, err := media.ReadWAVHeader(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(float64(r.Len()) / float64(f.SampleRate*f.Channels*2) * float64(time.Second))
+}
+
+// speak runs one request and probes the result.
+func speak(t *testing.T, s *Speaker, req providers.SpeechRequest) ([]byte, media.ProbeInfo) {
+	t.Helper()
+	var out bytes.Buffer
+	if err := s.Speak(context.Background(), req, &out); err != nil {
+		t.Fatalf("Speak: %v", err)
+	}
+	f, _ := media.Format(req.Format)
+	path := filepath.Join(t.TempDir(), "speech."+f.Ext)
+	if err := os.WriteFile(path, out.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	info, err := media.Probe(context.Background(), path)
+	if err != nil {
+		t.Fatalf("probing result: %v", err)
+	}
+	return out.Bytes(), info
+}
+
+// near reports got within tolerance (relative) of want, plus 80 ms for the encoder delay and
+// padding that lossy codecs add at the ends.
+func near(got, want time.Duration, tolerance float64) bool {
+	d := math.Abs(float64(got - want))
+	return d <= tolerance*float64(want)+float64(80*time.Millisecond)
+}
+
+const sample = "Hello! This is Parla, reading a short text aloud. Does it sound right?"
+
+func TestSpeakFormats(t *testing.T) {
+	s := setup(t, Config{})
+	want := espeakDuration(t, sample, "en-us", 175)
+	for _, format := range providers.SpeechFormats {
+		t.Run(format, func(t *testing.T) {
+			t.Parallel()
+			_, info := speak(t, s, providers.SpeechRequest{Voice: "alloy", Text: sample, Format: format, Speed: 1})
+			f, _ := media.Format(format)
+			if info.Codec != f.Codec {
+				t.Errorf("codec %q, want %q", info.Codec, f.Codec)
+			}
+			if !near(info.Duration, want, 0.02) {
+				t.Errorf("duration %v, want about %v", info.Duration, want)
+			}
+		})
+	}
+}
+
+func TestSpeakVoicesDiffer(t *testing.T) {
+	s := setup(t, Config{})
+	var mu sync.Mutex
+	sums := map[[32]byte]string{}
+	t.Run("voices", func(t *testing.T) {
+		for _, voice := range providers.Voices {
+			t.Run(voice, func(t *testing.T) {
+				t.Parallel()
+				data, info := speak(t, s, providers.SpeechRequest{Voice: voice, Text: sample, Format: "flac", Speed: 1})
+				variant, _ := Variant(voice)
+				want := espeakDuration(t, sample, variant, 175)
+				if info.Codec != "flac" || !near(info.Duration, want, 0.02) {
+					t.Errorf("got %s for %v, want flac for %v", info.Codec, info.Duration, want)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				sum := sha256.Sum256(data)
+				if other, dup := sums[sum]; dup {
+					t.Errorf("voice %q sounds exactly like %q", voice, other)
+				}
+				sums[sum] = voice
+			})
+		}
+	})
+	if len(sums) != len(providers.Voices) {
+		t.Errorf("%d distinct outputs for %d voices", len(sums), len(providers.Voices))
+	}
+}
+
+func TestSpeakSpeeds(t *testing.T) {
+	s := setup(t, Config{})
+	var last time.Duration
+	for _, speed := range []float64{0.25, 0.5, 1, 2, 4} {
+		t.Run(fmt.Sprint(speed), func(t *testing.T) {
+			_, info := speak(t, s, providers.SpeechRequest{Voice: "nova", Text: sample, Format: "mp3", Speed: speed})
+			wpm, tempo := Rate(speed)
+			want := time.Duration(float64(espeakDuration(t, sample, "en-us+f3", wpm)) / tempo)
+			if !near(info.Duration, want, 0.05) {
+				t.Errorf("duration %v, want about %v", info.Duration, want)
+			}
+			if last != 0 && info.Duration >= last {
+				t.Errorf("speed %v lasts %v, not shorter than the slower %v", speed, info.Duration, last)
+			}
+			last = info.Duration
+		})
+	}
+}
+
+// TestSpeakChunked forces small chunks and checks that the samples of every chunk arrive, in
+// full and in order: the lossless result lasts exactly as long as the chunks together.
+func TestSpeakChunked(t *testing.T) {
+	s := setup(t, Config{ChunkChars: 120})
+	text := strings.Repeat("The rain in Spain stays mainly in the plain. Where does it rain? ", 12)
+	chunks := media.SplitText(text, 120)
+	if len(chunks) < 6 {
+		t.Fatalf("only %d chunks", len(chunks))
+	}
+	var want time.Duration
+	for _, c := range chunks {
+		want += espeakDuration(t, c, "en-gb+f4", 175)
+	}
+	var mu sync.Mutex
+	var seen []int
+	req := providers.SpeechRequest{Voice: "shimmer", Text: text, Format: "flac", Speed: 1,
+		Progress: func(p int) { mu.Lock(); seen = append(seen, p); mu.Unlock() }}
+	_, info := speak(t, s, req)
+	if !near(info.Duration, want, 0.002) {
+		t.Errorf("duration %v, want %v (sum of %d chunks)", info.Duration, want, len(chunks))
+	}
+	if len(seen) < len(chunks) || seen[0] != 0 || seen[len(seen)-1] != 100 {
+		t.Errorf("progress %v", seen)
+	}
+	for i := 1; i < len(seen); i++ {
+		if seen[i] < seen[i-1] {
+			t.Errorf("progress went back: %v", seen)
+		}
+	}
+}
+
+func TestSpeakTextThatLooksLikeAnOption(t *testing.T) {
+	s := setup(t, Config{})
+	_, info := speak(t, s, providers.SpeechRequest{Voice: "echo", Text: "--help -v xx --stdout", Format: "opus", Speed: 1})
+	if info.Codec != "opus" || info.Duration < 500*time.Millisecond {
+		t.Errorf("got %s lasting %v, want spoken words", info.Codec, info.Duration)
+	}
+}
+
+func TestSpeakRejects(t *testing.T) {
+	s := New(Config{})
+	tests := []struct {
+		name string
+		req  providers.SpeechRequest
+	}{
+		{"voice", providers.SpeechRequest{Voice: "ash", Text: "hi", Format: "mp3", Speed: 1}},
+		{"format", providers.SpeechRequest{Voice: "alloy", Text: "hi", Format: "wav", Speed: 1}},
+		{"slow", providers.SpeechRequest{Voice: "alloy", Text: "hi", Format: "mp3", Speed: 0.1}},
+		{"fast", providers.SpeechRequest{Voice: "alloy", Text: "hi", Format: "mp3", Speed: 4.5}},
+		{"nan", providers.SpeechRequest{Voice: "alloy", Text: "hi", Format: "mp3", Speed: math.NaN()}},
+		{"empty", providers.SpeechRequest{Voice: "alloy", Text: " \n ", Format: "mp3", Speed: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := s.Speak(context.Background(), tt.req, &out); err == nil {
+				t.Error("accepted")
+			}
+		})
+	}
+}
+
+func TestSpeakCancelled(t *testing.T) {
+	s := setup(t, Config{ChunkChars: 200})
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	text := strings.Repeat("This goes on for a long while. ", 2000)
+	start := time.Now()
+	err := s.Speak(ctx, providers.SpeechRequest{Voice: "onyx", Text: text, Format: "aac", Speed: 1}, &bytes.Buffer{})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("got %v, want a deadline error", err)
+	}
+	if time.Since(start) > 3*time.Second {
+		t.Errorf("cancel took %v", time.Since(start))
+	}
+}
+
+func TestAvailable(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+	}{
+		{"no espeak", Config{Binary: "no-such-espeak-ng"}},
+		{"no ffmpeg", Config{Media: media.New(media.Config{FFmpeg: "no-such-ffmpeg"})}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := New(tt.cfg).Available(); !errors.Is(err, providers.ErrUnavailable) {
+				t.Errorf("got %v, want ErrUnavailable", err)
+			}
+		})
+	}
+}

@@ -20,7 +20,9 @@ import (
 
 	"parla/api"
 	"parla/api/orders"
+	"parla/media"
 	"parla/providers"
+	"parla/providers/espeak"
 	"parla/providers/mail"
 	"parla/providers/storage"
 	"parla/providers/stripe"
@@ -103,7 +105,7 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	if err != nil {
 		return err
 	}
-	speaker, err := newSpeaker(cfg, tmpDir)
+	speaker, err := newSpeaker(cfg, media.New(media.Config{TempDir: tmpDir}))
 	if err != nil {
 		return err
 	}
@@ -180,7 +182,9 @@ func newMailer(cfg Config) (providers.Mailer, error) {
 // Run serves on ln and works jobs until ctx ends, then shuts down in order: stop taking
 // requests, let running jobs finish (or put them back), close the database.
 func (a *App) Run(ctx context.Context, ln net.Listener) error {
-	if err := a.book.Start(ctx); err != nil {
+	// The queue gets its own context: a signal must let running jobs finish (Stop below),
+	// not cut them off.
+	if err := a.book.Start(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
 	served := make(chan error, 1)
@@ -206,4 +210,14 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		errs = append(errs, fmt.Errorf("closing database: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// newSpeaker picks the text-to-speech engine named by TTS_ENGINE.
+func newSpeaker(cfg Config, mediaRunner *media.Runner) (providers.Speaker, error) {
+	switch cfg.TTSEngine {
+	case "openai":
+		return nil, fmt.Errorf("TTS_ENGINE=openai: OPENAI_WIRING_PENDING")
+	default:
+		return espeak.New(espeak.Config{Media: mediaRunner}), nil
+	}
 }

@@ -1,0 +1,41 @@
+# Parla — the two commands a fresh machine needs are `make run` and `make test`.
+SHELL := /bin/bash
+GO    ?= go
+export PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
+
+.PHONY: run test setup ui build go-test ui-test e2e bench clean
+
+## run: install what is missing, build the UI and serve on embedded defaults (:8080)
+run: setup ui
+	$(GO) run .
+
+## test: install what is missing, then every test (Go, UI unit tests, browser end to end)
+test: setup ui go-test ui-test e2e
+
+setup:
+	bash .ci/install
+
+ui:
+	cd webui && npm run build
+
+build: ui
+	$(GO) build -o bin/parla .
+
+go-test:
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 20m ./...
+
+ui-test:
+	cd webui && npm run check:locales && npm test && npm run size
+
+## e2e: the real server on embedded defaults, driven by Chromium like a visitor
+e2e: build
+	bash scripts/e2e.sh
+
+## bench: the performance targets of the issues (see README)
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./providers/espeak/ ./
+	bash scripts/loadtest.sh
+
+clean:
+	rm -rf bin webui/dist/assets webui/dist/index.html

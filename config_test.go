@@ -1,0 +1,68 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func envOf(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestConfigDefaults(t *testing.T) {
+	c, err := loadConfig(envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != ":8080" || c.PublicURL != "http://localhost:8080" || c.TTSEngine != "espeak" ||
+		c.Storage != "disk" || c.PaymentMode() != "test" || c.TTSMaxChars != 100000 || c.RateLimit != 30 {
+		t.Errorf("defaults = %+v", c)
+	}
+	if !strings.HasSuffix(c.DataDir, "/data") {
+		t.Errorf("DATA_DIR default = %s", c.DataDir)
+	}
+}
+
+func TestConfigRefusesBadSettingsWithClearMessages(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"engine", map[string]string{"TTS_ENGINE": "polly"}, "TTS_ENGINE"},
+		{"openai without key", map[string]string{"TTS_ENGINE": "openai"}, "OPENAI_API_KEY"},
+		{"storage", map[string]string{"STORAGE": "s3"}, "STORAGE"},
+		{"minio without endpoint", map[string]string{"STORAGE": "minio", "MINIO_ACCESS_KEY": "a", "MINIO_SECRET_KEY": "b"}, "MINIO_ENDPOINT"},
+		{"addr", map[string]string{"ADDR": "8080"}, "ADDR"},
+		{"public url", map[string]string{"PUBLIC_URL": "parla.example"}, "PUBLIC_URL"},
+		{"stripe half configured", map[string]string{"STRIPE_SECRET_KEY": "sk_test_x"}, "STRIPE_WEBHOOK_SECRET"},
+		{"test checkout in public", map[string]string{"PUBLIC_URL": "https://parla.example"}, "ALLOW_TEST_CHECKOUT"},
+		{"pricing", map[string]string{"PRICING": "{"}, "PRICING"},
+		{"max chars", map[string]string{"TTS_MAX_CHARS": "0"}, "TTS_MAX_CHARS"},
+		{"duration", map[string]string{"FULFIL_RETRY_BASE": "soon"}, "FULFIL_RETRY_BASE"},
+		{"proxies", map[string]string{"TRUSTED_PROXIES": "10.0.0.1,nope"}, "TRUSTED_PROXIES"},
+		{"log level", map[string]string{"LOG_LEVEL": "loud"}, "LOG_LEVEL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := loadConfig(envOf(tt.env))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error = %v, want one naming %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestConfigAcceptsExplicitTestCheckoutAndFullStripe(t *testing.T) {
+	if _, err := loadConfig(envOf(map[string]string{"PUBLIC_URL": "https://parla.example", "ALLOW_TEST_CHECKOUT": "1"})); err != nil {
+		t.Errorf("explicit test checkout refused: %v", err)
+	}
+	c, err := loadConfig(envOf(map[string]string{"PUBLIC_URL": "https://parla.example/", "STRIPE_SECRET_KEY": "sk_test_x",
+		"STRIPE_WEBHOOK_SECRET": "whsec_x", "STRIPE_PUBLISHABLE_KEY": "pk_test_x"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PaymentMode() != "stripe" || c.PublicURL != "https://parla.example" {
+		t.Errorf("got mode %s, public URL %s", c.PaymentMode(), c.PublicURL)
+	}
+}

@@ -1,0 +1,459 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"parla/providers/stripe"
+	"parla/providers/testkit"
+)
+
+// harness runs the real app, as main does, on a loopback port.
+type harness struct {
+	t    *testing.T
+	base string
+	cfg  Config
+	app  *App
+}
+
+// startApp boots the product on embedded defaults plus env.
+func startApp(t *testing.T, env map[string]string) *harness {
+	t.Helper()
+	addr := testkit.FreePort(t)
+	all := map[string]string{"ADDR": addr, "DATA_DIR": t.TempDir(), "PUBLIC_URL": "http://" + addr,
+		"RATE_LIMIT": "0", "FULFIL_RETRY_BASE": "100ms", "LOG_LEVEL": "warn"}
+	for k, v := range env {
+		all[k] = v
+	}
+	cfg, err := loadConfig(envOf(all))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ctx, cancel := context.WithCancel(context.Background())
+	app, err := build(ctx, cfg, log)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	h := &harness{t: t, base: "http://" + addr, cfg: cfg, app: app}
+	h.wantStatus(h.get("/healthz"), 200)
+	return h
+}
+
+var noRedirect = &http.Client{
+	Timeout:       30 * time.Second,
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r reply) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("answer is not JSON (%d): %s", r.status, r.body)
+	}
+	return m
+}
+
+func (h *harness) do(method, path, ctype string, body []byte, header map[string]string) reply {
+	h.t.Helper()
+	url := path
+	if !strings.HasPrefix(path, "http") {
+		url = h.base + path
+	}
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return reply{resp.StatusCode, resp.Header, b}
+}
+
+func (h *harness) get(path string) reply { return h.do("GET", path, "", nil, nil) }
+
+func (h *harness) postJSON(path string, v any) reply {
+	b, err := json.Marshal(v)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return h.do("POST", path, "application/json", b, nil)
+}
+
+func (h *harness) wantStatus(r reply, status int) {
+	h.t.Helper()
+	if r.status != status {
+		h.t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	}
+}
+
+func ttsOrder(text, voice, format string, speed float64, email, locale string) map[string]any {
+	return map[string]any{"order": map[string]any{"voice": voice, "input": text, "format": format,
+		"speed": speed, "email": email, "emailVerify": email, "locale": locale}}
+}
+
+// checkout creates a TTS checkout and returns its session id and URL.
+func (h *harness) checkout(order map[string]any) (string, string) {
+	h.t.Helper()
+	r := h.postJSON("/payment/tts/create-checkout-session", order)
+	h.wantStatus(r, 200)
+	m := r.json(h.t)
+	if m["ok"] != true || m["currency"] != "eur" {
+		h.t.Fatalf("checkout answer %s", r.body)
+	}
+	return m["sessionId"].(string), m["url"].(string)
+}
+
+// waitForLink polls the result endpoint as the confirmation page does.
+func (h *harness) waitForLink(sessionID string, within time.Duration) string {
+	h.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		r := h.postJSON("/services/tts", map[string]string{"sessionId": sessionID})
+		switch r.status {
+		case 200:
+			m := r.json(h.t)
+			return m["data"].(map[string]any)["data"].(string)
+		case 202:
+		default:
+			h.t.Fatalf("result: %d %s", r.status, r.body)
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("no link within %v: %s", within, r.body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// probe reads codec and duration of an audio file with ffprobe.
+func probe(t *testing.T, data []byte) (codec string, seconds float64) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "result")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(testkit.Binary(t, "ffprobe"), "-v", "error", "-select_streams", "a:0",
+		"-show_entries", "stream=codec_name:format=duration", "-of", "json", path).Output()
+	if err != nil {
+		t.Fatalf("ffprobe: %v", err)
+	}
+	var p struct {
+		Streams []struct {
+			Codec string `json:"codec_name"`
+		} `json:"streams"`
+		Format struct {
+			Duration string `json:"duration"`
+		} `json:"format"`
+	}
+	if err := json.Unmarshal(out, &p); err != nil || len(p.Streams) == 0 {
+		t.Fatalf("ffprobe output %s: %v", out, err)
+	}
+	fmt.Sscan(p.Format.Duration, &seconds)
+	return p.Streams[0].Codec, seconds
+}
+
+func requireMediaTools(t *testing.T) {
+	for _, b := range []string{"espeak-ng", "ffmpeg", "ffprobe"} {
+		testkit.Binary(t, b)
+	}
+}
+
+func TestEndToEndOnEmbeddedDefaults(t *testing.T) {
+	requireMediaTools(t)
+	h := startApp(t, nil)
+
+	cfg := h.get("/api/config").json(t)
+	if cfg["payment"].(map[string]any)["mode"] != "test" || cfg["services"].(map[string]any)["tts"].(map[string]any)["open"] != true {
+		t.Fatalf("config: %v", cfg)
+	}
+	text := "Привет! Это проверка. Hello from Parla, the pay-per-use speech site."
+	sessionID, url := h.checkout(ttsOrder(text, "echo", "opus", 1.25, "visitor@example.com", "ru"))
+
+	h.wantStatus(h.postJSON("/services/tts", map[string]string{"sessionId": sessionID}), 402)
+	page := h.get(url)
+	h.wantStatus(page, 200)
+	if !bytes.Contains(page.body, []byte("0.99")) || !bytes.Contains(bytes.ToUpper(page.body), []byte("TEST")) {
+		t.Errorf("test checkout page lacks the amount or the test marking:\n%s", page.body)
+	}
+	paidAt := time.Now()
+	pay := h.do("POST", url+"/pay", "", nil, nil)
+	h.wantStatus(pay, 303)
+	if want := h.cfg.PublicURL + "/payment/success?session_id=" + sessionID; pay.header.Get("Location") != want {
+		t.Errorf("pay redirects to %q, want %q", pay.header.Get("Location"), want)
+	}
+	lookup := h.get("/payment/tts/checkout-session?sessionId=" + sessionID).json(t)
+	if lookup["ok"] != true || lookup["payment_status"] != "paid" || lookup["payment_intent"] == "" {
+		t.Errorf("lookup after payment: %v", lookup)
+	}
+	link := h.waitForLink(sessionID, 20*time.Second)
+	t.Logf("link ready %v after payment", time.Since(paidAt).Round(time.Millisecond))
+
+	dl := h.get(link)
+	h.wantStatus(dl, 200)
+	if cd := dl.header.Get("Content-Disposition"); !strings.HasPrefix(cd, `attachment; filename="parla-speech-`) || !strings.HasSuffix(cd, `.opus"`) {
+		t.Errorf("Content-Disposition = %q", cd)
+	}
+	codec, secs := probe(t, dl.body)
+	if codec != "opus" || secs < 2 || secs > 20 {
+		t.Errorf("result is %s of %.1fs, want opus speech of a few seconds", codec, secs)
+	}
+
+	mails, _ := filepath.Glob(filepath.Join(h.cfg.DataDir, "outbox", "*.eml"))
+	if len(mails) != 1 {
+		t.Fatalf("%d messages in the outbox, want 1", len(mails))
+	}
+	msg, _ := os.ReadFile(mails[0])
+	if !bytes.Contains(msg, []byte(link)) || !bytes.Contains(msg, []byte("visitor@example.com")) {
+		t.Errorf("outbox message lacks the link or the address:\n%s", msg)
+	}
+	// Russian subject, RFC 2047-encoded
+	if !bytes.Contains(msg, []byte("=?UTF-8?q?Parla:_=D1=80=D0=B5")) {
+		t.Errorf("subject is not the localized (encoded) one:\n%s", msg[:min(len(msg), 400)])
+	}
+
+	h.wantStatus(h.get("/payment/sst/checkout-session?sessionId="+sessionID), 404)
+	done := h.postJSON("/services/tts", map[string]string{"sessionId": sessionID}).json(t)
+	if done["order"].(map[string]any)["status"] != "done" {
+		t.Errorf("order after delivery: %v", done)
+	}
+}
+
+func TestEndToEndWithMinIOAndSMTP(t *testing.T) {
+	requireMediaTools(t)
+	minio := testkit.StartMinIO(t)
+	smtp := testkit.StartSMTP(t)
+	h := startApp(t, map[string]string{
+		"STORAGE": "minio", "MINIO_ENDPOINT": minio.Endpoint, "MINIO_ACCESS_KEY": minio.AccessKey,
+		"MINIO_SECRET_KEY": minio.SecretKey, "MINIO_BUCKET": "parla-e2e", "SMTP_URL": smtp.URL(),
+	})
+	sessionID, url := h.checkout(ttsOrder("Stored in MinIO and sent by SMTP.", "shimmer", "flac", 0.8, "buyer@example.org", "jp"))
+	h.wantStatus(h.do("POST", url+"/pay", "", nil, nil), 303)
+	link := h.waitForLink(sessionID, 20*time.Second)
+
+	redirect := h.get(link)
+	h.wantStatus(redirect, 302)
+	loc := redirect.header.Get("Location")
+	if !strings.Contains(loc, minio.Endpoint) || !strings.Contains(loc, "X-Amz-Signature") {
+		t.Fatalf("download redirects to %q, want a presigned MinIO URL", loc)
+	}
+	file := h.get(loc)
+	h.wantStatus(file, 200)
+	if cd := file.header.Get("Content-Disposition"); !strings.Contains(cd, "attachment") || !strings.Contains(cd, ".flac") {
+		t.Errorf("MinIO Content-Disposition = %q", cd)
+	}
+	if codec, secs := probe(t, file.body); codec != "flac" || secs < 1 {
+		t.Errorf("result is %s of %.1fs", codec, secs)
+	}
+	got := smtp.WaitForMessages(t, 1, 10*time.Second)
+	if len(got) != 1 || got[0].To[0] != "buyer@example.org" || !bytes.Contains(got[0].Data, []byte(link)) {
+		t.Fatalf("SMTP received %d messages; first: %+v", len(got), got)
+	}
+	if !bytes.Contains(got[0].Data, []byte("=?UTF-8?")) {
+		t.Errorf("Japanese subject not encoded:\n%s", got[0].Data[:400])
+	}
+}
+
+func TestBadInputGetsClearErrorsAndChargesNothing(t *testing.T) {
+	h := startApp(t, map[string]string{"TTS_MAX_CHARS": "50"})
+	ok := func() map[string]any { return ttsOrder("Hello there.", "alloy", "mp3", 1, "a@example.com", "en") }
+	edit := func(f func(o map[string]any)) map[string]any {
+		m := ok()
+		f(m["order"].(map[string]any))
+		return m
+	}
+	tests := []struct {
+		name   string
+		body   any
+		status int
+		code   string
+	}{
+		{"unknown voice", edit(func(o map[string]any) { o["voice"] = "bob" }), 400, "invalid_voice"},
+		{"unknown format", edit(func(o map[string]any) { o["format"] = "wav" }), 400, "invalid_format"},
+		{"too slow", edit(func(o map[string]any) { o["speed"] = 0.2 }), 400, "invalid_speed"},
+		{"too fast", edit(func(o map[string]any) { o["speed"] = 4.5 }), 400, "invalid_speed"},
+		{"speed not a number", edit(func(o map[string]any) { o["speed"] = "fast" }), 400, "invalid_json"},
+		{"empty text", edit(func(o map[string]any) { o["input"] = "" }), 400, "empty_text"},
+		{"oversized text", edit(func(o map[string]any) { o["input"] = strings.Repeat("a", 51) }), 400, "text_too_long"},
+		{"malformed e-mail", edit(func(o map[string]any) { o["email"], o["emailVerify"] = "nope", "nope" }), 400, "invalid_email"},
+		{"CR/LF in e-mail", edit(func(o map[string]any) {
+			o["email"], o["emailVerify"] = "a@example.com\r\nBcc: b@example.com", "a@example.com\r\nBcc: b@example.com"
+		}), 400, "invalid_email"},
+		{"mismatched e-mails", edit(func(o map[string]any) { o["emailVerify"] = "b@example.com" }), 400, "email_mismatch"},
+		{"unknown locale", edit(func(o map[string]any) { o["locale"] = "xx" }), 400, "invalid_locale"},
+		{"stale price", func() map[string]any {
+			m := ok()
+			m["products"] = []any{map[string]any{"price_data": map[string]any{"currency": "eur", "unit_amount": 1}, "quantity": 1}}
+			return m
+		}(), 409, "price_mismatch"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := h.postJSON("/payment/tts/create-checkout-session", tt.body)
+			e := r.json(t)
+			if r.status != tt.status || e["ok"] != false || e["error"].(map[string]any)["code"] != tt.code {
+				t.Errorf("got %d %s, want %d %s", r.status, r.body, tt.status, tt.code)
+			}
+		})
+	}
+	raw := []struct {
+		name, method, path, body string
+		status                   int
+		code                     string
+	}{
+		{"not JSON", "POST", "/payment/tts/create-checkout-session", "{voice:", 400, "invalid_json"},
+		{"unknown session lookup", "GET", "/payment/tts/checkout-session?sessionId=cs_test_nope", "", 404, "session_not_found"},
+		{"missing session lookup", "GET", "/payment/tts/checkout-session", "", 400, "missing_session"},
+		{"unknown session result", "POST", "/services/tts", `{"sessionId":"cs_test_nope"}`, 404, "session_not_found"},
+		{"missing session result", "POST", "/services/tts", `{}`, 400, "missing_session"},
+		{"unknown service", "POST", "/services/xyz", `{"sessionId":"x"}`, 404, "not_found"},
+		{"unknown download", "GET", "/d/nope", "", 404, "not_found"},
+		{"unknown API path", "GET", "/api/nope", "", 404, "not_found"},
+		{"webhook without Stripe", "POST", "/webhooks/stripe", `{}`, 404, "not_found"},
+		{"unknown test checkout", "GET", "/checkout/test/cs_test_nope", "", 404, "session_not_found"},
+	}
+	for _, tt := range raw {
+		t.Run(tt.name, func(t *testing.T) {
+			r := h.do(tt.method, tt.path, "application/json", []byte(tt.body), nil)
+			e := r.json(t)
+			if r.status != tt.status || e["error"].(map[string]any)["code"] != tt.code {
+				t.Errorf("got %d %s, want %d %s", r.status, r.body, tt.status, tt.code)
+			}
+		})
+	}
+	var orders, sessions int
+	h.app.db.QueryRow(`SELECT COUNT(*) FROM orders`).Scan(&orders)
+	h.app.db.QueryRow(`SELECT COUNT(*) FROM test_checkout_sessions`).Scan(&sessions)
+	if orders != 0 || sessions != 0 {
+		t.Errorf("refused requests left %d orders and %d checkout sessions", orders, sessions)
+	}
+
+	// An unpaid order produces nothing and is refused with 402.
+	sessionID, _ := h.checkout(ok())
+	r := h.postJSON("/services/tts", map[string]string{"sessionId": sessionID})
+	if r.status != 402 || r.json(t)["error"].(map[string]any)["code"] != "payment_required" {
+		t.Errorf("unpaid result: %d %s", r.status, r.body)
+	}
+	files, _ := filepath.Glob(filepath.Join(h.cfg.DataDir, "files", "results", "*"))
+	if len(files) != 0 {
+		t.Errorf("files produced for an unpaid order: %v", files)
+	}
+}
+
+func TestStripeWebhooks(t *testing.T) {
+	requireMediaTools(t)
+	mock := testkit.StartStripeMock(t)
+	const secret = "whsec_parla_test_secret"
+	h := startApp(t, map[string]string{"STRIPE_SECRET_KEY": "sk_test_parla", "STRIPE_WEBHOOK_SECRET": secret,
+		"STRIPE_PUBLISHABLE_KEY": "pk_test_parla", "STRIPE_API_BASE": mock})
+	cfg := h.get("/api/config").json(t)
+	if p := cfg["payment"].(map[string]any); p["mode"] != "stripe" || p["publishableKey"] != "pk_test_parla" {
+		t.Fatalf("payment config: %v", p)
+	}
+	sessionID, url := h.checkout(ttsOrder("Paid through Stripe.", "onyx", "mp3", 1, "s@example.com", "es"))
+	if !strings.HasPrefix(sessionID, "cs_") || !strings.HasPrefix(url, "https://") {
+		t.Fatalf("stripe session %q url %q", sessionID, url)
+	}
+	h.wantStatus(h.get("/checkout/test/"+sessionID), 404) // no test checkout with real payments
+
+	event := func(id, typ, paymentStatus string) []byte {
+		return []byte(fmt.Sprintf(`{"id":%q,"object":"event","type":%q,"created":%d,"api_version":"2023-10-16",
+			"data":{"object":{"id":%q,"object":"checkout.session","payment_status":%q,"status":"complete",
+			"payment_intent":"pi_parla_1","amount_total":99,"currency":"eur","client_reference_id":"",
+			"customer_details":{"email":"s@example.com","name":"S"},"metadata":{}}}}`,
+			id, typ, time.Now().Unix(), sessionID, paymentStatus))
+	}
+	send := func(body []byte, sig string) reply {
+		hdr := map[string]string{}
+		if sig != "" {
+			hdr["Stripe-Signature"] = sig
+		}
+		return h.do("POST", "/webhooks/stripe", "application/json", body, hdr)
+	}
+	expired := event("evt_expired_first", "checkout.session.expired", "unpaid")
+	completed := event("evt_completed", "checkout.session.completed", "paid")
+
+	tests := []struct {
+		name   string
+		body   []byte
+		sig    string
+		status int
+		code   string
+	}{
+		{"unsigned", completed, "", 400, "invalid_signature"},
+		{"wrong secret", completed, stripe.SignPayload(completed, "whsec_other", time.Now()), 400, "invalid_signature"},
+		{"tampered", bytes.Replace(completed, []byte(`"amount_total":99`), []byte(`"amount_total":1`), 1),
+			stripe.SignPayload(completed, secret, time.Now()), 400, "invalid_signature"},
+		{"stale", completed, stripe.SignPayload(completed, secret, time.Now().Add(-time.Hour)), 400, "invalid_signature"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := send(tt.body, tt.sig)
+			if r.status != tt.status || r.json(t)["error"].(map[string]any)["code"] != tt.code {
+				t.Errorf("got %d %s, want %d %s", r.status, r.body, tt.status, tt.code)
+			}
+		})
+	}
+	h.wantStatus(h.postJSON("/services/tts", map[string]string{"sessionId": sessionID}), 402)
+
+	// Out of order: a paid event arrives first, then a stale "expired" must not undo it.
+	r := send(completed, stripe.SignPayload(completed, secret, time.Now()))
+	h.wantStatus(r, 200)
+	dup := send(completed, stripe.SignPayload(completed, secret, time.Now()))
+	if dup.status != 200 || dup.json(t)["duplicate"] != true {
+		t.Errorf("replayed event: %d %s", dup.status, dup.body)
+	}
+	h.wantStatus(send(expired, stripe.SignPayload(expired, secret, time.Now())), 200)
+	link := h.waitForLink(sessionID, 20*time.Second)
+	if codec, _ := probe(t, h.get(link).body); codec != "mp3" {
+		t.Errorf("result codec %s", codec)
+	}
+	var jobs int
+	h.app.db.QueryRow(`SELECT COUNT(*) FROM river_job WHERE kind = 'fulfil'`).Scan(&jobs)
+	if jobs != 1 {
+		t.Errorf("%d fulfilment jobs, want exactly 1", jobs)
+	}
+}

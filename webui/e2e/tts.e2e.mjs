@@ -1,0 +1,382 @@
+// Browser test of the text-to-speech journey, as a visitor does it, against a
+// running Parla server with the built-in test checkout.
+//
+//   BASE_URL=http://127.0.0.1:4000 OUTBOX_DIR=$DATA_DIR/outbox \
+//   SCREENSHOT_DIR=test-artifacts/screenshots node webui/e2e/tts.e2e.mjs
+//
+// Drives Debian's chromium (CHROMIUM, default /usr/bin/chromium) through
+// playwright-core. Prints one line per check and a final "N passed, M failed";
+// exits non-zero on any failure.
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const BASE = (process.env.BASE_URL || "http://127.0.0.1:4000").replace(/\/$/, "");
+const OUTBOX = process.env.OUTBOX_DIR || "";
+const SHOTS = process.env.SCREENSHOT_DIR || "test-artifacts/screenshots";
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const LANGS = ["en", "jp", "es", "ru", "zh", "ar"];
+const EMAIL = "visitor@example.com";
+const started = Date.now();
+
+let passed = 0;
+let failed = 0;
+const facts = {};
+
+/** Runs one check; a failure is counted and printed, the journey goes on. */
+async function check(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    passed++;
+    console.log(`ok    ${name} (${Date.now() - t0} ms)`);
+    return true;
+  } catch (err) {
+    failed++;
+    console.log(`FAIL  ${name}: ${String(err?.message || err).split("\n")[0]}`);
+    return false;
+  }
+}
+
+function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until fn() returns something truthy. */
+async function until(fn, what, timeoutMs = 15000, everyMs = 250) {
+  const end = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < end) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(everyMs);
+  }
+  throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ""}`);
+}
+
+/** Kind of audio in the first bytes, or "" if they are not audio. */
+function audioKind(buf) {
+  const b = buf.subarray(0, 12);
+  if (b.toString("latin1", 0, 3) === "ID3") return "mp3";
+  if (b[0] === 0xff && (b[1] & 0xe0) === 0xe0) return (b[1] & 0x06) === 0 ? "aac" : "mp3"; // MPEG frame / ADTS
+  if (b.toString("latin1", 0, 4) === "fLaC") return "flac";
+  if (b.toString("latin1", 0, 4) === "OggS") return "opus";
+  if (b.toString("latin1", 4, 8) === "ftyp") return "aac";
+  return "";
+}
+
+/** Text of an .eml with quoted-printable and base64 parts decoded, so a link can be searched. */
+function emlText(raw) {
+  const qp = raw.replace(/=\r?\n/g, "").replace(/=([0-9A-F]{2})/g, (_, h) => String.fromCharCode(parseInt(h, 16)));
+  const b64 = [...raw.matchAll(/\r?\n\r?\n([A-Za-z0-9+/=\r\n]{40,})/g)]
+    .map((m) => {
+      try {
+        return Buffer.from(m[1].replace(/\s+/g, ""), "base64").toString("utf8");
+      } catch {
+        return "";
+      }
+    })
+    .join("\n");
+  return `${raw}\n${qp}\n${b64}`;
+}
+
+function listEml(dir) {
+  const out = [];
+  const walk = (d) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      const st = statSync(p);
+      if (st.isDirectory()) walk(p);
+      else if (name.endsWith(".eml")) out.push({ path: p, mtime: st.mtimeMs });
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+async function main() {
+  mkdirSync(SHOTS, { recursive: true });
+  const profile = mkdtempSync(join(tmpdir(), "parla-e2e-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    acceptDownloads: true,
+    viewport: { width: 1280, height: 900 },
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+      "--autoplay-policy=no-user-gesture-required",
+    ],
+  });
+  const page = context.pages()[0] || (await context.newPage());
+  const pageErrors = [];
+  page.on("pageerror", (e) => pageErrors.push(e.message));
+  page.on("dialog", (d) => {
+    pageErrors.push(`unexpected dialog: ${d.message()}`);
+    d.dismiss().catch(() => {});
+  });
+  const shot = (name) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  const setLang = async (lng) => {
+    await page.getByTestId("language").selectOption(lng);
+    await until(() => page.evaluate((l) => localStorage.getItem("lang") === l, lng), `language ${lng}`);
+    await page.waitForTimeout(100);
+  };
+
+  let config;
+  try {
+    await check("GET /api/config answers the contract", async () => {
+      const res = await page.request.get(`${BASE}/api/config`);
+      assert(res.ok(), `status ${res.status()}`);
+      config = await res.json();
+      assert(config.tts?.price?.unitChars > 0, "no tts price");
+      assert(config.services?.tts?.open, "tts service is closed on this server");
+      facts.config = { version: config.version, paymentMode: config.payment?.mode, price: config.tts.price };
+    });
+    if (!config) throw new Error("no config: cannot go on");
+    const money = (cents, locale = "en") =>
+      new Intl.NumberFormat(locale, { style: "currency", currency: config.currency.toUpperCase() }).format(cents / 100);
+
+    await check("about page: title, slogan, nav, footer version", async () => {
+      await page.goto(`${BASE}/`, { waitUntil: "networkidle" });
+      await page.getByRole("heading", { level: 1 }).waitFor();
+      assert((await page.locator(".brand-title").textContent()) === "Parla", "product title");
+      assert((await page.locator(".slogan").textContent()).length > 10, "slogan");
+      assert((await page.locator("nav a[aria-current=page]").textContent()) === "About", "active link is About");
+      await page.getByText(config.version, { exact: true }).waitFor({ timeout: 5000 });
+      assert((await page.locator(".points > li").count()) === 6, "six about points");
+      await shot("en-about");
+    });
+
+    for (const lng of LANGS) {
+      await check(`language ${lng}: texts, <html lang/dir>, metadata`, async () => {
+        await setLang(lng);
+        const s = await page.evaluate(() => ({
+          lang: document.documentElement.lang,
+          dir: document.documentElement.dir,
+          title: document.title,
+          desc: document.querySelector('meta[name="description"]')?.content,
+          og: document.querySelector('meta[property="og:locale"]')?.content,
+          tw: document.querySelector('meta[name="twitter:title"]')?.content,
+          nav: [...document.querySelectorAll("nav a")].map((a) => a.textContent),
+        }));
+        assert(s.dir === (lng === "ar" ? "rtl" : "ltr"), `dir ${s.dir}`);
+        assert(s.lang === { jp: "ja", zh: "zh-CN" }[lng] || s.lang === lng, `lang ${s.lang}`);
+        assert(s.title && s.desc && s.og && s.tw, "metadata missing");
+        if (lng !== "en") assert(s.nav[1] !== "Text to speech", `nav still English: ${s.nav}`);
+        facts[`title_${lng}`] = s.title;
+      });
+    }
+    await check("language is remembered after a reload", async () => {
+      await setLang("ar");
+      await page.reload({ waitUntil: "networkidle" });
+      assert((await page.evaluate(() => document.documentElement.dir)) === "rtl", "not rtl after reload");
+      await shot("ar-about");
+      await setLang("en");
+    });
+
+    await check("nav to /tts highlights it", async () => {
+      await page.getByRole("navigation").getByRole("link", { name: "Text to speech" }).click();
+      await page.waitForURL(`${BASE}/tts`);
+      await page.getByPlaceholder("Enter your text here").waitFor();
+      assert((await page.locator("nav a[aria-current=page]").textContent()) === "Text to speech", "active link");
+    });
+
+    await check("/tts time to interactive (fresh load)", async () => {
+      await page.goto(`${BASE}/tts`, { waitUntil: "commit" });
+      await page.getByPlaceholder("Enter your text here").waitFor();
+      const t = await page.evaluate(() => {
+        const nav = performance.getEntriesByType("navigation")[0];
+        return { ready: Math.round(performance.now()), domInteractive: Math.round(nav.domInteractive), load: Math.round(nav.loadEventEnd) };
+      });
+      facts.tti = t;
+      console.log(`      /tts ready for input at ${t.ready} ms (domInteractive ${t.domInteractive} ms, load ${t.load} ms)`);
+      assert(t.ready < 5000, "slower than 5 s");
+    });
+
+    await check("voice sample plays (GET /api/tts/samples/echo)", async () => {
+      const res = await page.request.get(`${BASE}/api/tts/samples/echo`);
+      assert(res.ok(), `sample status ${res.status()}`);
+      assert(audioKind(await res.body()), "sample is not audio");
+      const state = await page.locator('[data-voice="echo"] audio').evaluate(
+        (a) =>
+          new Promise((resolve) => {
+            const done = (r) => resolve({ r, t: a.currentTime, ready: a.readyState, err: a.error?.code });
+            a.addEventListener("playing", () => setTimeout(() => done("playing"), 300), { once: true });
+            a.addEventListener("ended", () => done("ended"), { once: true });
+            a.addEventListener("error", () => done("error"), { once: true });
+            a.play().catch((e) => done(`play() rejected: ${e.name}`));
+            setTimeout(() => done("timeout"), 10000);
+          }),
+      );
+      assert(state.r === "playing" || state.r === "ended", JSON.stringify(state));
+      assert(await page.getByRole("radio", { name: "Echo" }).isChecked(), "playing a sample selects its voice");
+    });
+
+    const unit = config.tts.price.unitChars;
+    const amount = config.tts.price.unitAmount;
+    const text = "Hello from Parla. Bonjour 😀 你好 مرحبا.";
+    await check("typing shows the live count (code points) and cost", async () => {
+      const box = page.getByPlaceholder("Enter your text here");
+      assert(await page.getByText("Enter text to convert to voice in the previous steps.").isVisible(), "prompt");
+      await box.fill("x".repeat(unit + 1));
+      await until(async () => (await page.getByTestId("cost").textContent()) === `Cost: ${money(2 * amount)}`, `cost of ${unit + 1}`, 3000);
+      await box.fill("");
+      await box.pressSequentially("Hi 😀");
+      assert((await page.getByTestId("char-count").textContent()) === "Characters: 4", await page.getByTestId("char-count").textContent());
+      await box.fill(text);
+      const n = [...text].length;
+      assert((await page.getByTestId("char-count").textContent()) === `Characters: ${n}`, "count");
+      assert((await page.getByTestId("cost").textContent()) === `Cost: ${money(amount)}`, "cost");
+    });
+
+    await check("change voice, format and speed (keyboard, reset)", async () => {
+      await page.getByRole("radio", { name: "Nova" }).check();
+      await page.getByRole("radio", { name: /flac/ }).check();
+      await page.getByRole("radio", { name: /mp3/ }).check();
+      const slider = page.getByLabel("Speed");
+      await slider.focus();
+      for (let i = 0; i < 25; i++) await page.keyboard.press("ArrowRight");
+      assert((await page.getByTestId("speed-value").textContent()) === "1.25", await page.getByTestId("speed-value").textContent());
+      await page.getByRole("button", { name: "Reset" }).click();
+      assert((await page.getByTestId("speed-value").textContent()) === "1.00", "reset");
+      await slider.focus();
+      for (let i = 0; i < 10; i++) await page.keyboard.press("ArrowRight");
+      assert((await page.getByTestId("speed-value").textContent()) === "1.10", "1.10");
+      assert(await page.getByRole("radio", { name: "Nova" }).isChecked(), "Nova");
+    });
+
+    await check("different e-mails: warning, no pay button; fixed: pay button", async () => {
+      await page.getByLabel("E-mail", { exact: true }).fill(EMAIL);
+      await page.getByLabel("Verify e-mail").fill("visitor@example.org");
+      await page.getByText("Warning: emails do not match").waitFor();
+      assert((await page.getByTestId("pay").count()) === 0, "pay button shown despite mismatch");
+      await page.getByLabel("Verify e-mail").fill(EMAIL);
+      await page.getByTestId("pay").waitFor();
+      assert((await page.getByText("Warning: emails do not match").count()) === 0, "warning stays");
+      assert((await page.getByTestId("pay").textContent()).includes(money(amount)), "amount on the button");
+    });
+
+    await check("375 px wide: no horizontal scrolling on /tts", async () => {
+      await page.setViewportSize({ width: 375, height: 800 });
+      await page.waitForTimeout(200);
+      const w = await page.evaluate(() => document.documentElement.scrollWidth);
+      await shot("en-tts-375px");
+      await page.setViewportSize({ width: 1280, height: 900 });
+      assert(w <= 375, `page is ${w}px wide`);
+    });
+    await shot("en-tts");
+
+    await check("cancel on the test checkout returns to /tts with the choices restored", async () => {
+      await page.getByTestId("pay").click();
+      await page.waitForURL(/\/checkout\/test\//, { timeout: 15000 });
+      await page.getByRole("button", { name: "Cancel" }).click();
+      await page.waitForURL(`${BASE}/tts**`, { timeout: 15000 });
+      await page.getByPlaceholder("Enter your text here").waitFor();
+      assert((await page.getByPlaceholder("Enter your text here").inputValue()) === text, "text not restored");
+      assert(await page.getByRole("radio", { name: "Nova" }).isChecked(), "voice not restored");
+      assert((await page.getByTestId("speed-value").textContent()) === "1.10", "speed not restored");
+    });
+
+    let sessionId = "";
+    await check("pay on the test checkout", async () => {
+      await page.getByTestId("pay").click();
+      await page.waitForURL(/\/checkout\/test\//, { timeout: 15000 });
+      sessionId = await page.evaluate(() => localStorage.getItem("sessionId"));
+      assert(sessionId, "sessionId not stored");
+      const saved = await page.evaluate(() => JSON.parse(localStorage.getItem("tts")));
+      assert(saved.activeVoice === "nova" && saved.outputFormat === "mp3" && saved.speed === 1.1 && saved.email === EMAIL, JSON.stringify(saved));
+      await shot("en-checkout");
+      await page.getByRole("button", { name: /^Pay/ }).click();
+      await page.waitForURL(/\/payment\/success/, { timeout: 15000 });
+    });
+
+    let link = "";
+    await check("/payment/success: progress, then the link", async () => {
+      await page.getByText("Payment successful").waitFor({ timeout: 10000 }).catch(() => {});
+      assert((await page.evaluate(() => localStorage.getItem("sessionId"))) === null, "sessionId kept in storage");
+      await page.getByTestId("success").waitFor({ timeout: 180000 });
+      link = await page.getByTestId("download").getAttribute("href");
+      assert(link, "no link");
+      assert(await page.getByText(EMAIL, { exact: false }).isVisible(), "address not shown");
+      assert(await page.getByText(`expires in ${config.linkDays} days`, { exact: false }).isVisible(), "expiry warning");
+      assert((await page.evaluate(() => localStorage.getItem("tts"))) === null, "tts record not cleared");
+      await shot("en-success");
+      await setLang("ar");
+      await shot("ar-success");
+      await setLang("en");
+    });
+
+    await check("download the file: it is mp3 audio", async () => {
+      const [dl] = await Promise.all([page.waitForEvent("download", { timeout: 30000 }), page.getByTestId("download").click()]);
+      const buf = readFileSync(await dl.path());
+      facts.download = { bytes: buf.length, name: dl.suggestedFilename() };
+      assert(buf.length > 1000, `only ${buf.length} bytes`);
+      assert(audioKind(buf) === "mp3", `not mp3: ${buf.subarray(0, 4).toString("hex")}`);
+    });
+
+    await check("the e-mail in OUTBOX_DIR carries the link", async () => {
+      assert(OUTBOX, "OUTBOX_DIR not set");
+      const path = new URL(link, BASE).pathname;
+      const found = await until(
+        () =>
+          listEml(OUTBOX)
+            .filter((f) => f.mtime >= started - 1000)
+            .find((f) => emlText(readFileSync(f.path, "latin1")).includes(path)),
+        `an .eml containing ${path}`,
+        60000,
+        500,
+      );
+      facts.email = found.path;
+    });
+
+    for (const lng of ["en", "ar"]) {
+      await check(`screenshots of every page in ${lng}`, async () => {
+        for (const [name, path] of [
+          ["about", "/"],
+          ["tts", "/tts"],
+          ["sst", "/sst"],
+          ["vtt", "/vtt"],
+          ["payment-error", "/payment/error?service=tts&code=price_mismatch"],
+          ["not-found", "/no-such-page"],
+        ]) {
+          await page.goto(`${BASE}${path}`, { waitUntil: "networkidle" });
+          await setLang(lng);
+          await page.getByRole("heading", { level: 1 }).first().waitFor();
+          if (name === "payment-error") {
+            const title = await page.getByRole("heading", { level: 1 }).textContent();
+            assert(title === (lng === "en" ? "Payment Error" : "خطأ في الدفع"), `title ${title}`);
+          }
+          await shot(`${lng}-${name}`);
+        }
+        await setLang("en");
+      });
+    }
+
+    await check("no uncaught errors or unexpected dialogs in the page", async () => {
+      assert(pageErrors.length === 0, pageErrors.join(" | "));
+    });
+  } catch (err) {
+    failed++;
+    console.log(`FAIL  aborted: ${err.message}`);
+  } finally {
+    await context.close().catch(() => {});
+    rmSync(profile, { recursive: true, force: true });
+  }
+  console.log(`facts: ${JSON.stringify(facts)}`);
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
+
+main();

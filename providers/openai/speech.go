@@ -1,0 +1,225 @@
+// Package openai reaches the OpenAI API, or any server that speaks it (set BaseURL), through
+// github.com/sashabaranov/go-openai. This file is the text-to-speech engine.
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	goopenai "github.com/sashabaranov/go-openai"
+
+	"parla/media"
+	"parla/providers"
+)
+
+// MaxInputChars is the most characters OpenAI's speech endpoint takes in one call.
+const MaxInputChars = 4096
+
+// pcmRate is the sample rate of the speech endpoint's "pcm" answers (signed 16-bit
+// little-endian, mono).
+const pcmRate = 24000
+
+// Config configures the engine.
+type Config struct {
+	// APIKey is the bearer token. Without it the engine is unavailable.
+	APIKey string
+	// BaseURL of the API including the version, e.g. "http://localhost:8000/v1" for an
+	// OpenAI-compatible server. Default "https://api.openai.com/v1".
+	BaseURL string
+	// Model is the speech model. Default "tts-1".
+	Model string
+	// HTTPClient makes the calls. Default: a client without timeout (the request context
+	// bounds each call).
+	HTTPClient *http.Client
+	// Media runs ffmpeg to join long texts. Default media.New(media.Config{}); pass the
+	// app's shared Runner so its concurrency cap holds.
+	Media *media.Runner
+	// MaxChars is the chunk size for long texts, at most MaxInputChars. Default
+	// MaxInputChars; lower it for a compatible server with a smaller limit.
+	MaxChars int
+}
+
+// Speaker implements providers.Speaker with OpenAI's /audio/speech endpoint.
+type Speaker struct {
+	client   *goopenai.Client
+	hasKey   bool
+	model    string
+	media    *media.Runner
+	maxChars int
+}
+
+var _ providers.Speaker = (*Speaker)(nil)
+
+// NewSpeaker returns the speech engine for cfg with defaults filled in.
+func NewSpeaker(cfg Config) *Speaker {
+	cc := goopenai.DefaultConfig(cfg.APIKey)
+	if cfg.BaseURL != "" {
+		cc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	}
+	if cfg.HTTPClient != nil {
+		cc.HTTPClient = cfg.HTTPClient
+	}
+	if cfg.Model == "" {
+		cfg.Model = string(goopenai.TTSModel1)
+	}
+	if cfg.Media == nil {
+		cfg.Media = media.New(media.Config{})
+	}
+	if cfg.MaxChars <= 0 || cfg.MaxChars > MaxInputChars {
+		cfg.MaxChars = MaxInputChars
+	}
+	return &Speaker{
+		client:   goopenai.NewClientWithConfig(cc),
+		hasKey:   cfg.APIKey != "",
+		model:    cfg.Model,
+		media:    cfg.Media,
+		maxChars: cfg.MaxChars,
+	}
+}
+
+// Available reports an error wrapping providers.ErrUnavailable when no API key is set, or
+// when ffmpeg (needed for aac and for joining long texts) is missing.
+func (s *Speaker) Available() error {
+	if !s.hasKey {
+		return fmt.Errorf("openai speech: %w: no API key configured", providers.ErrUnavailable)
+	}
+	if err := s.media.Check(); err != nil {
+		return fmt.Errorf("openai speech: %w: %v", providers.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// Speak asks the API for speech and writes the file encoded as req.Format to w.
+//
+// A text within MaxChars is one call in the ordered format (aac answers, which are ADTS, are
+// remuxed into M4A like every AAC file this app delivers). A longer text is cut on sentence
+// boundaries into chunks, each chunk is asked for as raw 24 kHz PCM, and the samples are
+// streamed in order into a single ffmpeg encode: one header, no gaps or clicks at the joins.
+// Progress counts chunks.
+func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.Writer) error {
+	if !slices.Contains(providers.Voices, req.Voice) {
+		return fmt.Errorf("openai speech: unknown voice %q", req.Voice)
+	}
+	if _, ok := media.Format(req.Format); !ok {
+		return fmt.Errorf("openai speech: unknown format %q", req.Format)
+	}
+	speed := req.Speed
+	if speed == 0 {
+		speed = 1
+	}
+	if !(speed >= 0.25 && speed <= 4) {
+		return fmt.Errorf("openai speech: speed %v outside 0.25–4", req.Speed)
+	}
+	chunks := media.SplitText(req.Text, s.maxChars)
+	if len(chunks) == 0 {
+		return errors.New("openai speech: empty text")
+	}
+	progress := func(p int) {
+		if req.Progress != nil {
+			req.Progress(p)
+		}
+	}
+	progress(0)
+
+	if len(chunks) == 1 {
+		if err := s.speakOne(ctx, chunks[0], req.Voice, req.Format, speed, w); err != nil {
+			return err
+		}
+		progress(100)
+		return nil
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pr, pw := io.Pipe()
+	encodeErr := make(chan error, 1)
+	go func() {
+		err := s.media.Encode(ctx, media.PCM(pcmRate, 1), pr, media.EncodeOptions{Format: req.Format}, w)
+		pr.CloseWithError(errEncoderDone) // unblock the writer below if ffmpeg quit early
+		encodeErr <- err
+	}()
+	fail := func(err error) error {
+		cancel()
+		pw.CloseWithError(err)
+		eerr := <-encodeErr
+		if errors.Is(err, errEncoderDone) && eerr != nil {
+			return fmt.Errorf("openai speech: %w", eerr) // ffmpeg failed first: its error is the cause
+		}
+		return fmt.Errorf("openai speech: %w", err)
+	}
+	for i, chunk := range chunks {
+		if err := s.pcmChunk(ctx, chunk, req.Voice, speed, pw); err != nil {
+			return fail(fmt.Errorf("chunk %d of %d: %w", i+1, len(chunks), err))
+		}
+		progress((i + 1) * 99 / len(chunks))
+	}
+	pw.Close()
+	if err := <-encodeErr; err != nil {
+		return fmt.Errorf("openai speech: joining %d chunks: %w", len(chunks), err)
+	}
+	progress(100)
+	return nil
+}
+
+// errEncoderDone unblocks the PCM writer once the encoder has stopped reading.
+var errEncoderDone = errors.New("encoder stopped")
+
+// call makes one /audio/speech request.
+func (s *Speaker) call(ctx context.Context, text, voice, format string, speed float64) (io.ReadCloser, error) {
+	resp, err := s.client.CreateSpeech(ctx, goopenai.CreateSpeechRequest{
+		Model:          goopenai.SpeechModel(s.model),
+		Input:          text,
+		Voice:          goopenai.SpeechVoice(voice),
+		ResponseFormat: goopenai.SpeechResponseFormat(format),
+		Speed:          speed,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("requesting %s speech (%d characters): %w", format, utf8.RuneCountInString(text), err)
+	}
+	return resp, nil
+}
+
+// speakOne handles a text that fits in one call.
+func (s *Speaker) speakOne(ctx context.Context, text, voice, format string, speed float64, w io.Writer) error {
+	body, err := s.call(ctx, text, voice, format, speed)
+	if err != nil {
+		return fmt.Errorf("openai speech: %w", err)
+	}
+	defer body.Close()
+	if format == media.AAC {
+		if err := s.media.Encode(ctx, media.ADTS, body, media.EncodeOptions{Format: media.AAC}, w); err != nil {
+			return fmt.Errorf("openai speech: remuxing aac: %w", err)
+		}
+		return nil
+	}
+	if _, err := io.Copy(w, body); err != nil {
+		return fmt.Errorf("openai speech: reading %s answer: %w", format, err)
+	}
+	return nil
+}
+
+// pcmChunk streams one chunk's raw samples into w, keeping whole 16-bit samples so that a
+// torn answer cannot shift every later sample by a byte.
+func (s *Speaker) pcmChunk(ctx context.Context, text, voice string, speed float64, w io.Writer) error {
+	body, err := s.call(ctx, text, voice, string(goopenai.SpeechResponseFormatPcm), speed)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	n, err := io.Copy(w, body)
+	if err != nil {
+		return fmt.Errorf("streaming pcm answer: %w", err)
+	}
+	if n%2 == 1 {
+		if _, err := w.Write([]byte{0}); err != nil {
+			return fmt.Errorf("streaming pcm answer: %w", err)
+		}
+	}
+	return nil
+}

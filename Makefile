@@ -30,12 +30,12 @@ ui-test:
 
 ## e2e: the real server on embedded defaults, driven by Chromium like a visitor
 e2e: build
-	bash scripts/e2e.sh
+	bash .ci/e2e.sh
 
 ## bench: the performance targets of the issues (see README)
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./providers/espeak/ ./
-	bash scripts/loadtest.sh
+	bash .ci/loadtest.sh
 
 clean:
 	rm -rf bin webui/dist/assets webui/dist/index.html

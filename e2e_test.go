@@ -22,14 +22,14 @@ import (
 
 // harness runs the real app, as main does, on a loopback port.
 type harness struct {
-	t    *testing.T
+	t    testing.TB
 	base string
 	cfg  Config
 	app  *App
 }
 
 // startApp boots the product on embedded defaults plus env.
-func startApp(t *testing.T, env map[string]string) *harness {
+func startApp(t testing.TB, env map[string]string) *harness {
 	t.Helper()
 	addr := testkit.FreePort(t)
 	all := map[string]string{"ADDR": addr, "DATA_DIR": t.TempDir(), "PUBLIC_URL": "http://" + addr,
@@ -77,7 +77,7 @@ type reply struct {
 	body   []byte
 }
 
-func (r reply) json(t *testing.T) map[string]any {
+func (r reply) json(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(r.body, &m); err != nil {
@@ -170,7 +170,7 @@ func (h *harness) waitForLink(sessionID string, within time.Duration) string {
 }
 
 // probe reads codec and duration of an audio file with ffprobe.
-func probe(t *testing.T, data []byte) (codec string, seconds float64) {
+func probe(t testing.TB, data []byte) (codec string, seconds float64) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "result")
 	if err := os.WriteFile(path, data, 0o600); err != nil {
@@ -196,7 +196,7 @@ func probe(t *testing.T, data []byte) (codec string, seconds float64) {
 	return p.Streams[0].Codec, seconds
 }
 
-func requireMediaTools(t *testing.T) {
+func requireMediaTools(t testing.TB) {
 	for _, b := range []string{"espeak-ng", "ffmpeg", "ffprobe"} {
 		testkit.Binary(t, b)
 	}

@@ -9,10 +9,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -455,5 +457,47 @@ func TestStripeWebhooks(t *testing.T) {
 	h.app.db.QueryRow(`SELECT COUNT(*) FROM river_job WHERE kind = 'fulfil'`).Scan(&jobs)
 	if jobs != 1 {
 		t.Errorf("%d fulfilment jobs, want exactly 1", jobs)
+	}
+}
+
+// TestEndToEndWithOpenAICompatibleSpeech runs the product with TTS_ENGINE=openai against a
+// local server that speaks OpenAI's /v1/audio/speech (OpenAI itself is unreachable here).
+func TestEndToEndWithOpenAICompatibleSpeech(t *testing.T) {
+	requireMediaTools(t)
+	var mu sync.Mutex
+	var seen []map[string]any
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/audio/speech" || r.Header.Get("Authorization") != "Bearer sk-local" {
+			http.Error(w, `{"error":{"message":"not found"}}`, 404)
+			return
+		}
+		var req map[string]any
+		json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		seen = append(seen, req)
+		mu.Unlock()
+		format, _ := req["response_format"].(string)
+		out, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=330:duration=1.5",
+			"-f", map[string]string{"mp3": "mp3", "pcm": "s16le", "aac": "adts", "flac": "flac", "opus": "ogg"}[format], "-ar", "24000", "-ac", "1", "pipe:1").Output()
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		w.Write(out)
+	}))
+	defer api.Close()
+	h := startApp(t, map[string]string{"TTS_ENGINE": "openai", "OPENAI_API_KEY": "sk-local",
+		"OPENAI_BASE_URL": api.URL + "/v1", "OPENAI_TTS_MODEL": "tts-1-hd"})
+	sessionID, url := h.checkout(ttsOrder("Spoken by a compatible server.", "fable", "mp3", 2, "o@example.com", "zh"))
+	h.wantStatus(h.do("POST", url+"/pay", "", nil, nil), 303)
+	link := h.waitForLink(sessionID, 20*time.Second)
+	if codec, secs := probe(t, h.get(link).body); codec != "mp3" || secs < 1 {
+		t.Errorf("result %s %.1fs", codec, secs)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 1 || seen[0]["model"] != "tts-1-hd" || seen[0]["voice"] != "fable" ||
+		seen[0]["input"] != "Spoken by a compatible server." || seen[0]["speed"] != 2.0 {
+		t.Errorf("speech requests: %v", seen)
 	}
 }

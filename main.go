@@ -24,6 +24,7 @@ import (
 	"parla/providers"
 	"parla/providers/espeak"
 	"parla/providers/mail"
+	"parla/providers/openai"
 	"parla/providers/storage"
 	"parla/providers/stripe"
 	"parla/webui"
@@ -216,7 +217,8 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 func newSpeaker(cfg Config, mediaRunner *media.Runner) (providers.Speaker, error) {
 	switch cfg.TTSEngine {
 	case "openai":
-		return nil, fmt.Errorf("TTS_ENGINE=openai: OPENAI_WIRING_PENDING")
+		return openai.NewSpeaker(openai.Config{APIKey: cfg.OpenAIKey, BaseURL: cfg.OpenAIBaseURL,
+			Model: cfg.OpenAITTSModel, Media: mediaRunner}), nil
 	default:
 		return espeak.New(espeak.Config{Media: mediaRunner}), nil
 	}

@@ -501,3 +501,31 @@ func TestEndToEndWithOpenAICompatibleSpeech(t *testing.T) {
 		t.Errorf("speech requests: %v", seen)
 	}
 }
+
+func TestEveryFormatThroughTheAPI(t *testing.T) {
+	requireMediaTools(t)
+	h := startApp(t, nil)
+	tests := []struct{ format, voice, codec, ext, ctype string }{
+		{"mp3", "alloy", "mp3", "mp3", "audio/mpeg"},
+		{"opus", "nova", "opus", "opus", "audio/ogg"},
+		{"aac", "onyx", "aac", "m4a", "audio/mp4"},
+		{"flac", "fable", "flac", "flac", "audio/flac"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.format, func(t *testing.T) {
+			sessionID, url := h.checkout(ttsOrder("Every format is real audio.", tt.voice, tt.format, 1, "f@example.com", "ar"))
+			h.wantStatus(h.do("POST", url+"/pay", "", nil, nil), 303)
+			dl := h.get(h.waitForLink(sessionID, 20*time.Second))
+			h.wantStatus(dl, 200)
+			if ct := dl.header.Get("Content-Type"); ct != tt.ctype {
+				t.Errorf("Content-Type %q, want %q", ct, tt.ctype)
+			}
+			if cd := dl.header.Get("Content-Disposition"); !strings.HasSuffix(cd, "."+tt.ext+`"`) {
+				t.Errorf("Content-Disposition %q, want a .%s file", cd, tt.ext)
+			}
+			if codec, secs := probe(t, dl.body); codec != tt.codec || secs < 1 {
+				t.Errorf("got %s of %.1fs, want %s", codec, secs, tt.codec)
+			}
+		})
+	}
+}

@@ -93,8 +93,8 @@ func newFixture(t *testing.T, edit func(*Config)) *fixture {
 	os.MkdirAll(tmp, 0o755)
 	cfg := Config{
 		PublicURL: "http://parla.test", TempDir: tmp, Now: clk.Now,
-		TTS:         TTSLimits{Voices: providers.Voices, Formats: providers.SpeechFormats, MinSpeed: 0.25, MaxSpeed: 4, MaxChars: 5000},
-		RetryBase:   10 * time.Millisecond, MaxAttempts: 3, PollInterval: 20 * time.Millisecond,
+		TTS:       TTSLimits{Voices: providers.Voices, Formats: providers.SpeechFormats, MinSpeed: 0.25, MaxSpeed: 4, MaxChars: 5000},
+		RetryBase: 10 * time.Millisecond, MaxAttempts: 3, PollInterval: 20 * time.Millisecond,
 		SweepInterval: time.Hour,
 	}
 	if edit != nil {

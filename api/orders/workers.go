@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"parla/media"
 	"parla/providers"
 )
 
@@ -174,11 +175,6 @@ func (b *Book) giveUp(ctx context.Context, id string, cause error) error {
 	return nil
 }
 
-// contentTypes are the MIME types of the results.
-var contentTypes = map[string]string{
-	"mp3": "audio/mpeg", "opus": "audio/ogg", "aac": "audio/aac", "flac": "audio/flac",
-}
-
 // produce makes the order's result and stores it, returning its key and file name.
 func (b *Book) produce(ctx context.Context, o Order) (key, name string, err error) {
 	if o.Service != TTS {
@@ -217,9 +213,14 @@ func (b *Book) produce(ctx context.Context, o Order) (key, name string, err erro
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return "", "", fmt.Errorf("rewinding result: %w", err)
 	}
-	name = fmt.Sprintf("parla-speech-%s.%s", strings.ToLower(o.ID[:8]), p.Format)
+	format, ok := media.Format(p.Format)
+	if !ok {
+		return "", "", fmt.Errorf("unknown format %q", p.Format)
+	}
+	// The extension is the container's (aac is delivered as .m4a), not the format's name.
+	name = fmt.Sprintf("parla-speech-%s.%s", strings.ToLower(o.ID[:8]), format.Ext)
 	key = "results/" + o.ID + "/" + name
-	if err := b.deps.Storage.Put(ctx, key, tmp, size, contentTypes[p.Format]); err != nil {
+	if err := b.deps.Storage.Put(ctx, key, tmp, size, format.ContentType); err != nil {
 		return "", "", fmt.Errorf("storing result: %w", err)
 	}
 	return key, name, nil
@@ -404,8 +405,11 @@ func sweepDir(dir string, cutoff time.Time) (int, error) {
 
 // ContentType is the MIME type of a result file, judged by its extension.
 func ContentType(name string) string {
-	if ct, ok := contentTypes[strings.TrimPrefix(filepath.Ext(name), ".")]; ok {
-		return ct
+	ext := strings.TrimPrefix(filepath.Ext(name), ".")
+	for _, f := range providers.SpeechFormats {
+		if info, ok := media.Format(f); ok && info.Ext == ext {
+			return info.ContentType
+		}
 	}
 	return "application/octet-stream"
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 
 	"parla/providers/stripe"
 	"parla/providers/testkit"
+	"parla/webui"
 )
 
 // harness runs the real app, as main does, on a loopback port.
@@ -527,5 +529,61 @@ func TestEveryFormatThroughTheAPI(t *testing.T) {
 				t.Errorf("got %s of %.1fs, want %s", codec, secs, tt.codec)
 			}
 		})
+	}
+}
+
+func TestVoiceSamplesAreMadeOnceByTheEngine(t *testing.T) {
+	requireMediaTools(t)
+	h := startApp(t, nil)
+	first := h.get("/api/tts/samples/echo")
+	h.wantStatus(first, 200)
+	if codec, secs := probe(t, first.body); codec != "mp3" || secs < 2 {
+		t.Errorf("sample is %s of %.1fs", codec, secs)
+	}
+	cached := filepath.Join(h.cfg.DataDir, "samples", "espeak", "echo.mp3")
+	st, err := os.Stat(cached)
+	if err != nil {
+		t.Fatalf("sample not cached: %v", err)
+	}
+	second := h.get("/api/tts/samples/echo")
+	if !bytes.Equal(first.body, second.body) {
+		t.Error("second sample differs from the cached one")
+	}
+	if st2, _ := os.Stat(cached); !st2.ModTime().Equal(st.ModTime()) {
+		t.Error("sample was produced again")
+	}
+	if other := h.get("/api/tts/samples/onyx"); bytes.Equal(other.body, first.body) {
+		t.Error("two voices have the same sample")
+	}
+	h.wantStatus(h.get("/api/tts/samples/bob"), 404)
+}
+
+func TestCheckoutCreationIsRateLimitedPerClient(t *testing.T) {
+	h := startApp(t, map[string]string{"RATE_LIMIT": "2"})
+	order := ttsOrder("Hello.", "alloy", "mp3", 1, "r@example.com", "en")
+	h.checkout(order)
+	h.checkout(order)
+	r := h.postJSON("/payment/tts/create-checkout-session", order)
+	if r.status != 429 || r.json(t)["error"].(map[string]any)["code"] != "rate_limited" {
+		t.Errorf("third checkout in a minute: %d %s", r.status, r.body)
+	}
+}
+
+func TestSPAFallbackAndJSONNotFound(t *testing.T) {
+	h := startApp(t, nil)
+	if _, err := fs.Stat(webui.Dist, "dist/index.html"); err != nil {
+		testkit.Missing(t, "the web UI is not built (make ui)")
+	}
+	for _, p := range []string{"/", "/tts", "/payment/success?session_id=x", "/sst-payment/success"} {
+		r := h.get(p)
+		if r.status != 200 || !bytes.Contains(r.body, []byte("<div id=\"root\"")) {
+			t.Errorf("%s does not load the app: %.200s", p, r.body)
+		}
+	}
+	for _, p := range []string{"/api/unknown", "/services/tts/x/y", "/webhooks/x"} {
+		r := h.get(p)
+		if r.status != 404 || r.json(t)["error"].(map[string]any)["code"] != "not_found" {
+			t.Errorf("%s: %d %s", p, r.status, r.body)
+		}
 	}
 }

@@ -98,8 +98,15 @@ func New(cfg Config, deps Deps) *fiber.App {
 	app.Post("/webhooks/stripe", s.stripeWebhook)
 	app.Get("/d/:token", s.download)
 
-	for _, prefix := range []string{"/api", "/payment", "/services", "/webhooks", "/checkout", "/d"} {
+	// API paths answer JSON 404s; /payment/success and /payment/error are pages of the app,
+	// so only non-GET requests under /payment and /checkout are API misses.
+	for _, prefix := range []string{"/api", "/services", "/webhooks", "/d"} {
 		app.All(prefix+"/*", notFound)
+	}
+	for _, prefix := range []string{"/payment", "/checkout"} {
+		for _, m := range []string{fiber.MethodPost, fiber.MethodPut, fiber.MethodPatch, fiber.MethodDelete} {
+			app.Add(m, prefix+"/*", notFound)
+		}
 	}
 	app.Use(s.spa)
 	return app

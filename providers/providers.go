@@ -6,8 +6,11 @@ package providers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -123,3 +126,32 @@ type Payments interface {
 
 // ErrSessionNotFound is returned (wrapped) by GetCheckout for an unknown session id.
 var ErrSessionNotFound = errors.New("checkout session not found")
+
+// Check validates a speech request for an engine and fills in the default speed (1). It
+// names the engine in its errors. Engines call it first; the order book has already
+// validated the same rules for the visitor.
+func (r *SpeechRequest) Check(engine string) error {
+	if !slices.Contains(Voices, r.Voice) {
+		return fmt.Errorf("%s: unknown voice %q", engine, r.Voice)
+	}
+	if !slices.Contains(SpeechFormats, r.Format) {
+		return fmt.Errorf("%s: unknown format %q", engine, r.Format)
+	}
+	if r.Speed == 0 {
+		r.Speed = 1
+	}
+	if !(r.Speed >= 0.25 && r.Speed <= 4) {
+		return fmt.Errorf("%s: speed %v outside 0.25–4", engine, r.Speed)
+	}
+	if strings.TrimSpace(r.Text) == "" {
+		return fmt.Errorf("%s: empty text", engine)
+	}
+	return nil
+}
+
+// Report calls Progress when it is set.
+func (r SpeechRequest) Report(percent int) {
+	if r.Progress != nil {
+		r.Progress(percent)
+	}
+}

@@ -128,30 +128,17 @@ var errEncoderDone = errors.New("encoder stopped")
 // Speak synthesises req.Text with the voice's espeak-ng variant at req.Speed and writes the
 // file encoded as req.Format to w. Progress goes from 0 to 100 as chunks are encoded.
 func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.Writer) error {
-	variant, ok := voices[req.Voice]
-	if !ok {
-		return fmt.Errorf("espeak: unknown voice %q", req.Voice)
+	if err := req.Check("espeak"); err != nil {
+		return err
 	}
-	if _, ok := media.Format(req.Format); !ok {
-		return fmt.Errorf("espeak: unknown format %q", req.Format)
-	}
-	speed := req.Speed
-	if speed == 0 {
-		speed = 1
-	}
-	if !(speed >= 0.25 && speed <= 4) {
-		return fmt.Errorf("espeak: speed %v outside 0.25–4", req.Speed)
-	}
+	variant := voices[req.Voice]
 	chunks := media.SplitText(req.Text, s.chunk)
 	if len(chunks) == 0 {
 		return errors.New("espeak: empty text")
 	}
+	speed := req.Speed
 	wpm, tempo := Rate(speed)
-	progress := func(p int) {
-		if req.Progress != nil {
-			req.Progress(p)
-		}
-	}
+	progress := req.Report
 	progress(0)
 
 	ctx, cancel := context.WithCancel(ctx)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -103,28 +102,15 @@ func (s *Speaker) Available() error {
 // streamed in order into a single ffmpeg encode: one header, no gaps or clicks at the joins.
 // Progress counts chunks.
 func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.Writer) error {
-	if !slices.Contains(providers.Voices, req.Voice) {
-		return fmt.Errorf("openai speech: unknown voice %q", req.Voice)
-	}
-	if _, ok := media.Format(req.Format); !ok {
-		return fmt.Errorf("openai speech: unknown format %q", req.Format)
+	if err := req.Check("openai speech"); err != nil {
+		return err
 	}
 	speed := req.Speed
-	if speed == 0 {
-		speed = 1
-	}
-	if !(speed >= 0.25 && speed <= 4) {
-		return fmt.Errorf("openai speech: speed %v outside 0.25–4", req.Speed)
-	}
 	chunks := media.SplitText(req.Text, s.maxChars)
 	if len(chunks) == 0 {
 		return errors.New("openai speech: empty text")
 	}
-	progress := func(p int) {
-		if req.Progress != nil {
-			req.Progress(p)
-		}
-	}
+	progress := req.Report
 	progress(0)
 
 	if len(chunks) == 1 {

@@ -1,4 +1,4 @@
-import { useMemo, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { createCheckoutSession } from "../../api.js";
 import { useConfig } from "../../config.jsx";
@@ -42,6 +42,10 @@ export default function Tts() {
   const [email, setEmail] = useState(initial.email);
   const [emailVerify, setEmailVerify] = useState(initial.emailVerify);
   const [paying, setPaying] = useState(false);
+  // Marks when the form is on screen and usable (read by the browser test as time to interactive).
+  useEffect(() => {
+    performance.mark?.("parla:tts-interactive");
+  }, []);
 
   const service = config.services?.tts;
   if (service && service.open === false) return <ServiceClosed service="tts" reason={service.reason} />;

@@ -5,10 +5,10 @@ import { writeFileSync } from "node:fs";
 // The Go server (port 4000 by default) serves the API; in development Vite
 // forwards API calls to it and keeps serving the app for page navigations.
 const api = process.env.PARLA_API || "http://127.0.0.1:4000";
-const toApi = {
-  target: api,
-  changeOrigin: true,
-  // GET navigations to /payment/success etc. are app routes, not API calls.
+const toApi = { target: api, changeOrigin: true };
+// /payment/success and /payment/error are app routes; the rest of /payment is API.
+const toApiExceptPages = {
+  ...toApi,
   bypass: (req) => (req.method === "GET" && req.headers.accept?.includes("text/html") ? "/index.html" : undefined),
 };
 
@@ -41,7 +41,7 @@ export default defineConfig({
   server: {
     proxy: {
       "/api": toApi,
-      "/payment": toApi,
+      "/payment": toApiExceptPages,
       "/services": toApi,
       "/checkout": toApi,
       "/d/": toApi,

@@ -319,7 +319,8 @@ async function main() {
     let link = "";
     await check("/payment/success: progress, then the link", async () => {
       await page.getByText("Payment successful").waitFor({ timeout: 10000 }).catch(() => {});
-      assert((await page.evaluate(() => localStorage.getItem("sessionId"))) === null, "sessionId kept in storage");
+      facts.sawProgress = (await page.getByTestId("progress").count()) > 0;
+      await until(() => page.evaluate(() => localStorage.getItem("sessionId") === null), "sessionId removed from storage", 5000);
       await page.getByTestId("success").waitFor({ timeout: 180000 });
       link = await page.getByTestId("download").getAttribute("href");
       assert(link, "no link");

@@ -35,3 +35,17 @@ describe("locales", () => {
     expect(flatten({ a: { b: "1", c: { d: "2" } } })).toEqual({ "a.b": "1", "a.c.d": "2" });
   });
 });
+
+describe("API error codes", () => {
+  // The codes of the API contract (api/README.md) that reach the UI.
+  const CONTRACT = [
+    "invalid_json", "invalid_voice", "invalid_format", "invalid_speed", "empty_text", "text_too_long",
+    "invalid_email", "email_mismatch", "invalid_locale", "price_mismatch", "service_unavailable",
+    "rate_limited", "payment_provider_error", "missing_session", "session_not_found", "wrong_service",
+    "payment_required", "order_refunded", "order_expired", "link_expired", "not_found",
+  ];
+  it("every code of the contract has a translation", () => {
+    const en = flatten(loadLocales().en);
+    expect(CONTRACT.filter((c) => !(`errors.${c}` in en))).toEqual([]);
+  });
+});

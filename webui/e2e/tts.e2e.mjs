@@ -282,6 +282,34 @@ async function main() {
       assert((await page.getByTestId("pay").textContent()).includes(money(amount)), "amount on the button");
     });
 
+    await check("/tts controls have accessible names; Tab shows a visible focus", async () => {
+      const unnamed = await page.evaluate(() =>
+        [...document.querySelectorAll("input, textarea, select, button, audio, a[href]")]
+          .filter((el) => {
+            const name =
+              el.getAttribute("aria-label") ||
+              (el.getAttribute("aria-labelledby") && document.getElementById(el.getAttribute("aria-labelledby"))?.textContent) ||
+              [...(el.labels || [])].map((l) => l.textContent).join("") ||
+              (el.tagName === "BUTTON" || el.tagName === "A" ? el.textContent : "");
+            return !String(name).trim();
+          })
+          .map((el) => el.outerHTML.slice(0, 80)),
+      );
+      assert(unnamed.length === 0, `unnamed: ${unnamed.join(" | ")}`);
+      const fresh = await context.newPage();
+      await fresh.goto(`${BASE}/tts`);
+      await fresh.getByPlaceholder("Enter your text here").waitFor();
+      await fresh.keyboard.press("Tab");
+      const first = await fresh.evaluate(() => {
+        const el = document.activeElement;
+        const cs = getComputedStyle(el);
+        return { cls: el.className, outline: cs.outlineStyle, width: cs.outlineWidth };
+      });
+      await fresh.close();
+      assert(first.cls === "skip", `first Tab stop is ${first.cls}, not the skip link`);
+      assert(first.outline !== "none" && first.width !== "0px", `no visible focus: ${JSON.stringify(first)}`);
+    });
+
     await check("375 px wide: no horizontal scrolling on /tts", async () => {
       await page.setViewportSize({ width: 375, height: 800 });
       await page.waitForTimeout(200);

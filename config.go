@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/mail"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -32,8 +33,9 @@ type Config struct {
 	StripeAPIBase        string // STRIPE_API_BASE: replaces api.stripe.com (stripe-mock)
 	AllowTestCheckout    bool   // ALLOW_TEST_CHECKOUT=1: test checkout even on a public https URL
 
-	SMTPURL  string // SMTP_URL: smtp[s]://user:pass@host:port; unset = DATA_DIR/outbox
-	MailFrom string // MAIL_FROM: fixed sender (default "Parla <no-reply@localhost>")
+	SMTPURL      string // SMTP_URL: smtp[s]://user:pass@host:port; unset = DATA_DIR/outbox
+	MailFrom     string // MAIL_FROM: fixed sender (default "Parla <no-reply@localhost>")
+	ContactEmail string // CONTACT_EMAIL: the footer's contact link (default contact@<public host>)
 
 	Storage             string // STORAGE: disk (default) or minio
 	MinIOEndpoint       string // MINIO_ENDPOINT: host:port
@@ -171,6 +173,13 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	u, err := url.Parse(c.PublicURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
 		errs = append(errs, fmt.Errorf("PUBLIC_URL=%q: must be an absolute http(s) URL such as https://parla.example", c.PublicURL))
+	}
+	c.ContactEmail = get("CONTACT_EMAIL", "")
+	if c.ContactEmail == "" && u != nil {
+		c.ContactEmail = "contact@" + u.Hostname()
+	}
+	if a, err := mail.ParseAddress(c.ContactEmail); err != nil || a.Address != c.ContactEmail {
+		errs = append(errs, fmt.Errorf("CONTACT_EMAIL=%q: must be a bare e-mail address", c.ContactEmail))
 	}
 	if abs, err := filepath.Abs(c.DataDir); err == nil {
 		c.DataDir = abs

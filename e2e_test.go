@@ -580,6 +580,19 @@ func TestSPAFallbackAndJSONNotFound(t *testing.T) {
 			t.Errorf("%s does not load the app: %.200s", p, r.body)
 		}
 	}
+	index := string(h.get("/").body)
+	i := strings.Index(index, "/assets/")
+	j := strings.Index(index[i:], ".js")
+	if i < 0 || j < 0 {
+		t.Fatalf("no script in index.html: %s", index)
+	}
+	js := h.do("GET", index[i:i+j+3], "", nil, map[string]string{"Accept-Encoding": "gzip"})
+	if js.status != 200 || js.header.Get("Content-Encoding") != "gzip" || !strings.Contains(js.header.Get("Cache-Control"), "immutable") {
+		t.Errorf("app script: %d, encoding %q, cache %q", js.status, js.header.Get("Content-Encoding"), js.header.Get("Cache-Control"))
+	}
+	if c := h.get("/api/config").json(t); c["contactEmail"] != "contact@127.0.0.1" {
+		t.Errorf("contactEmail = %v", c["contactEmail"])
+	}
 	for _, p := range []string{"/api/unknown", "/services/tts/x/y", "/webhooks/x"} {
 		r := h.get(p)
 		if r.status != 404 || r.json(t)["error"].(map[string]any)["code"] != "not_found" {

@@ -147,7 +147,8 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	}
 	a.http = api.New(api.Config{
 		Version: Version, PaymentMode: cfg.PaymentMode(), PublishableKey: cfg.StripePublishableKey,
-		RateLimit: cfg.RateLimit, TrustedProxies: cfg.TrustedProxies,
+		ContactEmail: cfg.ContactEmail,
+		RateLimit:    cfg.RateLimit, TrustedProxies: cfg.TrustedProxies,
 		SamplesDir: filepath.Join(cfg.DataDir, "samples", cfg.TTSEngine),
 	}, api.Deps{
 		Book: a.book, Storage: store, Speaker: speaker, Test: a.test, Webhooks: webhooks, UI: ui, Log: a.log,

@@ -22,11 +22,12 @@ func (s *server) publicConfig(c *fiber.Ctx) error {
 	transcriptFormats := []string{"json", "text", "srt", "verbose_json", "vtt"}
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	return c.JSON(fiber.Map{
-		"version":  s.cfg.Version,
-		"currency": bc.Pricing.Currency,
-		"linkDays": int(bc.LinkTTL.Hours() / 24),
-		"payment":  fiber.Map{"mode": s.cfg.PaymentMode, "publishableKey": s.cfg.PublishableKey},
-		"services": services,
+		"version":      s.cfg.Version,
+		"contactEmail": s.cfg.ContactEmail,
+		"currency":     bc.Pricing.Currency,
+		"linkDays":     int(bc.LinkTTL.Hours() / 24),
+		"payment":      fiber.Map{"mode": s.cfg.PaymentMode, "publishableKey": s.cfg.PublishableKey},
+		"services":     services,
 		"tts": fiber.Map{
 			"voices": bc.TTS.Voices, "defaultVoice": bc.TTS.Voices[0],
 			"formats": bc.TTS.Formats, "defaultFormat": bc.TTS.Formats[0],

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/compress"
 	"github.com/gofiber/fiber/v2/middleware/limiter"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/gofiber/fiber/v2/middleware/requestid"
@@ -24,6 +25,7 @@ type Config struct {
 	Version        string   // shown in the footer (v3.3.2)
 	PaymentMode    string   // "test" (built-in checkout) or "stripe"
 	PublishableKey string   // Stripe.js key, stripe mode only
+	ContactEmail   string   // the footer's contact address
 	RateLimit      int      // checkout creations per client per minute; 0 = unlimited
 	TrustedProxies []string // proxies whose X-Forwarded-For is believed
 	SamplesDir     string   // cache of generated voice samples
@@ -108,7 +110,8 @@ func New(cfg Config, deps Deps) *fiber.App {
 			app.Add(m, prefix+"/*", notFound)
 		}
 	}
-	app.Use(s.spa)
+	// Compression for the app's files only: results are audio and already compressed.
+	app.Use(compress.New(), s.spa)
 	return app
 }
 

@@ -30,6 +30,7 @@ type harness struct {
 	base string
 	cfg  Config
 	app  *App
+	stop func() // shuts the app down as SIGTERM does; safe to call twice
 }
 
 // startApp boots the product on embedded defaults plus env.
@@ -59,13 +60,17 @@ func startApp(t testing.TB, env map[string]string) *harness {
 	}
 	done := make(chan error, 1)
 	go func() { done <- app.Run(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
-	h := &harness{t: t, base: "http://" + addr, cfg: cfg, app: app}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("shutdown: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	h := &harness{t: t, base: "http://" + addr, cfg: cfg, app: app, stop: stop}
 	h.wantStatus(h.get("/healthz"), 200)
 	return h
 }
@@ -598,5 +603,45 @@ func TestSPAFallbackAndJSONNotFound(t *testing.T) {
 		if r.status != 404 || r.json(t)["error"].(map[string]any)["code"] != "not_found" {
 			t.Errorf("%s: %d %s", p, r.status, r.body)
 		}
+	}
+}
+
+// TestShutdownPutsRunningJobsBack stops the app while an order is being produced, with a
+// grace period too short to finish it; the job goes back to the queue and the next start
+// delivers the order, once.
+func TestShutdownPutsRunningJobsBack(t *testing.T) {
+	requireMediaTools(t)
+	data := t.TempDir()
+	env := map[string]string{"DATA_DIR": data, "SHUTDOWN_TIMEOUT": "1s"}
+	first := startApp(t, env)
+	sessionID, url := first.checkout(ttsOrder(benchText(40000), "alloy", "opus", 1, "late@example.com", "en"))
+	first.wantStatus(first.do("POST", url+"/pay", "", nil, nil), 303)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := first.postJSON("/services/tts", map[string]string{"sessionId": sessionID})
+		if r.status == 202 && r.json(t)["order"].(map[string]any)["status"] == "processing" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("order never started processing: %d %s", r.status, r.body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stopped := time.Now()
+	first.stop()
+	if took := time.Since(stopped); took > 15*time.Second {
+		t.Errorf("shutdown took %v with a 1 s grace period", took)
+	}
+	if mails, _ := filepath.Glob(filepath.Join(data, "outbox", "*.eml")); len(mails) != 0 {
+		t.Fatalf("delivered before shutdown; the test needs a longer text")
+	}
+
+	second := startApp(t, env)
+	link := second.waitForLink(sessionID, 90*time.Second)
+	if codec, secs := probe(t, second.get(link).body); codec != "opus" || secs < 60 {
+		t.Errorf("result after restart: %s of %.0fs", codec, secs)
+	}
+	if mails, _ := filepath.Glob(filepath.Join(data, "outbox", "*.eml")); len(mails) != 1 {
+		t.Errorf("%d messages after restart, want 1", len(mails))
 	}
 }

@@ -284,12 +284,13 @@ type refundWorker struct {
 }
 
 func (w *refundWorker) Work(ctx context.Context, job *river.Job[RefundArgs]) error {
-	return w.book.refund(ctx, job.Args.OrderID)
+	return w.book.refund(ctx, job.Args.OrderID, job.Attempt >= job.MaxAttempts)
 }
 
 // refund returns the money (idempotent per order at the provider), tells the visitor and
-// erases what they gave us.
-func (b *Book) refund(ctx context.Context, id string) error {
+// erases what they gave us. On the last attempt a message that cannot be sent no longer
+// holds the order back: the money is back either way.
+func (b *Book) refund(ctx context.Context, id string, lastAttempt bool) error {
 	o, err := b.store.Get(ctx, id)
 	if err != nil {
 		return err
@@ -305,7 +306,9 @@ func (b *Book) refund(ctx context.Context, id string) error {
 	if o.MailedAt.IsZero() {
 		if err := b.mail(ctx, o, false); err != nil {
 			b.log.Warn("telling the visitor about the refund", "order", id, "err", err)
-			return err
+			if !lastAttempt {
+				return err
+			}
 		}
 	}
 	if err := b.store.MarkRefunded(ctx, id); err != nil {

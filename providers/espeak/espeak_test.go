@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +15,7 @@ import (
 
 	"parla/media"
 	"parla/providers"
+	"parla/providers/speechtest"
 	"parla/providers/testkit"
 )
 
@@ -97,20 +96,7 @@ func espeakDuration(t *testing.T, text, variant string, wpm int) time.Duration {
 // speak runs one request and probes the result.
 func speak(t *testing.T, s *Speaker, req providers.SpeechRequest) ([]byte, media.ProbeInfo) {
 	t.Helper()
-	var out bytes.Buffer
-	if err := s.Speak(context.Background(), req, &out); err != nil {
-		t.Fatalf("Speak: %v", err)
-	}
-	f, _ := media.Format(req.Format)
-	path := filepath.Join(t.TempDir(), "speech."+f.Ext)
-	if err := os.WriteFile(path, out.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	info, err := media.Probe(context.Background(), path)
-	if err != nil {
-		t.Fatalf("probing result: %v", err)
-	}
-	return out.Bytes(), info
+	return speechtest.Speak(t, s, req)
 }
 
 // near reports got within tolerance (relative) of want, plus 80 ms for the encoder delay and

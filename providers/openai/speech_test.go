@@ -21,6 +21,7 @@ import (
 
 	"parla/media"
 	"parla/providers"
+	"parla/providers/speechtest"
 	"parla/providers/testkit"
 )
 
@@ -130,19 +131,7 @@ func newSpeaker(t *testing.T, srv *httptest.Server) *Speaker {
 
 func speak(t *testing.T, s *Speaker, req providers.SpeechRequest) media.ProbeInfo {
 	t.Helper()
-	var out bytes.Buffer
-	if err := s.Speak(context.Background(), req, &out); err != nil {
-		t.Fatalf("Speak: %v", err)
-	}
-	f, _ := media.Format(req.Format)
-	path := filepath.Join(t.TempDir(), "speech."+f.Ext)
-	if err := os.WriteFile(path, out.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	info, err := media.Probe(context.Background(), path)
-	if err != nil {
-		t.Fatalf("probing result: %v", err)
-	}
+	_, info := speechtest.Speak(t, s, req)
 	return info
 }
 

@@ -12,6 +12,7 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { extname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CONFIG as FIXTURE_CONFIG } from "../test/fixtures.js";
 
 const DIST = fileURLToPath(new URL("../dist/", import.meta.url));
 const PORT = Number(process.env.PORT || 4100);
@@ -31,22 +32,12 @@ function makeMp3() {
 }
 const MP3 = makeMp3();
 
+// The contract's config, as the unit tests use it, with the mock's own differences: a
+// contact address and video-to-text shown open.
 const CONFIG = {
-  version: "v3.3.2",
-  currency: "eur",
-  linkDays: 10,
+  ...FIXTURE_CONFIG,
   contactEmail: "contact@example.com",
-  payment: { mode: "test", publishableKey: "" },
-  services: { tts: { open: true }, sst: { open: false, reason: "engine_unavailable" }, vtt: { open: true } },
-  tts: {
-    voices: ["alloy", "echo", "fable", "onyx", "nova", "shimmer"],
-    defaultVoice: "alloy",
-    formats: ["mp3", "opus", "aac", "flac"],
-    defaultFormat: "mp3",
-    speed: { min: 0.25, max: 4, step: 0.01, default: 1 },
-    maxChars: 100000,
-    price: { unitChars: 1000, unitAmount: 99 },
-  },
+  services: { ...FIXTURE_CONFIG.services, vtt: { open: true } },
 };
 
 const sessions = new Map(); // id → {order, amount, paid, polls, token}

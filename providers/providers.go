@@ -155,3 +155,56 @@ func (r SpeechRequest) Report(percent int) {
 		r.Progress(percent)
 	}
 }
+
+// TranscriptFormats are the transcript formats a visitor can order, in display order. An
+// empty format means "json".
+var TranscriptFormats = []string{"json", "text", "srt", "verbose_json", "vtt"}
+
+// Segment is one timed piece of a transcript. Start may equal End (a zero-length segment)
+// and segments may overlap; renderers cope with both.
+type Segment struct {
+	Start time.Duration
+	End   time.Duration
+	Text  string
+}
+
+// Transcript is what a speech-to-text engine returns, before it is rendered in the
+// visitor's format (see providers/transcript).
+type Transcript struct {
+	// Language is the spoken language as the engine names it ("english"), or the hint.
+	Language string
+	// Duration of the audio.
+	Duration time.Duration
+	// Text is the whole transcript; segments joined when the engine gives none.
+	Text     string
+	Segments []Segment
+}
+
+// TranscribeRequest is one speech-to-text job.
+type TranscribeRequest struct {
+	// Path is a local media file in any format ffmpeg reads (audio or video with audio).
+	Path string
+	// Language is an ISO-639-1 hint ("en", "de"); empty means detect.
+	Language string
+	// Duration is the probed duration of Path, used to plan chunks and report progress;
+	// 0 when unknown.
+	Duration time.Duration
+	// Progress, when set, is called with 0–100 as the engine works. It may be called from
+	// another goroutine and must not block.
+	Progress func(percent int)
+}
+
+// Report calls Progress when it is set.
+func (r TranscribeRequest) Report(percent int) {
+	if r.Progress != nil {
+		r.Progress(percent)
+	}
+}
+
+// Transcriber turns speech into a timed transcript.
+type Transcriber interface {
+	Transcribe(ctx context.Context, req TranscribeRequest) (Transcript, error)
+	// Available reports nil when the engine can take orders, or an error wrapping
+	// ErrUnavailable that says why not.
+	Available() error
+}

@@ -1,0 +1,50 @@
+package media
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Errors a video link can fail with. They are wrapped with detail; callers test them with
+// errors.Is and map them to the visitor's error codes.
+var (
+	// ErrUnsupportedLink: not an http(s) URL, or a site we do not read.
+	ErrUnsupportedLink = errors.New("unsupported link")
+	// ErrForbiddenAddress: the link (or a redirect, or a DNS answer) points at a loopback,
+	// private, link-local, multicast, unspecified or cloud-metadata address.
+	ErrForbiddenAddress = errors.New("address not allowed")
+	// ErrNotMedia: the link answered, but with no audio we can read.
+	ErrNotMedia = errors.New("not a media file with audio")
+	// ErrLiveStream: live streams have no duration to price.
+	ErrLiveStream = errors.New("live stream")
+	// ErrVideoUnavailable: the video is private, age-gated, removed or otherwise refused.
+	ErrVideoUnavailable = errors.New("video unavailable")
+	// ErrSourceUnreachable: the source did not answer as it should (timeout, 4xx/5xx,
+	// too many redirects, too big).
+	ErrSourceUnreachable = errors.New("source unreachable")
+)
+
+// LinkInfo is what analysing a video link found.
+type LinkInfo struct {
+	// Site is "direct" for a plain http(s) file, or the site's name ("youtube").
+	Site string
+	// URL is the link as it will be fetched again at fulfilment (normalised).
+	URL string
+	// ID is the site's own id for the video (YouTube video id); empty for direct links.
+	ID string
+	// Title when the site tells it.
+	Title string
+	// Duration of the media.
+	Duration time.Duration
+}
+
+// Site reads video links of one hosting platform.
+type Site interface {
+	// Match reports whether raw is a link of this site and returns the video id.
+	Match(raw string) (id string, ok bool)
+	// Analyze returns the video's duration and title without downloading it.
+	Analyze(ctx context.Context, id string) (LinkInfo, error)
+	// FetchAudio downloads the audio-only stream of the video to the local file dst.
+	FetchAudio(ctx context.Context, id string, dst string) error
+}

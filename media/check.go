@@ -1,0 +1,107 @@
+package media
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Errors CheckAudio fails with besides ErrNoAudio; callers map them to the visitor's codes.
+var (
+	// ErrUnreadable: ffprobe or ffmpeg cannot read the file as media.
+	ErrUnreadable = errors.New("unreadable media")
+	// ErrDurationMismatch: the file's header claims a length its content does not hold.
+	ErrDurationMismatch = errors.New("duration in the header does not match the content")
+)
+
+// MeasureArgs builds the ffmpeg arguments that read every packet of the first audio stream
+// of the local file at path without decoding it (stream copy into the null muxer) and
+// report the time reached on standard output, so the real length is known whatever the
+// header claims.
+func MeasureArgs(path string) []string {
+	return []string{
+		"-nostdin", "-hide_banner", "-loglevel", "error",
+		"-protocol_whitelist", "file",
+		"-i", fileURL(path),
+		"-map", "0:a:0", "-c", "copy",
+		"-f", "null",
+		"-progress", "pipe:1", "-nostats",
+		"-",
+	}
+}
+
+// Measure returns the length of the first audio stream of the local file at path as its
+// packets say, not as its header claims.
+func (r *Runner) Measure(ctx context.Context, path string) (time.Duration, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return 0, fmt.Errorf("measuring %s: %w", path, err)
+	}
+	var out bytes.Buffer
+	if err := r.FFmpeg(ctx, MeasureArgs(abs), nil, &out); err != nil {
+		return 0, fmt.Errorf("measuring %s: %w", filepath.Base(path), err)
+	}
+	return parseProgressTime(out.Bytes()), nil
+}
+
+// parseProgressTime returns the last out_time_us that ffmpeg's -progress output reports;
+// 0 when there is none.
+func parseProgressTime(out []byte) time.Duration {
+	var last time.Duration
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		v, ok := strings.CutPrefix(sc.Text(), "out_time_us=")
+		if !ok {
+			continue
+		}
+		if us, err := strconv.ParseInt(v, 10, 64); err == nil && us > 0 {
+			last = time.Duration(us) * time.Microsecond
+		}
+	}
+	return last
+}
+
+// CheckAudio makes sure the local file at path is audio we can transcribe and returns its
+// real duration: it must have an audio stream (ErrNoAudio), be readable with a length
+// (ErrUnreadable), and hold about as much audio as its header claims (ErrDurationMismatch).
+// The visitor's file name and content type play no part.
+func (r *Runner) CheckAudio(ctx context.Context, path string) (time.Duration, error) {
+	info, err := r.Probe(ctx, path)
+	if err != nil {
+		if errors.Is(err, ErrNoAudio) || ctx.Err() != nil {
+			return 0, err
+		}
+		return 0, fmt.Errorf("%w: %w", ErrUnreadable, err)
+	}
+	measured, err := r.Measure(ctx, path)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, err
+		}
+		return 0, fmt.Errorf("%w: %w", ErrUnreadable, err)
+	}
+	return checkDurations(info.Duration, measured)
+}
+
+// checkDurations decides the duration to trust from the header's claim and the packets'
+// measure: the measure, as long as the claim does not overstate it by more than 2 s and
+// 5 % (encoders' headers and padding differ a little, not by hours).
+func checkDurations(claimed, measured time.Duration) (time.Duration, error) {
+	if measured <= 0 {
+		return 0, fmt.Errorf("%w: no audio packets", ErrUnreadable)
+	}
+	if claimed <= 0 {
+		return measured, nil
+	}
+	if diff := claimed - measured; diff > 2*time.Second && diff > measured/20 {
+		return 0, fmt.Errorf("%w: header says %s, content holds %s", ErrDurationMismatch,
+			claimed.Round(time.Second), measured.Round(time.Millisecond))
+	}
+	return measured, nil
+}

@@ -1,0 +1,108 @@
+package media
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"parla/providers/testkit"
+)
+
+func TestMeasureArgs(t *testing.T) {
+	got := MeasureArgs("/tmp/-x:y.mp3")
+	want := []string{"-nostdin", "-hide_banner", "-loglevel", "error", "-protocol_whitelist", "file",
+		"-i", "file:/tmp/-x:y.mp3", "-map", "0:a:0", "-c", "copy", "-f", "null", "-progress", "pipe:1", "-nostats", "-"}
+	if len(got) != len(want) {
+		t.Fatalf("got %q", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("arg %d: got %q, want %q", i, got[i], want[i])
+		}
+	}
+}
+
+func TestParseProgressTime(t *testing.T) {
+	out := "frame=0\nout_time_us=1000000\nprogress=continue\nout_time_us=N/A\nout_time_us=4982676\nprogress=end\n"
+	if got := parseProgressTime([]byte(out)); got != 4982676*time.Microsecond {
+		t.Fatalf("got %v", got)
+	}
+	if got := parseProgressTime([]byte("progress=end\n")); got != 0 {
+		t.Fatalf("got %v for no time", got)
+	}
+}
+
+func TestCheckDurations(t *testing.T) {
+	for _, c := range []struct {
+		claimed, measured, want time.Duration
+		err                     error
+	}{
+		{5 * time.Second, 4990 * time.Millisecond, 4990 * time.Millisecond, nil},
+		{0, 3 * time.Second, 3 * time.Second, nil},
+		{4 * time.Second, 5 * time.Second, 5 * time.Second, nil},           // header short: trust packets
+		{62 * time.Minute, 60 * time.Minute, 60 * time.Minute, nil},        // 2 min over, but under 5 %
+		{3 * time.Hour, 5 * time.Second, 0, ErrDurationMismatch},           // hours claimed, seconds held
+		{5 * time.Second, 2500 * time.Millisecond, 0, ErrDurationMismatch}, // truncated
+		{5 * time.Second, 0, 0, ErrUnreadable},
+	} {
+		got, err := checkDurations(c.claimed, c.measured)
+		if !errors.Is(err, c.err) || got != c.want {
+			t.Errorf("checkDurations(%v, %v) = %v, %v; want %v, %v", c.claimed, c.measured, got, err, c.want, c.err)
+		}
+	}
+}
+
+func TestCheckAudio(t *testing.T) {
+	r := newRunner(t)
+	dir := t.TempDir()
+	ctx := context.Background()
+	for _, ext := range []string{"mp3", "wav", "m4a", "ogg", "webm", "flac", "mp4"} {
+		path := testkit.Speech(t, dir, "speech."+ext, testkit.SampleSentence)
+		got, err := r.CheckAudio(ctx, path)
+		if err != nil {
+			t.Errorf("%s: %v", ext, err)
+			continue
+		}
+		ref, err := r.Measure(ctx, filepath.Join(dir, "speech.wav"))
+		if ext != "wav" && err == nil && !near(got, ref, 0.05) {
+			t.Errorf("%s: %v, the wav holds %v", ext, got, ref)
+		}
+		if got < 3*time.Second || got > 15*time.Second {
+			t.Errorf("%s: %v is not the sentence's length", ext, got)
+		}
+	}
+
+	mp3, _ := os.ReadFile(filepath.Join(dir, "speech.mp3"))
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	liar := write("liar.mp3", mp3)
+	testkit.ClaimFrames(t, liar, 400000) // about 3 hours at 24 kHz
+	silentVideo := filepath.Join(dir, "silent.mp4")
+	testkit.Run(t, testkit.Binary(t, "ffmpeg"), "-nostdin", "-loglevel", "error", "-f", "lavfi",
+		"-i", "color=c=red:s=64x64:d=2", "-c:v", "libx264", "-preset", "ultrafast", silentVideo)
+	for _, c := range []struct {
+		name string
+		path string
+		err  error
+	}{
+		{"text named mp3", write("notes.mp3", []byte("these are my notes, not audio\n")), ErrUnreadable},
+		{"empty", write("empty.mp3", nil), ErrUnreadable},
+		{"first 300 bytes", write("tiny.mp3", mp3[:300]), ErrUnreadable},
+		{"truncated in the middle", write("half.mp3", mp3[:len(mp3)/2]), ErrDurationMismatch},
+		{"header claims hours", liar, ErrDurationMismatch},
+		{"video without audio", silentVideo, ErrNoAudio},
+	} {
+		d, err := r.CheckAudio(ctx, c.path)
+		if !errors.Is(err, c.err) {
+			t.Errorf("%s: got %v, %v; want %v", c.name, d, err, c.err)
+		}
+	}
+}

@@ -6,6 +6,7 @@ require (
 	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
 	github.com/emersion/go-smtp v0.25.1
 	github.com/gofiber/fiber/v2 v2.52.9
+	github.com/kkdai/youtube/v2 v2.10.5
 	github.com/minio/minio-go/v7 v7.4.1
 	github.com/riverqueue/river v0.47.0
 	github.com/riverqueue/river/riverdriver/riversqlite v0.47.0
@@ -20,9 +21,14 @@ require (
 require (
 	github.com/andybalholm/brotli v1.1.0 // indirect
 	github.com/aws/aws-sdk-go v1.38.20 // indirect
+	github.com/bitly/go-simplejson v0.5.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
+	github.com/dlclark/regexp2 v1.11.5 // indirect
+	github.com/dop251/goja v0.0.0-20250125213203-5ef83b82af17 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
+	github.com/go-sourcemap/sourcemap v2.1.4+incompatible // indirect
+	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/jmespath/go-jmespath v0.4.0 // indirect
 	github.com/klauspost/compress v1.19.2 // indirect
@@ -60,3 +66,7 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
+
+// goja (imported by kkdai/youtube) needs pprof/profile, and the module proxy here refuses the
+// pprof version modernc.org/sqlite asks for; pin one it serves.
+replace github.com/google/pprof => github.com/google/pprof v0.0.0-20250422154841-e1f9c1950416

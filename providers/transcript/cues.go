@@ -1,0 +1,204 @@
+package transcript
+
+import (
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"parla/providers"
+)
+
+// Subtitle layout limits, the usual broadcast rule for a readable cue.
+const (
+	// MaxLineRunes is the most runes on one subtitle line.
+	MaxLineRunes = 42
+	// MaxCueLines is the most lines in one subtitle cue.
+	MaxCueLines = 2
+	// ZeroLengthCue is how long a zero-length segment is shown at most.
+	ZeroLengthCue = time.Second
+)
+
+// cue is one subtitle: a time span and up to MaxCueLines lines of text.
+type cue struct {
+	start, end time.Duration
+	lines      []string
+}
+
+// cues lays out a transcript's segments as subtitle cues, in order, with valid times.
+func cues(t providers.Transcript) []cue {
+	segs := t.Segments
+	if len(segs) == 0 && strings.TrimSpace(t.Text) != "" {
+		segs = []providers.Segment{{Start: 0, End: t.Duration, Text: t.Text}}
+	}
+	var out []cue
+	for _, s := range subtitleTimes(segs, t.Duration) {
+		out = append(out, splitSegment(s)...)
+	}
+	return out
+}
+
+// clampTimes makes a segment's times valid on their own: no negative time, no end before
+// the start, and a start no earlier than prevStart.
+func clampTimes(s providers.Segment, prevStart time.Duration) providers.Segment {
+	s.Start = max(s.Start, prevStart, 0)
+	s.End = max(s.End, s.Start)
+	return s
+}
+
+// subtitleTimes returns the segments with times a subtitle file can carry: starts
+// non-decreasing, ends after starts. A zero-length segment lasts ZeroLengthCue, cut short
+// by the next segment's start or the end of the audio when they come later than its start.
+// Segments without text are dropped.
+func subtitleTimes(segs []providers.Segment, duration time.Duration) []providers.Segment {
+	out := make([]providers.Segment, 0, len(segs))
+	var prev time.Duration
+	for _, s := range segs {
+		if strings.TrimSpace(s.Text) == "" {
+			continue
+		}
+		// Printed times have millisecond precision: decide zero length on what is printed.
+		s.Start, s.End = s.Start.Truncate(time.Millisecond), s.End.Truncate(time.Millisecond)
+		s = clampTimes(s, prev)
+		prev = s.Start
+		out = append(out, s)
+	}
+	for i := range out {
+		if out[i].End > out[i].Start {
+			continue
+		}
+		start := out[i].Start
+		out[i].End = start + ZeroLengthCue
+		if i+1 < len(out) && out[i+1].Start > start {
+			out[i].End = min(out[i].End, out[i+1].Start)
+		}
+		if end := duration.Truncate(time.Millisecond); end > start {
+			out[i].End = min(out[i].End, end)
+		}
+	}
+	return out
+}
+
+// splitSegment wraps a segment's text into lines, groups them into cues and shares the
+// segment's time among the cues in proportion to their runes. The last cue ends exactly at
+// the segment's end.
+func splitSegment(s providers.Segment) []cue {
+	lines := wrap(units(s.Text), MaxLineRunes)
+	total := 0
+	for _, l := range lines {
+		total += utf8.RuneCountInString(l)
+	}
+	span := s.End - s.Start
+	var out []cue
+	done := 0
+	for i := 0; i < len(lines); i += MaxCueLines {
+		group := lines[i:min(i+MaxCueLines, len(lines))]
+		c := cue{start: s.Start + share(span, done, total), lines: group}
+		for _, l := range group {
+			done += utf8.RuneCountInString(l)
+		}
+		c.end = s.Start + share(span, done, total)
+		out = append(out, c)
+	}
+	if len(out) > 0 {
+		out[len(out)-1].end = s.End
+	}
+	return out
+}
+
+// share is part/total of span, rounded down to the millisecond so that consecutive cues of
+// one segment never overlap once printed.
+func share(span time.Duration, part, total int) time.Duration {
+	if total == 0 {
+		return 0
+	}
+	d := time.Duration(float64(span) * float64(part) / float64(total))
+	return d.Truncate(time.Millisecond)
+}
+
+// unit is a piece of text that is never broken across lines, and whether a space separates
+// it from the unit before.
+type unit struct {
+	text  string
+	space bool
+}
+
+// units cuts text into breakable pieces: words at spaces, and within a word, single
+// characters of scripts written without spaces (a punctuation mark or a prolonged-sound mark
+// stays with the character before it, an opening bracket with the one after).
+func units(text string) []unit {
+	var out []unit
+	for _, word := range strings.Fields(text) {
+		first := true
+		start := 0
+		var prev rune
+		for i, r := range word {
+			if i > 0 && breakBetween(prev, r) {
+				out = append(out, unit{word[start:i], first})
+				first, start = false, i
+			}
+			prev = r
+		}
+		out = append(out, unit{word[start:], first})
+	}
+	return out
+}
+
+// breakBetween reports whether a line may break between a and b inside a word.
+func breakBetween(a, b rune) bool {
+	if !unspaced(a) && !unspaced(b) {
+		return false
+	}
+	if unicode.IsPunct(b) || unicode.Is(unicode.Lm, b) {
+		return false
+	}
+	return !unicode.In(a, unicode.Ps, unicode.Pi)
+}
+
+// wrap lays units out in as few lines of at most limit runes as greedy filling needs, then
+// narrows the lines as far as it can without needing more of them, so a two-line cue is not
+// one full line and a word. A unit longer than limit gets a line of its own.
+func wrap(us []unit, limit int) []string {
+	lines := fill(us, limit)
+	if len(lines) < 2 {
+		return lines
+	}
+	total := 0
+	for _, l := range lines {
+		total += utf8.RuneCountInString(l)
+	}
+	for w := (total + len(lines) - 1) / len(lines); w < limit; w++ {
+		if narrow := fill(us, w); len(narrow) == len(lines) {
+			return narrow
+		}
+	}
+	return lines
+}
+
+// fill lays units out greedily in lines of at most limit runes.
+func fill(us []unit, limit int) []string {
+	var lines []string
+	var line strings.Builder
+	n := 0
+	for _, u := range us {
+		size := utf8.RuneCountInString(u.text)
+		sep := 0
+		if u.space && n > 0 {
+			sep = 1
+		}
+		if n > 0 && n+sep+size > limit {
+			lines = append(lines, line.String())
+			line.Reset()
+			n, sep = 0, 0
+		}
+		if sep == 1 {
+			line.WriteByte(' ')
+		}
+		line.WriteString(u.text)
+		n += sep + size
+	}
+	if n > 0 {
+		lines = append(lines, line.String())
+	}
+	return lines
+}

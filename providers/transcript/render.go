@@ -1,0 +1,131 @@
+package transcript
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"parla/providers"
+)
+
+// renderJSON is OpenAI's "json" shape: {"text": "..."}.
+func renderJSON(t providers.Transcript) ([]byte, error) {
+	return marshal(struct {
+		Text string `json:"text"`
+	}{text(t)})
+}
+
+// renderText is the bare text and a newline.
+func renderText(t providers.Transcript) ([]byte, error) {
+	return []byte(text(t) + "\n"), nil
+}
+
+// verbose is OpenAI's "verbose_json" shape.
+type verbose struct {
+	Task     string           `json:"task"`
+	Language string           `json:"language"`
+	Duration float64          `json:"duration"`
+	Text     string           `json:"text"`
+	Segments []verboseSegment `json:"segments"`
+}
+
+// verboseSegment carries the keys OpenAI's segments have. The fields an engine here does not
+// produce (tokens, decoding statistics) are present with neutral values, so clients that
+// read them keep working.
+type verboseSegment struct {
+	ID               int     `json:"id"`
+	Seek             int     `json:"seek"`
+	Start            float64 `json:"start"`
+	End              float64 `json:"end"`
+	Text             string  `json:"text"`
+	Tokens           []int   `json:"tokens"`
+	Temperature      float64 `json:"temperature"`
+	AvgLogprob       float64 `json:"avg_logprob"`
+	CompressionRatio float64 `json:"compression_ratio"`
+	NoSpeechProb     float64 `json:"no_speech_prob"`
+}
+
+func renderVerboseJSON(t providers.Transcript) ([]byte, error) {
+	v := verbose{
+		Task:     "transcribe",
+		Language: t.Language,
+		Duration: seconds(t.Duration),
+		Text:     text(t),
+		Segments: make([]verboseSegment, 0, len(t.Segments)),
+	}
+	for i, s := range t.Segments {
+		// The engine's times, only made valid: verbose_json has no ordering rule.
+		s = clampTimes(s, 0)
+		v.Segments = append(v.Segments, verboseSegment{
+			ID:     i,
+			Start:  seconds(s.Start),
+			End:    seconds(s.End),
+			Text:   spaced(s.Text),
+			Tokens: []int{},
+		})
+	}
+	return marshal(v)
+}
+
+// seconds is d in seconds, to the millisecond.
+func seconds(d time.Duration) float64 {
+	return float64(d.Round(time.Millisecond).Milliseconds()) / 1000
+}
+
+// marshal encodes v as one line of JSON without HTML escaping (a transcript is a file, not
+// a page fragment: "<" stays "<").
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// renderSRT numbers the cues from 1, with comma-separated milliseconds and a blank line
+// after each cue. SRT has no escaping; a "-->" in the text, which readers could take for a
+// timing line, becomes "->".
+func renderSRT(t providers.Transcript) ([]byte, error) {
+	var b bytes.Buffer
+	for i, c := range cues(t) {
+		fmt.Fprintf(&b, "%d\n%s --> %s\n", i+1, timestamp(c.start, ','), timestamp(c.end, ','))
+		for _, l := range c.lines {
+			b.WriteString(strings.ReplaceAll(l, "-->", "->"))
+			b.WriteByte('\n')
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes(), nil
+}
+
+// vttEscaper escapes what WebVTT cue text reserves (it also turns "-->" into "--&gt;").
+var vttEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// renderVTT writes the WEBVTT header and the cues, hours always present.
+func renderVTT(t providers.Transcript) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("WEBVTT\n\n")
+	for _, c := range cues(t) {
+		fmt.Fprintf(&b, "%s --> %s\n", timestamp(c.start, '.'), timestamp(c.end, '.'))
+		for _, l := range c.lines {
+			b.WriteString(vttEscaper.Replace(l))
+			b.WriteByte('\n')
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes(), nil
+}
+
+// timestamp formats d as HH:MM:SS<sep>mmm (hours grow past two digits when they must),
+// truncated to the millisecond.
+func timestamp(d time.Duration, sep byte) string {
+	ms := max(d.Milliseconds(), 0)
+	h, ms := ms/3_600_000, ms%3_600_000
+	m, ms := ms/60_000, ms%60_000
+	s, ms := ms/1000, ms%1000
+	return fmt.Sprintf("%02d:%02d:%02d%c%03d", h, m, s, sep, ms)
+}

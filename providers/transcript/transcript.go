@@ -1,0 +1,121 @@
+// Package transcript renders a providers.Transcript in the formats a visitor can order
+// (json, text, srt, verbose_json, vtt), in the shapes OpenAI's transcription API returns, so
+// a file looks the same whichever engine made it. Engines that return the format themselves
+// need none of this; every other engine (whisper.cpp) hands its segments here.
+//
+// Decisions the formats leave open, made once here:
+//
+//   - Segment text is trimmed of surrounding spaces. In verbose_json each segment's text
+//     carries OpenAI's leading space (" Hello.") unless it starts with a script written
+//     without spaces (Chinese, Japanese, Thai, …), so that joining the segment texts and
+//     trimming gives the transcript's text, as with OpenAI.
+//   - Subtitles (srt, vtt) stay readable: at most MaxLineRunes runes a line and MaxCueLines
+//     lines a cue. A longer segment is wrapped at word boundaries (between characters for
+//     scripts without spaces) into lines of balanced length and shown as several cues, its
+//     time shared out in proportion to the runes of each cue. A word longer than a line stays
+//     whole on its own line.
+//   - Times are made valid rather than trusted. Everywhere: a negative time becomes 0 and an
+//     end before its start is raised to the start. In srt and vtt also: a segment that starts
+//     before the previous one is moved to the previous start (WebVTT requires non-decreasing
+//     cue starts), and a zero-length segment (start == end) is shown for ZeroLengthCue, cut
+//     short by the next segment's start or the end of the audio when they come later
+//     (WebVTT requires an end after the start, and a cue nobody can see is useless).
+//     Overlapping segments stay overlapping: both formats allow it and players show both.
+//     verbose_json keeps the engine's order and zero-length segments, as OpenAI does.
+//   - A transcript with text but no segments gets one subtitle segment spanning its Duration.
+package transcript
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"parla/providers"
+)
+
+// format is one orderable transcript format.
+type format struct {
+	ext         string
+	contentType string
+	render      func(providers.Transcript) ([]byte, error)
+}
+
+// formats holds every name in providers.TranscriptFormats.
+var formats = map[string]format{
+	"json":         {".json", "application/json", renderJSON},
+	"text":         {".txt", "text/plain; charset=utf-8", renderText},
+	"srt":          {".srt", "application/x-subrip", renderSRT},
+	"verbose_json": {".json", "application/json", renderVerboseJSON},
+	"vtt":          {".vtt", "text/vtt", renderVTT},
+}
+
+// DefaultFormat is what an empty format name means.
+const DefaultFormat = "json"
+
+// Info returns the file extension (with the dot) and the MIME type a transcript in format is
+// delivered with. An empty format means DefaultFormat; ok is false for an unknown one.
+func Info(name string) (ext, contentType string, ok bool) {
+	f, ok := formats[normalize(name)]
+	return f.ext, f.contentType, ok
+}
+
+// Render returns t in the named format (one of providers.TranscriptFormats; empty means
+// DefaultFormat).
+func Render(t providers.Transcript, name string) ([]byte, error) {
+	f, ok := formats[normalize(name)]
+	if !ok {
+		return nil, fmt.Errorf("unknown transcript format %q", name)
+	}
+	out, err := f.render(t)
+	if err != nil {
+		return nil, fmt.Errorf("rendering %s transcript: %w", normalize(name), err)
+	}
+	return out, nil
+}
+
+func normalize(name string) string {
+	if name == "" {
+		return DefaultFormat
+	}
+	return name
+}
+
+// Join builds a transcript's whole text from its segments: each trimmed, separated by a
+// space except before text in a script written without spaces.
+func Join(segments []providers.Segment) string {
+	var b strings.Builder
+	for _, s := range segments {
+		b.WriteString(spaced(s.Text))
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// text is the transcript's text, trimmed, or its segments joined when it has none.
+func text(t providers.Transcript) string {
+	if s := strings.TrimSpace(t.Text); s != "" {
+		return s
+	}
+	return Join(t.Segments)
+}
+
+// spaced trims s and gives it OpenAI's leading space unless it is empty or starts with a
+// script written without spaces.
+func spaced(s string) string {
+	s = strings.TrimSpace(s)
+	if r, _ := utf8.DecodeRuneInString(s); s == "" || unspaced(r) {
+		return s
+	}
+	return " " + s
+}
+
+// noSpaceScripts are written without spaces between words, so a line may break between any
+// two of their characters and segments join without a space.
+var noSpaceScripts = []*unicode.RangeTable{
+	unicode.Han, unicode.Hiragana, unicode.Katakana,
+	unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar,
+}
+
+func unspaced(r rune) bool {
+	return unicode.In(r, noSpaceScripts...)
+}

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -32,9 +31,13 @@ type Config struct {
 	UnpaidTTL   time.Duration // when unpaid orders are swept (24 h)
 	TempDir     string        // scratch space for results being produced
 	TempTTL     time.Duration // leftover scratch files older than this are swept (6 h)
-	TTS         TTSLimits
-	Pricing     Pricing
-	ImageURL    string // line-item image shown on the hosted checkout
+	UploadDir   string        // accepted uploads, one file per upload id
+	UploadTTL   time.Duration // unpaid uploads are swept after this (24 h)
+	// VTTMaxDuration is the longest video taken for transcription (3 h).
+	VTTMaxDuration time.Duration
+	TTS            TTSLimits
+	Pricing        Pricing
+	ImageURL       string // line-item image shown on the hosted checkout
 
 	MaxAttempts   int           // fulfilment tries before a refund (5)
 	RetryBase     time.Duration // first retry delay, doubled each time (5 s)
@@ -55,6 +58,8 @@ func (c *Config) defaults() {
 	def(&c.CheckoutTTL, 30*time.Minute)
 	def(&c.UnpaidTTL, 24*time.Hour)
 	def(&c.TempTTL, 6*time.Hour)
+	def(&c.UploadTTL, 24*time.Hour)
+	def(&c.VTTMaxDuration, 3*time.Hour)
 	def(&c.RetryBase, 5*time.Second)
 	def(&c.PollInterval, 100*time.Millisecond)
 	def(&c.JobTimeout, 15*time.Minute)
@@ -81,7 +86,12 @@ type Deps struct {
 	Mailer   providers.Mailer
 	Letters  Letters
 	Speaker  providers.Speaker
-	Log      *slog.Logger
+	// Transcriber serves audio- and video-to-text; Audio checks uploads and fetched audio;
+	// Links analyses and fetches video links. Without them those services are closed.
+	Transcriber providers.Transcriber
+	Audio       AudioChecker
+	Links       LinkResolver
+	Log         *slog.Logger
 }
 
 // Book takes orders, binds them to payments, fulfils paid ones through River jobs and
@@ -171,17 +181,21 @@ func (b *Book) Stop(ctx context.Context) error {
 
 // Available reports why a service cannot take orders, or nil when it can.
 func (b *Book) Available(svc Service) error {
-	switch svc {
-	case TTS:
-		if b.deps.Speaker == nil {
-			return fmt.Errorf("%w: no text-to-speech engine configured", ErrServiceUnavailable)
-		}
-		if err := b.deps.Speaker.Available(); err != nil {
-			return fmt.Errorf("%w: %w", ErrServiceUnavailable, err)
-		}
-		return nil
+	var engine interface{ Available() error }
+	switch {
+	case svc == TTS && b.deps.Speaker != nil:
+		engine = b.deps.Speaker
+	case svc == STT && b.deps.Transcriber != nil && b.deps.Audio != nil && b.cfg.UploadDir != "":
+		engine = b.deps.Transcriber
+	case svc == VTT && b.deps.Transcriber != nil && b.deps.Audio != nil && b.deps.Links != nil:
+		engine = b.deps.Transcriber
+	default:
+		return fmt.Errorf("%w: %s is not configured", ErrServiceUnavailable, svc)
 	}
-	return fmt.Errorf("%w: %s is not offered yet", ErrServiceUnavailable, svc)
+	if err := engine.Available(); err != nil {
+		return fmt.Errorf("%w: %w", ErrServiceUnavailable, err)
+	}
+	return nil
 }
 
 // Checkout is what the visitor's browser needs to go and pay.
@@ -226,18 +240,12 @@ func (b *Book) CreateTTS(ctx context.Context, req TTSRequest) (Checkout, error) 
 		return Checkout{}, err
 	}
 	amount := b.QuoteTTS(params.Text)
-	if req.ClientAmount != nil && (*req.ClientAmount != amount ||
-		(req.ClientCurrency != "" && req.ClientCurrency != b.cfg.Pricing.Currency)) {
-		return Checkout{}, fmt.Errorf("%w: page says %d, server says %d %s",
-			ErrPriceMismatch, *req.ClientAmount, amount, b.cfg.Pricing.Currency)
+	if err := b.checkClientPrice(amount, req.ClientAmount, req.ClientCurrency); err != nil {
+		return Checkout{}, err
 	}
-	raw, err := json.Marshal(params)
+	o, err := b.newOrder(TTS, params, email, locale, amount)
 	if err != nil {
-		return Checkout{}, fmt.Errorf("encoding order: %w", err)
-	}
-	o := Order{
-		ID: newID(), Service: TTS, Status: AwaitingPayment, Params: raw, Email: email,
-		Locale: locale, Amount: amount, Currency: b.cfg.Pricing.Currency, CreatedAt: b.cfg.Now(),
+		return Checkout{}, err
 	}
 	return b.openCheckout(ctx, o, productFor(TTS, CountChars(params.Text)))
 }

@@ -62,6 +62,15 @@ var migrations = []string{
 		type        TEXT NOT NULL,
 		received_at INTEGER NOT NULL
 	);`,
+	`CREATE TABLE uploads (
+		id          TEXT PRIMARY KEY,
+		file_name   TEXT NOT NULL,
+		size        INTEGER NOT NULL,
+		duration_ms INTEGER NOT NULL,
+		order_id    TEXT NOT NULL DEFAULT '',
+		created_at  INTEGER NOT NULL
+	);
+	CREATE INDEX uploads_created ON uploads(created_at);`,
 }
 
 // Store keeps orders in SQL.

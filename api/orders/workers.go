@@ -17,6 +17,7 @@ import (
 
 	"parla/media"
 	"parla/providers"
+	"parla/providers/transcript"
 )
 
 // FulfilArgs is the one job that produces and delivers a paid order.
@@ -76,7 +77,18 @@ func (w *fulfilWorker) Work(ctx context.Context, job *river.Job[FulfilArgs]) err
 	if err == nil {
 		return nil
 	}
+	return w.retryOrGiveUp(ctx, job, err)
+}
+
+// retryOrGiveUp lets River retry a failed fulfilment, or refunds the order when the
+// failure is permanent or the last attempt failed.
+func (w *fulfilWorker) retryOrGiveUp(ctx context.Context, job *river.Job[FulfilArgs], err error) error {
 	log := w.book.log.With("order", job.Args.OrderID, "attempt", job.Attempt)
+	var pe *permanentError
+	if errors.As(err, &pe) {
+		log.Error("fulfilment cannot succeed, refunding", "err", err)
+		return w.book.giveUp(context.WithoutCancel(ctx), job.Args.OrderID, err)
+	}
 	if job.Attempt < job.MaxAttempts && ctx.Err() == nil {
 		log.Warn("fulfilment failed, will retry", "err", err)
 		return err
@@ -124,6 +136,7 @@ func (b *Book) fulfil(ctx context.Context, id string) error {
 			return err
 		}
 	}
+	b.releaseInputs(ctx, o)
 	if err := b.store.Finish(ctx, id, b.cfg.Now()); err != nil {
 		return err
 	}
@@ -161,12 +174,18 @@ func (b *Book) giveUp(ctx context.Context, id string, cause error) error {
 		return err
 	}
 	if o.ResultKey != "" {
+		b.releaseInputs(ctx, o)
 		if err := b.store.MarkMailed(ctx, id, b.cfg.Now()); err != nil {
 			return err
 		}
 		return b.store.Finish(ctx, id, b.cfg.Now())
 	}
-	if err := b.store.MarkFailed(ctx, id, "production_failed"); err != nil {
+	reason := "production_failed"
+	var pe *permanentError
+	if errors.As(cause, &pe) {
+		reason = pe.reason
+	}
+	if err := b.store.MarkFailed(ctx, id, reason); err != nil {
 		return err
 	}
 	if _, err := b.queue.Insert(ctx, RefundArgs{OrderID: id}, nil); err != nil {
@@ -177,17 +196,7 @@ func (b *Book) giveUp(ctx context.Context, id string, cause error) error {
 
 // produce makes the order's result and stores it, returning its key and file name.
 func (b *Book) produce(ctx context.Context, o Order) (key, name string, err error) {
-	if o.Service != TTS {
-		return "", "", fmt.Errorf("service %s cannot be produced yet", o.Service)
-	}
-	var p TTSParams
-	if err := json.Unmarshal(o.Params, &p); err != nil {
-		return "", "", fmt.Errorf("decoding parameters: %w", err)
-	}
-	if err := b.deps.Speaker.Available(); err != nil {
-		return "", "", err
-	}
-	tmp, err := os.CreateTemp(b.cfg.TempDir, "tts-"+o.ID+"-*")
+	tmp, err := os.CreateTemp(b.cfg.TempDir, string(o.Service)+"-"+o.ID+"-*")
 	if err != nil {
 		return "", "", fmt.Errorf("creating scratch file: %w", err)
 	}
@@ -196,10 +205,15 @@ func (b *Book) produce(ctx context.Context, o Order) (key, name string, err erro
 
 	progress := b.progressRecorder(ctx, o.ID)
 	defer progress.close()
-	err = b.deps.Speaker.Speak(ctx, providers.SpeechRequest{
-		Voice: p.Voice, Text: p.Text, Format: p.Format, Speed: p.Speed,
-		Progress: func(pct int) { progress.set(pct * 95 / 100) },
-	}, tmp)
+	var kind resultKind
+	switch o.Service {
+	case TTS:
+		kind, err = b.speak(ctx, o, tmp, progress)
+	case STT, VTT:
+		kind, err = b.transcribe(ctx, o, tmp, progress)
+	default:
+		err = fmt.Errorf("unknown service %q", o.Service)
+	}
 	if err != nil {
 		return "", "", err
 	}
@@ -213,17 +227,36 @@ func (b *Book) produce(ctx context.Context, o Order) (key, name string, err erro
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return "", "", fmt.Errorf("rewinding result: %w", err)
 	}
-	format, ok := media.Format(p.Format)
-	if !ok {
-		return "", "", fmt.Errorf("unknown format %q", p.Format)
-	}
-	// The extension is the container's (aac is delivered as .m4a), not the format's name.
-	name = fmt.Sprintf("parla-speech-%s.%s", strings.ToLower(o.ID[:8]), format.Ext)
+	name = fmt.Sprintf("parla-%s-%s.%s", kind.name, strings.ToLower(o.ID[:8]), kind.ext)
 	key = "results/" + o.ID + "/" + name
-	if err := b.deps.Storage.Put(ctx, key, tmp, size, format.ContentType); err != nil {
+	if err := b.deps.Storage.Put(ctx, key, tmp, size, kind.contentType); err != nil {
 		return "", "", fmt.Errorf("storing result: %w", err)
 	}
 	return key, name, nil
+}
+
+// resultKind names a result file: parla-<name>-<id>.<ext>, served as contentType.
+type resultKind struct{ name, ext, contentType string }
+
+// speak produces a text-to-speech order's audio into w.
+func (b *Book) speak(ctx context.Context, o Order, w io.Writer, progress *progressRecorder) (resultKind, error) {
+	var p TTSParams
+	if err := json.Unmarshal(o.Params, &p); err != nil {
+		return resultKind{}, fmt.Errorf("decoding parameters: %w", err)
+	}
+	if err := b.deps.Speaker.Available(); err != nil {
+		return resultKind{}, err
+	}
+	format, ok := media.Format(p.Format)
+	if !ok {
+		return resultKind{}, fmt.Errorf("unknown format %q", p.Format)
+	}
+	err := b.deps.Speaker.Speak(ctx, providers.SpeechRequest{
+		Voice: p.Voice, Text: p.Text, Format: p.Format, Speed: p.Speed,
+		Progress: func(pct int) { progress.set(pct * 95 / 100) },
+	}, w)
+	// The extension is the container's (aac is delivered as .m4a), not the format's name.
+	return resultKind{"speech", format.Ext, format.ContentType}, err
 }
 
 // progressRecorder writes an order's progress to the store without blocking the engine:
@@ -273,6 +306,12 @@ func (p *progressRecorder) set(pct int) {
 	p.mu.Unlock()
 }
 
+func (p *progressRecorder) current() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.latest
+}
+
 func (p *progressRecorder) close() {
 	close(p.done)
 	p.stopped.Wait()
@@ -311,6 +350,7 @@ func (b *Book) refund(ctx context.Context, id string, lastAttempt bool) error {
 			}
 		}
 	}
+	b.releaseInputs(ctx, o)
 	if err := b.store.MarkRefunded(ctx, id); err != nil {
 		return err
 	}
@@ -332,7 +372,8 @@ func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[SweepArgs]) error {
 type SweepReport struct {
 	Results      int // expired results deleted from storage
 	Unpaid       int // unpaid orders expired
-	ScratchFiles int // leftover scratch files and uploads deleted
+	ScratchFiles int // leftover scratch files deleted
+	Uploads      int // unpaid uploads deleted
 }
 
 // Sweep deletes expired results, expires stale unpaid orders and removes leftover
@@ -367,6 +408,9 @@ func (b *Book) Sweep(ctx context.Context) (SweepReport, error) {
 			rep.Unpaid++
 		}
 	}
+	if rep.Uploads, err = b.sweepUploads(ctx, now.Add(-b.cfg.UploadTTL)); err != nil {
+		errs = append(errs, err)
+	}
 	n, err := sweepDir(b.cfg.TempDir, now.Add(-b.cfg.TempTTL))
 	rep.ScratchFiles = n
 	if err != nil {
@@ -376,7 +420,7 @@ func (b *Book) Sweep(ctx context.Context) (SweepReport, error) {
 		errs = append(errs, err)
 	}
 	if rep != (SweepReport{}) {
-		b.log.Info("swept", "results", rep.Results, "unpaid", rep.Unpaid, "scratch", rep.ScratchFiles)
+		b.log.Info("swept", "results", rep.Results, "unpaid", rep.Unpaid, "scratch", rep.ScratchFiles, "uploads", rep.Uploads)
 	}
 	return rep, errors.Join(errs...)
 }
@@ -412,6 +456,11 @@ func ContentType(name string) string {
 	for _, f := range providers.SpeechFormats {
 		if info, ok := media.Format(f); ok && info.Ext == ext {
 			return info.ContentType
+		}
+	}
+	for _, f := range providers.TranscriptFormats {
+		if e, contentType, ok := transcript.Info(f); ok && e == ext {
+			return contentType
 		}
 	}
 	return "application/octet-stream"

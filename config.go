@@ -8,6 +8,7 @@ import (
 	"net/mail"
 	"net/url"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +27,17 @@ type Config struct {
 	OpenAIKey      string // OPENAI_API_KEY
 	OpenAIBaseURL  string // OPENAI_BASE_URL: any OpenAI-compatible server (default OpenAI's)
 	OpenAITTSModel string // OPENAI_TTS_MODEL (default tts-1)
+
+	STTEngine      string        // STT_ENGINE: whisper (default) or openai
+	OpenAISTTModel string        // OPENAI_STT_MODEL (default whisper-1)
+	WhisperModel   string        // WHISPER_MODEL: ggml model file (default models/ggml-base.bin)
+	WhisperThreads int           // WHISPER_THREADS (default: the number of CPUs)
+	MaxUploadBytes int64         // UPLOAD_MAX_BYTES: largest audio upload (default 25 MB)
+	UploadTTL      time.Duration // UPLOAD_TTL: unpaid uploads are deleted after this (default 24h)
+	VTTMaxDuration time.Duration // VTT_MAX_DURATION: longest video taken (default 3h)
+	// ALLOW_PRIVATE_URLS=1 lets video links reach loopback and private addresses: for local
+	// development and tests only.
+	AllowPrivateURLs bool
 
 	StripeSecretKey      string // STRIPE_SECRET_KEY: unset = built-in test checkout
 	StripeWebhookSecret  string // STRIPE_WEBHOOK_SECRET
@@ -120,6 +132,14 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		OpenAIKey:            get("OPENAI_API_KEY", ""),
 		OpenAIBaseURL:        get("OPENAI_BASE_URL", ""),
 		OpenAITTSModel:       get("OPENAI_TTS_MODEL", "tts-1"),
+		STTEngine:            oneOf("STT_ENGINE", "whisper", "whisper", "openai"),
+		OpenAISTTModel:       get("OPENAI_STT_MODEL", "whisper-1"),
+		WhisperModel:         get("WHISPER_MODEL", "models/ggml-base.bin"),
+		WhisperThreads:       int(integer("WHISPER_THREADS", int64(runtime.NumCPU()), 1)),
+		MaxUploadBytes:       integer("UPLOAD_MAX_BYTES", 25<<20, 1),
+		UploadTTL:            duration("UPLOAD_TTL", 24*time.Hour),
+		VTTMaxDuration:       duration("VTT_MAX_DURATION", 3*time.Hour),
+		AllowPrivateURLs:     boolean("ALLOW_PRIVATE_URLS"),
 		StripeSecretKey:      get("STRIPE_SECRET_KEY", ""),
 		StripeWebhookSecret:  get("STRIPE_WEBHOOK_SECRET", ""),
 		StripePublishableKey: get("STRIPE_PUBLISHABLE_KEY", ""),
@@ -187,6 +207,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 
 	if c.TTSEngine == "openai" && c.OpenAIKey == "" {
 		errs = append(errs, errors.New("TTS_ENGINE=openai needs OPENAI_API_KEY"))
+	}
+	if c.STTEngine == "openai" && c.OpenAIKey == "" {
+		errs = append(errs, errors.New("STT_ENGINE=openai needs OPENAI_API_KEY"))
 	}
 	if c.OpenAIBaseURL != "" {
 		if u, err := url.Parse(c.OpenAIBaseURL); err != nil || u.Host == "" {

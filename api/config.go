@@ -4,7 +4,12 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"parla/api/orders"
+	"parla/providers"
 )
+
+// acceptedAudio are the formats the audio page names (spec section 9); the server reads
+// anything ffmpeg reads and judges files by their content, not their names.
+var acceptedAudio = []string{"mp3", "mp4", "mpeg", "mpga", "m4a", "wav", "webm"}
 
 // publicConfig tells the UI everything it shows that the server decides: prices, limits,
 // voices, formats, which services are open and how payment works.
@@ -19,7 +24,6 @@ func (s *server) publicConfig(c *fiber.Ctx) error {
 			services[string(svc)] = fiber.Map{"open": true}
 		}
 	}
-	transcriptFormats := []string{"json", "text", "srt", "verbose_json", "vtt"}
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	return c.JSON(fiber.Map{
 		"version":      s.cfg.Version,
@@ -35,9 +39,11 @@ func (s *server) publicConfig(c *fiber.Ctx) error {
 			"maxChars": bc.TTS.MaxChars,
 			"price":    fiber.Map{"unitChars": rule(orders.TTS).Per, "unitAmount": rule(orders.TTS).UnitAmount, "rounding": rule(orders.TTS).Rounding},
 		},
-		"sst": fiber.Map{"formats": transcriptFormats, "maxUploadBytes": 25 << 20,
+		"sst": fiber.Map{"formats": providers.TranscriptFormats, "maxUploadBytes": s.cfg.MaxUploadBytes,
+			"acceptedFormats": acceptedAudio, "engine": s.cfg.STTEngine, "languages": orders.TranscriptLanguages,
 			"price": fiber.Map{"perSeconds": rule(orders.STT).Per, "unitAmount": rule(orders.STT).UnitAmount, "minAmount": rule(orders.STT).MinAmount}},
-		"vtt": fiber.Map{"formats": transcriptFormats, "maxSeconds": 3 * 3600,
+		"vtt": fiber.Map{"formats": providers.TranscriptFormats, "maxSeconds": int64(bc.VTTMaxDuration.Seconds()),
+			"engine": s.cfg.STTEngine, "languages": orders.TranscriptLanguages,
 			"price": fiber.Map{"perSeconds": rule(orders.VTT).Per, "unitAmount": rule(orders.VTT).UnitAmount, "minAmount": rule(orders.VTT).MinAmount}},
 	})
 }

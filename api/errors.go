@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"parla/api/orders"
+	"parla/media"
 	"parla/providers"
 	"parla/providers/stripe"
 )
@@ -34,7 +35,9 @@ func classify(err error) *apiError {
 	case errors.As(err, &ae):
 		return ae
 	case errors.As(err, &ie):
-		return &apiError{fiber.StatusBadRequest, ie.Code, ie.Message}
+		return &apiError{inputStatus(ie.Code), ie.Code, ie.Message}
+	case errors.Is(err, orders.ErrUploadNotFound):
+		return &apiError{fiber.StatusNotFound, "upload_not_found", "the upload is unknown, expired or already paid for; upload the file again"}
 	case errors.Is(err, orders.ErrPriceMismatch):
 		return &apiError{fiber.StatusConflict, "price_mismatch", "the price shown on the page is out of date; reload the page"}
 	case errors.Is(err, orders.ErrServiceUnavailable):
@@ -48,10 +51,44 @@ func classify(err error) *apiError {
 		return &apiError{fiber.StatusBadRequest, "invalid_signature", "the webhook signature is not valid"}
 	case errors.Is(err, stripe.ErrBadPayload):
 		return &apiError{fiber.StatusBadRequest, "invalid_payload", "the webhook payload is not a readable event"}
+	case linkError(err) != nil:
+		return linkError(err)
 	case errors.As(err, &fe):
 		return &apiError{fe.Code, fiberCode(fe.Code), fe.Message}
 	}
 	return &apiError{fiber.StatusInternalServerError, "internal", "something went wrong on our side"}
+}
+
+// inputStatus is the status of a refused input: 400 unless the code says otherwise.
+func inputStatus(code string) int {
+	switch code {
+	case "not_audio", "unreadable_audio", "video_too_long":
+		return fiber.StatusUnprocessableEntity
+	}
+	return fiber.StatusBadRequest
+}
+
+// linkErrors map what analysing or fetching a video link found to what the visitor is told.
+var linkErrors = []struct {
+	err error
+	api apiError
+}{
+	{media.ErrUnsupportedLink, apiError{fiber.StatusBadRequest, "unsupported_link", "paste an http or https link to a video file or a YouTube video"}},
+	{media.ErrForbiddenAddress, apiError{fiber.StatusBadRequest, "forbidden_address", "this link points to an address we do not fetch from"}},
+	{media.ErrLiveStream, apiError{fiber.StatusUnprocessableEntity, "live_stream", "live streams cannot be transcribed; use the recording once it has ended"}},
+	{media.ErrVideoUnavailable, apiError{fiber.StatusUnprocessableEntity, "video_unavailable", "the video is private, age-restricted or no longer available"}},
+	{media.ErrNotMedia, apiError{fiber.StatusUnprocessableEntity, "not_media", "the link does not lead to a video or audio file we can read"}},
+	{media.ErrSourceUnreachable, apiError{fiber.StatusUnprocessableEntity, "source_unreachable", "the site of this link did not answer as expected; check the link"}},
+}
+
+func linkError(err error) *apiError {
+	for _, le := range linkErrors {
+		if errors.Is(err, le.err) {
+			e := le.api
+			return &e
+		}
+	}
+	return nil
 }
 
 func fiberCode(status int) string {

@@ -87,6 +87,11 @@ func (s *server) createTTSCheckout(c *fiber.Ctx) error {
 		Email: body.Order.Email, EmailVerify: body.Order.EmailVerify, Locale: body.Order.Locale,
 		ClientAmount: amount, ClientCurrency: currency,
 	})
+	return s.checkoutAnswer(c, co, err)
+}
+
+// checkoutAnswer tells the page where to pay.
+func (s *server) checkoutAnswer(c *fiber.Ctx, co orders.Checkout, err error) error {
 	if err != nil {
 		return err
 	}

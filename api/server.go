@@ -30,6 +30,8 @@ type Config struct {
 	TrustedProxies []string // proxies whose X-Forwarded-For is believed
 	SamplesDir     string   // cache of generated voice samples
 	BodyLimit      int      // largest JSON body accepted (bytes)
+	MaxUploadBytes int64    // largest audio upload (25 MB)
+	STTEngine      string   // "whisper" or "openai", named on the audio page
 }
 
 // WebhookParser verifies and decodes a Stripe webhook delivery.
@@ -64,13 +66,21 @@ func New(cfg Config, deps Deps) *fiber.App {
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = 1 << 20
 	}
+	if cfg.MaxUploadBytes <= 0 {
+		cfg.MaxUploadBytes = 25 << 20
+	}
 	s := &server{cfg: cfg, deps: deps, log: deps.Log}
 	s.samples = newSampleCache(cfg.SamplesDir, deps.Speaker)
 
 	app := fiber.New(fiber.Config{
-		AppName:                 "parla",
-		BodyLimit:               cfg.BodyLimit,
-		ReadTimeout:             30 * time.Second,
+		AppName: "parla",
+		// Bodies above BodyLimit, and chunked ones, reach the handlers as streams: the
+		// upload reads its own with a limit, limitBody reads the others up to BodyLimit.
+		BodyLimit:                    cfg.BodyLimit,
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		// Long enough for a 25 MB upload on a slow line.
+		ReadTimeout:             10 * time.Minute,
 		WriteTimeout:            5 * time.Minute,
 		IdleTimeout:             2 * time.Minute,
 		ErrorHandler:            errorHandler(deps.Log),
@@ -82,6 +92,13 @@ func New(cfg Config, deps Deps) *fiber.App {
 	app.Use(recover.New())
 	app.Use(requestid.New())
 	app.Use(s.accessLog)
+	const uploadRoute = "/services/sst/uploadaudio"
+	app.Use(func(c *fiber.Ctx) error {
+		if c.Path() == uploadRoute {
+			return c.Next()
+		}
+		return s.limitBody(c)
+	})
 
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"ok": true}) })
 	app.Get("/api/config", s.publicConfig)
@@ -89,8 +106,11 @@ func New(cfg Config, deps Deps) *fiber.App {
 
 	limited := s.rateLimit()
 	app.Post("/payment/tts/create-checkout-session", limited, s.createTTSCheckout)
-	app.Post("/payment/:service/create-checkout-session", limited, s.serviceClosed)
+	app.Post("/payment/sst/create-checkout-session", limited, s.createSTTCheckout)
+	app.Post("/payment/vtt/create-checkout-session", limited, s.createVTTCheckout)
 	app.Get("/payment/:service/checkout-session", s.lookupSession)
+	app.Post(uploadRoute, limited, s.uploadAudio)
+	app.Post("/services/vtt/analyzevideo", limited, s.analyzeVideo)
 	app.Post("/services/:service", s.result)
 
 	app.Get("/checkout/test/:id", s.testCheckoutPage)
@@ -158,14 +178,6 @@ func (s *server) rateLimit() fiber.Handler {
 			return fail(fiber.StatusTooManyRequests, "rate_limited", "too many requests; try again in a minute")
 		},
 	})
-}
-
-func (s *server) serviceClosed(c *fiber.Ctx) error {
-	svc := orders.Service(c.Params("service"))
-	if !svc.Valid() {
-		return notFound(c)
-	}
-	return s.deps.Book.Available(svc)
 }
 
 // service reads the :service route parameter.

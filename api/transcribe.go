@@ -1,0 +1,166 @@
+package api
+
+import (
+	"bytes"
+	"io"
+	"os"
+
+	"github.com/gofiber/fiber/v2"
+
+	"parla/api/orders"
+)
+
+// uploadAudio streams an audio upload to disk, checks it with ffprobe and ffmpeg and
+// answers its server-measured duration and price.
+func (s *server) uploadAudio(c *fiber.Ctx) error {
+	book := s.deps.Book
+	if err := book.Available(orders.STT); err != nil {
+		return s.refuseBody(c, err)
+	}
+	limit := s.cfg.MaxUploadBytes
+	if n := c.Request().Header.ContentLength(); n > 0 && int64(n) > limit+multipartSlack {
+		return s.refuseBody(c, tooLarge(limit))
+	}
+	boundary, err := multipartBoundary(c.Get(fiber.HeaderContentType))
+	if err != nil {
+		return s.refuseBody(c, err)
+	}
+	f, err := book.IncomingFile()
+	if err != nil {
+		return err
+	}
+	name, size, err := receiveFile(requestBody(c), boundary, limit, f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return s.refuseBody(c, err)
+	}
+	u, amount, err := book.AcceptUpload(c.UserContext(), f.Name(), name, size)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"ok": true, "file": fiber.Map{"filename": u.FileName, "path": u.ID},
+		"duration": orders.Seconds(u.Duration), "amount": amount, "currency": book.Config().Pricing.Currency})
+}
+
+// requestBody is the request's body as a stream: the connection itself when the server
+// streams bodies, the buffered bytes otherwise.
+func requestBody(c *fiber.Ctx) io.Reader {
+	if r := c.Context().RequestBodyStream(); r != nil {
+		return r
+	}
+	return bytes.NewReader(c.Body())
+}
+
+// refuseBody answers err without reading the rest of the body, and closes the connection
+// after the answer so that the unread bytes are never taken for the next request.
+func (s *server) refuseBody(c *fiber.Ctx, err error) error {
+	c.Context().SetConnectionClose()
+	return err
+}
+
+// limitBody reads a streamed request body (larger than the buffered limit, or chunked)
+// into memory up to BodyLimit for the JSON handlers, and refuses it beyond that. Only the
+// upload route reads its body as a stream.
+func (s *server) limitBody(c *fiber.Ctx) error {
+	req := c.Request()
+	if !req.IsBodyStream() {
+		return c.Next()
+	}
+	data, err := io.ReadAll(io.LimitReader(req.BodyStream(), int64(s.cfg.BodyLimit)+1))
+	if err != nil {
+		return s.refuseBody(c, fail(fiber.StatusBadRequest, "bad_request", "the request body could not be read"))
+	}
+	if len(data) > s.cfg.BodyLimit {
+		return s.refuseBody(c, fiber.ErrRequestEntityTooLarge)
+	}
+	req.SetBody(data)
+	return c.Next()
+}
+
+type transcriptOrder struct {
+	Format      string `json:"response_format"`
+	Language    string `json:"language"`
+	Email       string `json:"email"`
+	EmailVerify string `json:"emailVerify"`
+	Locale      string `json:"locale"`
+}
+
+type sttCheckoutBody struct {
+	Order struct {
+		transcriptOrder
+		FilePath string `json:"filePath"`
+		FileName string `json:"fileName"`
+	} `json:"order"`
+	Products []lineItem `json:"products"`
+}
+
+type vttCheckoutBody struct {
+	Order struct {
+		transcriptOrder
+		OutputFormat string `json:"outputFormat"`
+		SelectedFile string `json:"selectedFile"`
+	} `json:"order"`
+	Products []lineItem `json:"products"`
+}
+
+func (s *server) createSTTCheckout(c *fiber.Ctx) error {
+	var body sttCheckoutBody
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	req, err := transcriptRequest(body.Order.transcriptOrder, body.Products)
+	if err != nil {
+		return err
+	}
+	req.Upload = body.Order.FilePath
+	co, err := s.deps.Book.CreateSTT(c.UserContext(), req)
+	return s.checkoutAnswer(c, co, err)
+}
+
+func (s *server) createVTTCheckout(c *fiber.Ctx) error {
+	var body vttCheckoutBody
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	o := body.Order.transcriptOrder
+	if o.Format == "" {
+		o.Format = body.Order.OutputFormat
+	}
+	req, err := transcriptRequest(o, body.Products)
+	if err != nil {
+		return err
+	}
+	req.Link = body.Order.SelectedFile
+	co, err := s.deps.Book.CreateVTT(c.UserContext(), req)
+	return s.checkoutAnswer(c, co, err)
+}
+
+func transcriptRequest(o transcriptOrder, products []lineItem) (orders.TranscriptRequest, error) {
+	amount, currency, err := clientTotal(products)
+	return orders.TranscriptRequest{Format: o.Format, Language: o.Language, Email: o.Email,
+		EmailVerify: o.EmailVerify, Locale: o.Locale, ClientAmount: amount, ClientCurrency: currency}, err
+}
+
+func (s *server) analyzeVideo(c *fiber.Ctx) error {
+	var body struct {
+		Video string `json:"video"`
+	}
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	info, amount, err := s.deps.Book.AnalyzeLink(c.UserContext(), body.Video)
+	if err != nil {
+		return err
+	}
+	secs := orders.Seconds(info.Duration)
+	answer := fiber.Map{"ok": true, "durationMinutes": secs / 60, "durationSeconds": secs % 60,
+		"totalMinutes": float64(secs) / 60, "duration": secs, "amount": amount,
+		"currency": s.deps.Book.Config().Pricing.Currency}
+	if info.Title != "" {
+		answer["title"] = info.Title
+	}
+	return c.JSON(answer)
+}

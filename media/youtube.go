@@ -19,9 +19,10 @@ import (
 const DefaultYouTubeMaxBytes = 1 << 30
 
 // youTubeChunkSize is the size of each ranged request of a download. YouTube throttles
-// requests without a range, so the library fetches the stream in pieces; 10 MiB is its own
-// default, spelled out so tests can lower it and exercise several pieces.
-const youTubeChunkSize = 10 << 20
+// requests without a range, so the library fetches the stream in pieces. Its default is
+// 10 MiB; 4 MiB keeps each piece well inside a per-request client timeout (the guarded
+// client's is 30 s) on a slow link. A field on YouTube so tests can exercise many pieces.
+const youTubeChunkSize = 4 << 20
 
 // youTubeMaxRoutines caps the ranged requests in flight per download. Each holds its whole
 // piece in memory, so this bounds memory (with youTubeChunkSize) as well as connections.

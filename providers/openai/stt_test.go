@@ -231,6 +231,22 @@ func (s sttSetup) transcribe(t *testing.T, req providers.TranscribeRequest) (pro
 	return tr, err
 }
 
+// transcribeOnce runs a request that must succeed in one API call, and returns the
+// transcript and the call.
+func (s sttSetup) transcribeOnce(t *testing.T, req providers.TranscribeRequest) (providers.Transcript, sttCall) {
+	t.Helper()
+	before := len(s.api.received())
+	tr, err := s.transcribe(t, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := s.api.received()[before:]
+	if len(calls) != 1 {
+		t.Fatalf("%d calls, want 1", len(calls))
+	}
+	return tr, calls[0]
+}
+
 // makeFile runs a program that writes a test file named name into a fresh temp dir; args
 // builds its arguments from the output path.
 func makeFile(t *testing.T, prog, name string, args func(out string) []string) string {
@@ -315,16 +331,7 @@ func TestTranscribeSendsAcceptedFilesAsTheyAre(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := len(s.api.received())
-			tr, err := s.transcribe(t, providers.TranscribeRequest{Path: tt.path})
-			if err != nil {
-				t.Fatal(err)
-			}
-			calls := s.api.received()[before:]
-			if len(calls) != 1 {
-				t.Fatalf("%d calls, want 1", len(calls))
-			}
-			c := calls[0]
+			tr, c := s.transcribeOnce(t, providers.TranscribeRequest{Path: tt.path})
 			sum, size := fileSum(t, tt.path)
 			if c.Sum != sum || c.Size != size || c.Filename != tt.wantName {
 				t.Errorf("server got %s (%d bytes, same bytes: %v), want %s as it is (%d bytes)", c.Filename, c.Size, c.Sum == sum, tt.wantName, size)
@@ -361,16 +368,7 @@ func TestTranscribeReencodes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := probe(t, tt.path)
-			before := len(s.api.received())
-			tr, err := s.transcribe(t, providers.TranscribeRequest{Path: tt.path})
-			if err != nil {
-				t.Fatal(err)
-			}
-			calls := s.api.received()[before:]
-			if len(calls) != 1 {
-				t.Fatalf("%d calls, want 1", len(calls))
-			}
-			c := calls[0]
+			tr, c := s.transcribeOnce(t, providers.TranscribeRequest{Path: tt.path})
 			_, size := fileSum(t, tt.path)
 			if c.Filename != "audio.mp3" || c.Info.Container != "mp3" || c.Info.HasVideo ||
 				c.Info.Channels != 1 || c.Info.SampleRate != media.SpeechSampleRate {
@@ -498,12 +496,7 @@ func TestTranscribeLanguageAndModel(t *testing.T) {
 	wav := speechWAV(t)
 	for _, lang := range []string{"de", "en", ""} {
 		t.Run("language "+lang, func(t *testing.T) {
-			before := len(s.api.received())
-			tr, err := s.transcribe(t, providers.TranscribeRequest{Path: wav, Language: lang})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := s.api.received()[before]
+			tr, c := s.transcribeOnce(t, providers.TranscribeRequest{Path: wav, Language: lang})
 			if c.Language != lang || c.Model != "whisper-large-v3" || tr.Language != languageNames[lang] {
 				t.Errorf("sent language %q model %q, transcript language %q", c.Language, c.Model, tr.Language)
 			}
@@ -515,11 +508,8 @@ func TestTranscribeAnswerWithoutSegments(t *testing.T) {
 	s := newSTT(t, TranscriberConfig{})
 	s.api.set(func(f *fakeSTT) { f.noSegments = true })
 	wav := speechWAV(t)
-	tr, err := s.transcribe(t, providers.TranscribeRequest{Path: wav})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := s.api.received()[0].Info.Duration.Truncate(time.Millisecond)
+	tr, c := s.transcribeOnce(t, providers.TranscribeRequest{Path: wav})
+	d := c.Info.Duration.Truncate(time.Millisecond)
 	want := []providers.Segment{{Start: 0, End: d, Text: "all of it"}}
 	if !slices.Equal(tr.Segments, want) || tr.Text != "all of it" || tr.Duration != d {
 		t.Errorf("transcript %+v, want %+v", tr, want)

@@ -1,0 +1,203 @@
+// Package whisper is the self-hosted speech-to-text engine: whisper.cpp run in-process
+// through its Go bindings. The cgo layer (cgo_whisper.go) is compiled only with the
+// `whisper` build tag and a libwhisper to link against; without it the engine exists but
+// reports itself unavailable, so the app builds and runs anywhere and closes the service.
+//
+// Everything around the model is plain Go and tested without the tag: decoding the upload
+// to 16 kHz mono samples (media.Runner.DecodePCM), progress, cancellation and building the
+// transcript from the model's segments.
+package whisper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"parla/media"
+	"parla/providers"
+	"parla/providers/transcript"
+)
+
+// Config says which model to load and how to run it.
+type Config struct {
+	// Model is the path of a ggml whisper model file (see models/README.md).
+	Model string
+	// Threads the model computes with. Default runtime.NumCPU().
+	Threads int
+	// Media decodes uploads. Default: ffmpeg from PATH.
+	Media *media.Runner
+}
+
+// Engine transcribes with whisper.cpp. It implements providers.Transcriber and is safe for
+// concurrent use; requests take turns on the model (see cgo_whisper.go).
+type Engine struct {
+	model   model
+	threads int
+	media   *media.Runner
+}
+
+var _ providers.Transcriber = (*Engine)(nil)
+
+// model is the recognizer behind the Engine: whisper.cpp with the `whisper` tag, a stub that
+// is never available without it, a fake in tests.
+type model interface {
+	// available reports nil when the model can be used, or an error wrapping
+	// providers.ErrUnavailable that says why not.
+	available() error
+	// transcribe recognizes mono PCMRate samples. lang is an ISO-639-1 hint, "" to detect.
+	// progress gets 0–100 as the model works. It returns the segments and the language
+	// the model used or detected (its code, "en").
+	transcribe(ctx context.Context, samples []float32, lang string, threads int, progress func(int)) ([]providers.Segment, string, error)
+	io.Closer
+}
+
+// New returns the engine for cfg. It loads nothing yet: the model is read on the first
+// transcription, so the app starts fast and Available stays cheap.
+func New(cfg Config) *Engine {
+	return newEngine(cfg, newModel(cfg.Model))
+}
+
+func newEngine(cfg Config, m model) *Engine {
+	if cfg.Threads <= 0 {
+		cfg.Threads = runtime.NumCPU()
+	}
+	if cfg.Media == nil {
+		cfg.Media = media.New(media.Config{})
+	}
+	return &Engine{model: m, threads: cfg.Threads, media: cfg.Media}
+}
+
+// Available reports nil when the engine can take orders: compiled in, model file readable,
+// ffmpeg present. Otherwise the error wraps providers.ErrUnavailable.
+func (e *Engine) Available() error {
+	if err := e.model.available(); err != nil {
+		return err
+	}
+	if err := e.media.Check(); err != nil {
+		return fmt.Errorf("%w: whisper: %v", providers.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// Close frees the model. The engine must not be used afterwards.
+func (e *Engine) Close() error {
+	return e.model.Close()
+}
+
+// decodeShare is the part of the progress bar that decoding fills: ffmpeg decodes ten
+// minutes of audio in under a second, the model takes far longer.
+const decodeShare = 10
+
+// Transcribe decodes req.Path, runs the model on it and returns the timed transcript.
+func (e *Engine) Transcribe(ctx context.Context, req providers.TranscribeRequest) (providers.Transcript, error) {
+	if err := e.Available(); err != nil {
+		return providers.Transcript{}, err
+	}
+	p := &progress{report: req.Report}
+	p.set(0)
+	samples, err := e.media.DecodePCM(ctx, req.Path, req.Duration)
+	if err != nil {
+		return providers.Transcript{}, fmt.Errorf("whisper: %w", err)
+	}
+	p.set(decodeShare)
+	n := len(samples)
+	segments, lang, err := e.model.transcribe(ctx, padded(samples), req.Language, e.threads, func(percent int) {
+		// The model's 100 is not the end of the job: keep 100 for when the transcript exists.
+		p.set(min(decodeShare+percent*(100-decodeShare)/100, 99))
+	})
+	if err := ctx.Err(); err != nil {
+		return providers.Transcript{}, fmt.Errorf("whisper: %w", err)
+	}
+	if err != nil {
+		return providers.Transcript{}, fmt.Errorf("whisper: transcribing %d s of audio: %w", n/media.PCMRate, err)
+	}
+	if lang == "" {
+		lang = req.Language
+	}
+	t := result(segments, lang, n)
+	p.set(100)
+	return t, nil
+}
+
+// result builds the transcript from the model's segments over n samples of audio: the text
+// joined from the segments, the language by name as OpenAI gives it ("english"), and times
+// kept within the audio (whisper's last segment may run to the end of its 30-second window).
+func result(segments []providers.Segment, lang string, n int) providers.Transcript {
+	duration := time.Duration(n) * time.Second / media.PCMRate
+	segs := make([]providers.Segment, 0, len(segments))
+	for _, s := range segments {
+		s.Start = min(s.Start, duration)
+		s.End = min(s.End, duration)
+		segs = append(segs, s)
+	}
+	return providers.Transcript{
+		Language: languageName(lang),
+		Duration: duration,
+		Text:     transcript.Join(segs),
+		Segments: segs,
+	}
+}
+
+// minSamples is the shortest input whisper.cpp transcribes: it returns nothing for less than
+// a second ("input is too short"). A little more, so rounding never lands below.
+const minSamples = media.PCMRate + media.PCMRate/10
+
+// padded returns samples followed by silence up to minSamples, so a one-word clip is
+// still transcribed.
+func padded(samples []float32) []float32 {
+	if len(samples) >= minSamples {
+		return samples
+	}
+	return append(samples, make([]float32, minSamples-len(samples))...)
+}
+
+// progress passes on percentages that only go up, whichever goroutine reports them.
+type progress struct {
+	mu     sync.Mutex
+	last   int
+	sent   bool
+	report func(int)
+}
+
+func (p *progress) set(percent int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sent && percent <= p.last {
+		return
+	}
+	p.last, p.sent = percent, true
+	p.report(percent)
+}
+
+// ggmlMagic starts every ggml model file ("ggml" as a little-endian uint32).
+const ggmlMagic = "lmgg"
+
+// checkModelFile reports, wrapping providers.ErrUnavailable, why path cannot be a whisper
+// model: not configured, missing, unreadable, a directory or not a ggml file. It reads four
+// bytes; loading the weights is left to the first transcription.
+func checkModelFile(path string) error {
+	if path == "" {
+		return fmt.Errorf("%w: whisper: no model configured (set WHISPER_MODEL)", providers.ErrUnavailable)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("%w: whisper: model %s: %v", providers.ErrUnavailable, path, err)
+	}
+	defer f.Close()
+	var magic [4]byte
+	if _, err := io.ReadFull(f, magic[:]); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = errors.New("file too short")
+		}
+		return fmt.Errorf("%w: whisper: model %s: %v", providers.ErrUnavailable, path, err)
+	}
+	if string(magic[:]) != ggmlMagic {
+		return fmt.Errorf("%w: whisper: model %s is not a ggml whisper model", providers.ErrUnavailable, path)
+	}
+	return nil
+}

@@ -1,0 +1,280 @@
+package whisper
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"parla/media"
+	"parla/providers"
+	"parla/providers/testkit"
+)
+
+// speech makes a spoken English sentence with espeak-ng as WAV and returns its path and
+// probed duration.
+func speech(t testing.TB, r *media.Runner) (string, time.Duration) {
+	t.Helper()
+	espeak := testkit.Binary(t, "espeak-ng")
+	testkit.Binary(t, "ffmpeg")
+	testkit.Binary(t, "ffprobe")
+	path := filepath.Join(t.TempDir(), "speech.wav")
+	text := "Hello world. The quick brown fox jumps over the lazy dog."
+	if out, err := exec.Command(espeak, "-w", path, text).CombinedOutput(); err != nil {
+		t.Fatalf("espeak-ng: %v: %s", err, out)
+	}
+	info, err := r.Probe(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, info.Duration
+}
+
+// fakeModel stands in for whisper.cpp: it records what it was given, reports progress and
+// returns fixed segments, or waits for cancellation.
+type fakeModel struct {
+	unavailable error
+	segments    []providers.Segment
+	lang        string
+	err         error
+	wait        bool // block until the context is cancelled
+
+	mu      sync.Mutex
+	calls   int
+	samples int
+	hint    string
+	threads int
+}
+
+func (f *fakeModel) available() error { return f.unavailable }
+
+func (f *fakeModel) transcribe(ctx context.Context, samples []float32, lang string, threads int, progress func(int)) ([]providers.Segment, string, error) {
+	f.mu.Lock()
+	f.calls++
+	f.samples, f.hint, f.threads = len(samples), lang, threads
+	f.mu.Unlock()
+	for _, p := range []int{0, 20, 20, 50, 40, 100} { // repeats and a step back, as callbacks may
+		progress(p)
+	}
+	if f.wait {
+		<-ctx.Done()
+		return nil, "", ctx.Err()
+	}
+	return f.segments, f.lang, f.err
+}
+
+func (f *fakeModel) Close() error { return nil }
+
+// record collects progress reports.
+type record struct {
+	mu  sync.Mutex
+	got []int
+}
+
+func (r *record) add(p int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, p)
+}
+
+func TestTranscribe(t *testing.T) {
+	runner := media.New(media.Config{})
+	path, dur := speech(t, runner)
+	fake := &fakeModel{
+		lang: "en",
+		segments: []providers.Segment{
+			{Start: 0, End: 1500 * time.Millisecond, Text: "Hello world."},
+			// whisper's last segment may run to the end of its 30-second window
+			{Start: 1500 * time.Millisecond, End: 30 * time.Second, Text: " The quick brown fox jumps over the lazy dog."},
+		},
+	}
+	e := newEngine(Config{Threads: 3, Media: runner}, fake)
+	var progress record
+	got, err := e.Transcribe(context.Background(), providers.TranscribeRequest{
+		Path: path, Language: "en", Duration: dur, Progress: progress.add,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := dur.Seconds() * media.PCMRate
+	if math.Abs(float64(fake.samples)-want) > 0.01*want {
+		t.Errorf("model got %d samples, want %.0f ±1%%", fake.samples, want)
+	}
+	if fake.hint != "en" || fake.threads != 3 {
+		t.Errorf("model got language %q, %d threads; want en, 3", fake.hint, fake.threads)
+	}
+	if d := got.Duration - time.Duration(fake.samples)*time.Second/media.PCMRate; d != 0 {
+		t.Errorf("Duration %v is not the samples' length", got.Duration)
+	}
+	if got.Language != "english" {
+		t.Errorf("Language = %q, want english", got.Language)
+	}
+	if got.Text != "Hello world. The quick brown fox jumps over the lazy dog." {
+		t.Errorf("Text = %q", got.Text)
+	}
+	if len(got.Segments) != 2 || got.Segments[1].End != got.Duration {
+		t.Errorf("Segments = %+v, want the last one ending at %v", got.Segments, got.Duration)
+	}
+	wantProgress := []int{0, 10, 28, 55, 99, 100}
+	if !slices.Equal(progress.got, wantProgress) {
+		t.Errorf("progress %v, want %v", progress.got, wantProgress)
+	}
+}
+
+func TestTranscribeFailures(t *testing.T) {
+	runner := media.New(media.Config{})
+	path, dur := speech(t, runner)
+	notAudio := filepath.Join(t.TempDir(), "video.mp4")
+	if out, err := exec.Command("ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi",
+		"-i", "color=s=64x64:d=1", notAudio).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v: %s", err, out)
+	}
+	modelErr := errors.New("model exploded")
+	tests := []struct {
+		name     string
+		model    *fakeModel
+		path     string
+		cancel   time.Duration // cancel after this long; -1 before the call
+		want     error
+		wantCall bool
+	}{
+		{"unavailable", &fakeModel{unavailable: providers.ErrUnavailable}, path, 0, providers.ErrUnavailable, false},
+		{"no audio", &fakeModel{}, notAudio, 0, media.ErrNoAudio, false},
+		{"model error", &fakeModel{err: modelErr}, path, 0, modelErr, true},
+		{"cancelled before", &fakeModel{}, path, -1, context.Canceled, false},
+		{"cancelled while transcribing", &fakeModel{wait: true}, path, 300 * time.Millisecond, context.Canceled, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			switch {
+			case tt.cancel < 0:
+				cancel()
+			case tt.cancel > 0:
+				time.AfterFunc(tt.cancel, cancel)
+			}
+			e := newEngine(Config{Media: runner}, tt.model)
+			_, err := e.Transcribe(ctx, providers.TranscribeRequest{Path: tt.path, Duration: dur})
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
+			}
+			if called := tt.model.calls > 0; called != tt.wantCall {
+				t.Errorf("model called: %v, want %v", called, tt.wantCall)
+			}
+		})
+	}
+}
+
+func TestAvailableWithoutTool(t *testing.T) {
+	e := newEngine(Config{Media: media.New(media.Config{FFmpeg: "no-such-ffmpeg"})}, &fakeModel{})
+	if err := e.Available(); !errors.Is(err, providers.ErrUnavailable) || !strings.Contains(err.Error(), "no-such-ffmpeg") {
+		t.Errorf("Available() = %v, want ErrUnavailable naming ffmpeg", err)
+	}
+}
+
+func TestCheckModelFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name, path, reason string
+	}{
+		{"not configured", "", "no model configured"},
+		{"missing", filepath.Join(dir, "gone.bin"), "gone.bin"},
+		{"directory", dir, dir},
+		{"empty", write("empty.bin", ""), "too short"},
+		{"not ggml", write("model.gguf", "GGUF and more"), "not a ggml whisper model"},
+		{"ggml", write("ggml-tiny.bin", "lmgg\x98\xca\x00\x00"), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkModelFile(tt.path)
+			if tt.reason == "" {
+				if err != nil {
+					t.Fatalf("checkModelFile = %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, providers.ErrUnavailable) || !strings.Contains(err.Error(), tt.reason) {
+				t.Fatalf("checkModelFile = %v, want ErrUnavailable saying %q", err, tt.reason)
+			}
+		})
+	}
+	if path := testModel(); path != "" {
+		if err := checkModelFile(path); err != nil {
+			t.Errorf("whisper.cpp's test model: %v", err)
+		}
+	}
+}
+
+// testModel is whisper.cpp's test model shipped next to the repository, or WHISPER_MODEL,
+// or "" when neither exists.
+func testModel() string {
+	if p := os.Getenv("WHISPER_MODEL"); p != "" {
+		return p
+	}
+	p := filepath.Join("..", "..", "..", "shared", "testdata", "whisper", "for-tests-ggml-tiny.en.bin")
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
+
+func TestResult(t *testing.T) {
+	segs := []providers.Segment{
+		{Start: 0, End: 2 * time.Second, Text: " Hello."},
+		{Start: 2 * time.Second, End: 2 * time.Second, Text: "こんにちは。"},
+		{Start: 2500 * time.Millisecond, End: 30 * time.Second, Text: " Bye. "},
+		{Start: 31 * time.Second, End: 32 * time.Second, Text: "Ghost."},
+	}
+	got := result(segs, "ja", 3*media.PCMRate+media.PCMRate/2)
+	want := providers.Transcript{
+		Language: "japanese",
+		Duration: 3500 * time.Millisecond,
+		Text:     "Hello.こんにちは。 Bye. Ghost.",
+		Segments: []providers.Segment{
+			segs[0], segs[1],
+			{Start: 2500 * time.Millisecond, End: 3500 * time.Millisecond, Text: " Bye. "},
+			{Start: 3500 * time.Millisecond, End: 3500 * time.Millisecond, Text: "Ghost."},
+		},
+	}
+	if got.Language != want.Language || got.Duration != want.Duration || got.Text != want.Text || !slices.Equal(got.Segments, want.Segments) {
+		t.Errorf("result =\n%+v\nwant\n%+v", got, want)
+	}
+	if empty := result(nil, "xx", 0); empty.Language != "xx" || empty.Text != "" || empty.Duration != 0 || empty.Segments == nil {
+		t.Errorf("result of nothing = %+v", empty)
+	}
+}
+
+func TestPadded(t *testing.T) {
+	short := []float32{0.5, -0.5}
+	got := padded(short)
+	if len(got) != minSamples || got[0] != 0.5 || got[1] != -0.5 || got[minSamples-1] != 0 {
+		t.Errorf("padded short clip: %d samples", len(got))
+	}
+	long := make([]float32, 2*media.PCMRate)
+	if got := padded(long); len(got) != len(long) {
+		t.Errorf("padded long clip: %d samples, want %d", len(got), len(long))
+	}
+}
+
+func TestLanguageName(t *testing.T) {
+	for code, want := range map[string]string{"en": "english", "ja": "japanese", "yue": "cantonese", "english": "english", "": ""} {
+		if got := languageName(code); got != want {
+			t.Errorf("languageName(%q) = %q, want %q", code, got, want)
+		}
+	}
+}

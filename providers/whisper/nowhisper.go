@@ -1,0 +1,25 @@
+//go:build !whisper
+
+package whisper
+
+import (
+	"context"
+	"fmt"
+
+	"parla/providers"
+)
+
+// unbuilt stands in for whisper.cpp in a binary built without the `whisper` tag.
+type unbuilt struct{}
+
+func newModel(string) model { return unbuilt{} }
+
+func (unbuilt) available() error {
+	return fmt.Errorf("%w: whisper: built without whisper (rebuild with -tags whisper and libwhisper)", providers.ErrUnavailable)
+}
+
+func (u unbuilt) transcribe(context.Context, []float32, string, int, func(int)) ([]providers.Segment, string, error) {
+	return nil, "", u.available()
+}
+
+func (unbuilt) Close() error { return nil }

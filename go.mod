@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
 	github.com/emersion/go-smtp v0.25.1
+	github.com/ggerganov/whisper.cpp/bindings/go v0.0.0-20260227185758-9453b4b9be9b
 	github.com/gofiber/fiber/v2 v2.52.9
 	github.com/kkdai/youtube/v2 v2.10.5
 	github.com/minio/minio-go/v7 v7.4.1

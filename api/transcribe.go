@@ -29,7 +29,16 @@ func (s *server) uploadAudio(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	name, size, err := receiveFile(requestBody(c), boundary, limit, f)
+	body := requestBody(c)
+	name, size, err := receiveFile(body, boundary, limit, f)
+	if err == nil {
+		// The multipart form ends before a chunked body's last chunk; read that too, so the
+		// connection is left at the start of the next request.
+		_, err = io.Copy(io.Discard, &cappedReader{r: body, n: multipartSlack})
+		if err != nil {
+			err = uploadReadError(err, limit)
+		}
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -6,12 +6,13 @@ import { applyDocumentLanguage, changeLanguage } from "./i18n.js";
 import { LANGUAGES } from "./languages.js";
 import { Link, usePath } from "./router.jsx";
 import About from "./screens/about/About.jsx";
-import ComingSoon from "./screens/coming-soon/ComingSoon.jsx";
 import PaymentError from "./screens/payment-error/PaymentError.jsx";
 import Loader from "./Loader.jsx";
 
 // Heavier screens are separate chunks so the about page loads little.
 const Tts = lazy(() => import("./screens/tts/Tts.jsx"));
+const Sst = lazy(() => import("./screens/sst/Sst.jsx"));
+const Vtt = lazy(() => import("./screens/vtt/Vtt.jsx"));
 const Confirmation = lazy(() => import("./screens/confirmation/Confirmation.jsx"));
 
 const NAV = [
@@ -29,9 +30,9 @@ function route(path) {
     case "/tts":
       return { title: "nav.tts", el: <Tts />, needsConfig: true };
     case "/sst":
-      return { title: "nav.sst", el: <ComingSoon service="sst" />, needsConfig: true };
+      return { title: "nav.sst", el: <Sst />, needsConfig: true };
     case "/vtt":
-      return { title: "nav.vtt", el: <ComingSoon service="vtt" />, needsConfig: true };
+      return { title: "nav.vtt", el: <Vtt />, needsConfig: true };
     case "/payment/success":
       return { title: "confirm.paid", el: <Confirmation service="tts" />, needsConfig: true };
     case "/sst-payment/success":

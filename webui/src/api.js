@@ -31,12 +31,24 @@ async function request(method, path, body, { signal } = {}) {
   try {
     data = await res.json();
   } catch {
-    /* not JSON: handled below */
+    /* not JSON: handled by answer() */
   }
-  if (!res.ok || !data || data.ok === false) {
-    throw new ApiError(data?.error?.code || (res.ok ? "bad_response" : `http_${res.status}`), res.status, data);
+  return answer(res.status, data);
+}
+
+/** The parsed answer of a call, or the ApiError it stands for. */
+function answer(status, data) {
+  const ok = status >= 200 && status < 300;
+  if (!ok || !data || data.ok === false) {
+    throw new ApiError(data?.error?.code || (ok ? "bad_response" : `http_${status}`), status, data);
   }
-  return { status: res.status, data };
+  return { status, data };
+}
+
+/** Upload progress in whole percent, never above 100. */
+export function uploadPercent(loaded, total) {
+  if (!(total > 0)) return 0;
+  return Math.min(100, Math.floor((loaded / total) * 100));
 }
 
 /** GET /api/config: prices, limits, voices, formats, open services, payment mode. */
@@ -68,4 +80,45 @@ export async function fetchResult(service, sessionId, opts) {
   const { status, data } = await request("POST", `/services/${service}`, { sessionId }, opts);
   if (status === 202) return { ready: false, order: data.order || null };
   return { ready: true, link: data?.data?.data || "", order: data.order || null };
+}
+
+/**
+ * POST /services/sst/uploadaudio (multipart field `file`) →
+ * {file:{filename, path}, duration, amount, currency}. XMLHttpRequest, because
+ * fetch reports no upload progress: onProgress gets whole percents as the
+ * bytes leave the browser.
+ */
+export function uploadAudio(file, { onProgress, signal } = {}) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", "/services/sst/uploadaudio");
+    xhr.setRequestHeader("Accept", "application/json");
+    xhr.upload.onprogress = (e) => {
+      if (e.lengthComputable) onProgress?.(uploadPercent(e.loaded, e.total));
+    };
+    xhr.onload = () => {
+      let data = null;
+      try {
+        data = JSON.parse(xhr.responseText);
+      } catch {
+        /* not JSON: handled by answer() */
+      }
+      try {
+        resolve(answer(xhr.status, data).data);
+      } catch (err) {
+        reject(err);
+      }
+    };
+    xhr.onerror = () => reject(new ApiError("network_error", 0));
+    xhr.onabort = () => reject(new DOMException("aborted", "AbortError"));
+    signal?.addEventListener("abort", () => xhr.abort());
+    const form = new FormData();
+    form.append("file", file, file.name);
+    xhr.send(form);
+  });
+}
+
+/** POST /services/vtt/analyzevideo {video} → {durationMinutes, durationSeconds, totalMinutes, duration, amount, currency, title?}. */
+export async function analyzeVideo(video, opts) {
+  return (await request("POST", "/services/vtt/analyzevideo", { video }, opts)).data;
 }

@@ -32,6 +32,7 @@ describe("layout", () => {
     await act(async () => fireEvent.click(screen.getByRole("link", { name: "تحويل الصوت إلى نص" })));
     expect(window.location.pathname).toBe("/sst");
     expect(screen.getByRole("link", { name: "تحويل الصوت إلى نص" }).getAttribute("aria-current")).toBe("page");
-    expect(screen.getByText("الخدمة غير متاحة")).toBeTruthy(); // sst closed in the fixture
+    await waitFor(() => expect(screen.getByRole("heading", { level: 1, name: "تحويل الصوت إلى نص" })).toBeTruthy());
+    expect(screen.getByLabelText("الملف الصوتي").getAttribute("type")).toBe("file");
   });
 });

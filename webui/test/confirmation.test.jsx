@@ -4,10 +4,10 @@ import { ConfigContext } from "../src/config.jsx";
 import Confirmation from "../src/screens/confirmation/Confirmation.jsx";
 import { CONFIG, json } from "./fixtures.js";
 
-function renderPage() {
+function renderPage(service = "tts") {
   return render(
     <ConfigContext.Provider value={CONFIG}>
-      <Confirmation service="tts" />
+      <Confirmation service={service} />
     </ConfigContext.Provider>,
   );
 }
@@ -51,6 +51,35 @@ describe("confirmation page", () => {
     expect(fetch.mock.calls[0][0]).toBe("/payment/tts/checkout-session?sessionId=cs_1");
     expect(fetch.mock.calls[1][0]).toBe("/services/tts");
     expect(JSON.parse(fetch.mock.calls[1][1].body)).toEqual({ sessionId: "cs_1" });
+  });
+
+  it.each(["sst", "vtt"])("%s: asks its own service, speaks of the transcription, clears only that order", async (service) => {
+    window.history.replaceState(null, "", `/${service}-payment/success`);
+    localStorage.setItem("sessionId", "cs_2");
+    localStorage.setItem(service, "{}");
+    localStorage.setItem("tts", "{}");
+    localStorage.setItem("lang", "en");
+    const answers = [
+      lookup({ status: "processing", progress: 0 }),
+      json(202, { ok: true, order: { status: "processing", progress: 55 } }),
+      json(200, { ok: true, data: { data: "http://x/d/t2" }, order: { status: "done", progress: 100 } }),
+    ];
+    const fetch = vi.fn(async () => answers.shift());
+    vi.stubGlobal("fetch", fetch);
+    renderPage(service);
+    await waitFor(() => expect(screen.getByTestId("progress").textContent).toContain("55% done"));
+    expect(screen.getByRole("progressbar").getAttribute("value")).toBe("55");
+    await act(async () => vi.advanceTimersByTime(1100));
+    await waitFor(() => expect(screen.getByTestId("success")).toBeTruthy());
+    expect(screen.getByText("Your transcription file has been sent to a@example.com.")).toBeTruthy();
+    expect(screen.getByTestId("download").getAttribute("href")).toBe("http://x/d/t2");
+    expect(fetch.mock.calls[0][0]).toBe(`/payment/${service}/checkout-session?sessionId=cs_2`);
+    expect(fetch.mock.calls[1][0]).toBe(`/services/${service}`);
+    expect(JSON.parse(fetch.mock.calls[1][1].body)).toEqual({ sessionId: "cs_2" });
+    expect(localStorage.getItem(service)).toBeNull();
+    expect(localStorage.getItem("sessionId")).toBeNull();
+    expect(localStorage.getItem("tts")).toBe("{}"); // another service's order stays
+    expect(localStorage.getItem("lang")).toBe("en"); // and so does the interface language
   });
 
   it("takes the session id from the session_id query parameter", async () => {

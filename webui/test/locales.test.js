@@ -43,6 +43,11 @@ describe("API error codes", () => {
     "invalid_email", "email_mismatch", "invalid_locale", "price_mismatch", "service_unavailable",
     "rate_limited", "payment_provider_error", "missing_session", "session_not_found", "wrong_service",
     "payment_required", "order_refunded", "order_expired", "link_expired", "not_found",
+    // audio upload, video analysis and their checkouts
+    "no_file", "too_many_files", "invalid_upload", "empty_file", "file_too_large", "not_audio",
+    "unreadable_audio", "upload_not_found", "invalid_language", "empty_link", "unsupported_link",
+    "forbidden_address", "not_media", "live_stream", "video_unavailable", "video_too_long",
+    "source_unreachable",
   ];
   it("every code of the contract has a translation", () => {
     const en = flatten(loadLocales().en);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canPayTts } from "../src/lib/order.js";
+import { canPayTranscription, canPayTts } from "../src/lib/order.js";
 
 const ok = { costCents: 99, chars: 5, maxChars: 100000, email: "a@example.com", emailVerify: "a@example.com" };
 
@@ -19,4 +19,17 @@ describe("canPayTts (the pay section's conditions)", () => {
   it("accepts a text of exactly the maximum", () => {
     expect(canPayTts({ ...ok, chars: 100000, costCents: 9900 })).toBe(true);
   });
+});
+
+describe("canPayTranscription (the transcription pages' pay rule)", () => {
+  const ok = { costCents: 99, email: "a@example.com", emailVerify: "a@example.com" };
+  it("offers payment when the quote exists and the e-mails are filled and equal", () => {
+    expect(canPayTranscription(ok)).toBe(true);
+  });
+  it.each([
+    ["no quote yet", { costCents: 0 }],
+    ["no e-mail", { email: "", emailVerify: "" }],
+    ["unverified e-mail", { emailVerify: "" }],
+    ["different e-mails", { emailVerify: "b@example.com" }],
+  ])("refuses with %s", (_, change) => expect(canPayTranscription({ ...ok, ...change })).toBe(false));
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { countChars, formatMoney, ttsCostCents } from "../src/lib/pricing.js";
+import { countChars, durationCostCents, formatMoney, perMinuteCents, ttsCostCents } from "../src/lib/pricing.js";
 
 const price = { unitChars: 1000, unitAmount: 99 };
 
@@ -69,5 +69,41 @@ describe("formatMoney", () => {
   });
   it("uses the locale's conventions", () => {
     expect(formatMoney(99, "eur", "es").replace(/\s/g, " ")).toBe("0,99 €");
+  });
+});
+
+describe("durationCostCents (audio and video to text)", () => {
+  const sst = { perSeconds: 100, unitAmount: 99, minAmount: 99 };
+  const vtt = { perSeconds: 60, unitAmount: 99, minAmount: 99 };
+  it.each([
+    [0, 0],
+    [1, 99], // the minimum
+    [100, 99],
+    [101, 100], // ceil(99 × 101 / 100) = ceil(99.99)
+    [65, 99],
+    [200, 198],
+    [601, 595], // ceil(594.99)
+    [3600, 3564],
+  ])("audio: %i s cost %i cents", (s, cents) => expect(durationCostCents(s, sst)).toBe(cents));
+
+  it.each([
+    [0, 0],
+    [30, 99],
+    [60, 99],
+    [61, 101], // ceil(99 × 61 / 60) = ceil(100.65)
+    [120, 198],
+    [10800, 17820],
+  ])("video: %i s cost %i cents", (s, cents) => expect(durationCostCents(s, vtt)).toBe(cents));
+
+  it("rounds a fractional duration up first and follows the configured numbers", () => {
+    expect(durationCostCents(100.2, sst)).toBe(100);
+    expect(durationCostCents(10, { perSeconds: 10, unitAmount: 50, minAmount: 0 })).toBe(50);
+    expect(durationCostCents(10, null)).toBe(0);
+  });
+
+  it("gives the per-minute price of the rule", () => {
+    expect(perMinuteCents(vtt)).toBe(99);
+    expect(perMinuteCents(sst)).toBeCloseTo(59.4);
+    expect(formatMoney(perMinuteCents(sst), "eur", "en")).toBe("€0.59");
   });
 });

@@ -17,17 +17,31 @@ export const INPUT_LANGUAGES = {
   vi: "Vietnamese", cy: "Welsh",
 };
 
-/** The language names in `locale`, sorted for that locale. */
-export function inputLanguageNames(locale) {
-  let names;
+/**
+ * The languages `codes` (default: all of the above) as {code, name}, named in
+ * `locale` and sorted for it. An unknown code keeps its English name or the code.
+ */
+export function languageOptions(locale, codes = Object.keys(INPUT_LANGUAGES)) {
+  let dn = null;
   try {
-    const dn = new Intl.DisplayNames([locale], { type: "language" });
-    names = Object.entries(INPUT_LANGUAGES).map(([code, en]) => {
-      const n = dn.of(code);
-      return n && n !== code ? n : en;
-    });
+    dn = new Intl.DisplayNames([locale], { type: "language" });
   } catch {
-    names = Object.values(INPUT_LANGUAGES);
+    /* no Intl.DisplayNames: English names */
   }
-  return names.sort(new Intl.Collator(locale).compare);
+  const name = (code) => {
+    let n = null;
+    try {
+      n = dn?.of(code);
+    } catch {
+      /* not a valid language code */
+    }
+    return n && n !== code ? n : INPUT_LANGUAGES[code] || code;
+  };
+  const collator = new Intl.Collator(locale);
+  return codes.map((code) => ({ code, name: name(code) })).sort((a, b) => collator.compare(a.name, b.name));
+}
+
+/** The language names of `codes` in `locale`, sorted for that locale. */
+export function inputLanguageNames(locale, codes) {
+  return languageOptions(locale, codes).map((l) => l.name);
 }

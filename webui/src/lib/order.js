@@ -10,3 +10,12 @@ export function canPayTts({ costCents, chars, maxChars, email, emailVerify }) {
   if (maxChars > 0 && chars > maxChars) return false;
   return emailsReady(email, emailVerify);
 }
+
+/**
+ * Whether the pay section of a transcription page offers the pay button
+ * (spec section 4, common rules): a cost above zero, which exists only once
+ * the upload or the analysis has returned it, and a confirmed e-mail address.
+ */
+export function canPayTranscription({ costCents, email, emailVerify }) {
+  return costCents > 0 && emailsReady(email, emailVerify);
+}

@@ -26,3 +26,21 @@ export function formatMoney(cents, currency = "eur", locale = "en") {
     currency: String(currency).toUpperCase(),
   }).format(cents / 100);
 }
+
+/**
+ * Cost in cents of transcribing `seconds` of audio or video:
+ * max(minAmount, ceil(unitAmount × seconds / perSeconds)), as the server
+ * charges it (GET /api/config sst.price / vtt.price). No duration costs nothing.
+ */
+export function durationCostCents(seconds, price) {
+  if (!price || !(price.perSeconds > 0) || !(seconds > 0)) return 0;
+  // Integer arithmetic: unitAmount × seconds is exact, the division rounds up once.
+  const cents = Math.ceil((price.unitAmount * Math.ceil(seconds)) / price.perSeconds);
+  return Math.max(price.minAmount || 0, cents);
+}
+
+/** The price of one minute in (possibly fractional) cents, for the "about … per minute" line. */
+export function perMinuteCents(price) {
+  if (!price || !(price.perSeconds > 0)) return 0;
+  return (price.unitAmount * 60) / price.perSeconds;
+}

@@ -1,8 +1,12 @@
-// Browser storage of the flow (spec section 3): the text-to-speech choices
-// under 'tts' and the checkout session id under 'sessionId'. Storage can be
+// Browser storage of the flow (spec section 3): each service's order under
+// its own key ('tts', 'sst', 'vtt') and the checkout session id under 'sessionId'. Storage can be
 // disabled (private mode, quota): every access tolerates that.
 
 export const TTS_KEY = "tts";
+export const SST_KEY = "sst";
+export const VTT_KEY = "vtt";
+/** The storage key of each service's order. */
+export const ORDER_KEYS = { tts: TTS_KEY, sst: SST_KEY, vtt: VTT_KEY };
 export const SESSION_KEY = "sessionId";
 export const LANG_KEY = "lang";
 

@@ -3,7 +3,7 @@ import { useTranslation } from "react-i18next";
 import { fetchResult, lookupSession } from "../../api.js";
 import { useConfig } from "../../config.jsx";
 import i18n from "../../i18n.js";
-import { read, remove, SESSION_KEY, TTS_KEY } from "../../lib/storage.js";
+import { ORDER_KEYS, read, remove, SESSION_KEY } from "../../lib/storage.js";
 import Loader from "../../Loader.jsx";
 import { Link, navigate } from "../../router.jsx";
 
@@ -62,7 +62,8 @@ export default function Confirmation({ service }) {
         try {
           const r = await fetchResult(service, sessionId, { signal: ctl.signal });
           if (r.ready) {
-            if (service === "tts") remove(TTS_KEY);
+            // Delivered: the order is done with; the interface language stays.
+            remove(ORDER_KEYS[service]);
             setState((s) => ({ ...s, phase: "done", link: r.link, order: r.order || s.order }));
             return;
           }

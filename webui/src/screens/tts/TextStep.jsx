@@ -1,24 +1,16 @@
 import { useMemo } from "react";
 import { useTranslation } from "react-i18next";
-import { inputLanguageNames } from "../../lib/inputLanguages.js";
-import Step from "./Step.jsx";
+import LanguageList from "../order/LanguageList.jsx";
+import Step from "../order/Step.jsx";
 
 /** Step 2: supported languages, the price rule, the text and its live cost. */
 export default function TextStep({ text, onText, chars, costText, unitChars, unitPrice, maxChars, locale }) {
   const { t } = useTranslation();
-  const names = useMemo(() => inputLanguageNames(locale), [locale]);
   const nf = useMemo(() => new Intl.NumberFormat(locale), [locale]);
   const tooLong = maxChars > 0 && chars > maxChars;
   return (
     <Step n={2} id="text" title={t("tts.step2")}>
-      <details className="languages">
-        <summary>{t("tts.languagesSummary", { n: names.length })}</summary>
-        <ul>
-          {names.map((n) => (
-            <li key={n}>{n}</li>
-          ))}
-        </ul>
-      </details>
+      <LanguageList locale={locale} />
       <p className="info">{t("tts.costInfo", { chars: nf.format(unitChars) })}</p>
       <p className="info">{t("tts.priceInfo", { price: unitPrice, chars: nf.format(unitChars) })}</p>
       <label htmlFor="tts-text" className="sr-only">

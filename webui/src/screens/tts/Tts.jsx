@@ -1,20 +1,17 @@
 import { useEffect, useMemo, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { createCheckoutSession } from "../../api.js";
 import { useConfig } from "../../config.jsx";
 import { languageById } from "../../languages.js";
-import { emailsMismatch } from "../../lib/email.js";
+import { checkout, lineItem } from "../../lib/checkout.js";
 import { canPayTts } from "../../lib/order.js";
 import { countChars, formatMoney, ttsCostCents } from "../../lib/pricing.js";
 import { parseSpeed } from "../../lib/speed.js";
-import { redirectTo } from "../../lib/redirect.js";
 import { voiceName } from "../../lib/voices.js";
-import { readJSON, SESSION_KEY, TTS_KEY, write, writeJSON } from "../../lib/storage.js";
-import { navigate } from "../../router.jsx";
-import ServiceClosed from "../coming-soon/ServiceClosed.jsx";
-import EmailStep from "./EmailStep.jsx";
-import FormatStep from "./FormatStep.jsx";
-import PayStep from "./PayStep.jsx";
+import { readJSON, TTS_KEY, writeJSON } from "../../lib/storage.js";
+import ServiceClosed from "../closed/ServiceClosed.jsx";
+import EmailStep from "../order/EmailStep.jsx";
+import FormatStep from "../order/FormatStep.jsx";
+import PayStep from "../order/PayStep.jsx";
 import TextStep from "./TextStep.jsx";
 import VoiceStep from "./VoiceStep.jsx";
 
@@ -59,49 +56,22 @@ export default function Tts() {
   async function pay() {
     setPaying(true);
     writeJSON(TTS_KEY, { activeVoice: voice, ttsText: text, speed, email, outputFormat: format });
-    let res;
-    try {
-      res = await createCheckoutSession("tts", {
+    const left = await checkout(
+      "tts",
+      {
         order: { voice, input: text, format, speed, email, emailVerify, locale: i18n.language },
         products: [
-          {
-            price_data: {
-              currency: config.currency,
-              unit_amount: costCents,
-              product_data: {
-                name: t("tts.productName"),
-                description: t("tts.productDescription", { n: chars, voice: voiceName(voice), format }),
-                images: [],
-              },
-            },
-            quantity: 1,
-          },
+          lineItem({
+            currency: config.currency,
+            amount: costCents,
+            name: t("tts.productName"),
+            description: t("tts.productDescription", { n: chars, voice: voiceName(voice), format }),
+          }),
         ],
-      });
-      if (!res?.ok || !res.sessionId) throw Object.assign(new Error("bad_response"), { code: "bad_response" });
-    } catch (err) {
-      navigate(`/payment/error?service=tts&code=${encodeURIComponent(err?.code || "network_error")}`);
-      return;
-    }
-    write(SESSION_KEY, res.sessionId);
-    if (config.payment?.mode === "stripe") {
-      try {
-        // Stripe.js is fetched only now, when the visitor actually pays.
-        const { loadStripe } = await import("@stripe/stripe-js/pure");
-        const stripe = await loadStripe(config.payment.publishableKey);
-        if (typeof stripe?.redirectToCheckout === "function") {
-          await stripe.redirectToCheckout({ sessionId: res.sessionId });
-        } else if (res.url) {
-          redirectTo(res.url);
-          return;
-        }
-      } catch {
-        /* a failed redirect is silently ignored (spec section 8) */
-      }
-      setPaying(false);
-      return;
-    }
-    redirectTo(res.url);
+      },
+      config.payment,
+    );
+    if (!left) setPaying(false);
   }
 
   return (
@@ -127,17 +97,15 @@ export default function Tts() {
           maxChars={tts.maxChars}
           locale={locale}
         />
-        <FormatStep formats={tts.formats} format={format} onFormat={setFormat} />
-        <EmailStep
-          email={email}
-          emailVerify={emailVerify}
-          onEmail={setEmail}
-          onEmailVerify={setEmailVerify}
-          mismatch={emailsMismatch(email, emailVerify)}
-        />
+        <FormatStep n={3} title={t("tts.step3")} formats={tts.formats} format={format} onFormat={setFormat} describe="tts.formats" />
+        <EmailStep n={4} title={t("tts.step4")} email={email} emailVerify={emailVerify} onEmail={setEmail} onEmailVerify={setEmailVerify} />
         <PayStep
+          n={5}
+          title={t("tts.step5")}
           payable={payable}
-          price={money(costCents)}
+          info={[t("tts.payInfo", { price: money(costCents) })]}
+          button={t("tts.pay", { price: money(costCents) })}
+          prompt={t("tts.prompt")}
           testMode={config.payment?.mode !== "stripe"}
           paying={paying}
           onPay={pay}
@@ -146,4 +114,3 @@ export default function Tts() {
     </article>
   );
 }
-

@@ -1,7 +1,7 @@
 import { useTranslation } from "react-i18next";
 import { voiceSampleUrl } from "../../api.js";
 import { formatSpeed, parseSpeed } from "../../lib/speed.js";
-import Step from "./Step.jsx";
+import Step from "../order/Step.jsx";
 import { voiceName } from "../../lib/voices.js";
 
 /** Step 1: the voice cards with their samples, and the speed slider. */

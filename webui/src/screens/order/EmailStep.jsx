@@ -1,16 +1,18 @@
 import { useTranslation } from "react-i18next";
+import { emailsMismatch } from "../../lib/email.js";
 import Step from "./Step.jsx";
 
-/** Step 4: the e-mail address, typed twice. */
-export default function EmailStep({ email, emailVerify, onEmail, onEmailVerify, mismatch }) {
+/** The e-mail address of an order, typed twice, with the mismatch warning (spec section 5). */
+export default function EmailStep({ n, title, email, emailVerify, onEmail, onEmailVerify }) {
   const { t } = useTranslation();
+  const mismatch = emailsMismatch(email, emailVerify);
   return (
-    <Step n={4} id="email" title={t("tts.step4")}>
+    <Step n={n} id="email" title={title}>
       <p className="hint" id="email-hint">
-        {t("tts.emailHint")}
+        {t("order.emailHint")}
       </p>
       <div className="field">
-        <label htmlFor="email">{t("tts.email")}</label>
+        <label htmlFor="email">{t("order.email")}</label>
         <input
           id="email"
           type="email"
@@ -21,7 +23,7 @@ export default function EmailStep({ email, emailVerify, onEmail, onEmailVerify, 
         />
       </div>
       <div className="field">
-        <label htmlFor="email-verify">{t("tts.emailVerify")}</label>
+        <label htmlFor="email-verify">{t("order.emailVerify")}</label>
         <input
           id="email-verify"
           type="email"
@@ -34,7 +36,7 @@ export default function EmailStep({ email, emailVerify, onEmail, onEmailVerify, 
       </div>
       {mismatch && (
         <p id="email-mismatch" className="warning" role="alert">
-          {t("tts.emailMismatch")}
+          {t("order.emailMismatch")}
         </p>
       )}
     </Step>

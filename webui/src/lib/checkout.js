@@ -1,0 +1,48 @@
+import { createCheckoutSession } from "../api.js";
+import { navigate } from "../router.jsx";
+import { redirectTo } from "./redirect.js";
+import { SESSION_KEY, write } from "./storage.js";
+
+/**
+ * Pays for an order of `service` (spec section 4): creates the checkout
+ * session, stores its id under 'sessionId' and leaves for the hosted
+ * checkout — the built-in test checkout's `url`, or Stripe.js by session id
+ * when `payment.mode` is "stripe". A refused or failed creation goes to
+ * /payment/error with the error code. Resolves false only when the visitor
+ * is still on the page (a failed Stripe redirect, silently ignored per spec
+ * section 8), so the page can offer the button again.
+ */
+export async function checkout(service, payload, payment) {
+  let res;
+  try {
+    res = await createCheckoutSession(service, payload);
+    if (!res?.ok || !res.sessionId) throw Object.assign(new Error("bad_response"), { code: "bad_response" });
+  } catch (err) {
+    navigate(`/payment/error?service=${service}&code=${encodeURIComponent(err?.code || "network_error")}`);
+    return true;
+  }
+  write(SESSION_KEY, res.sessionId);
+  if (payment?.mode !== "stripe") {
+    redirectTo(res.url);
+    return true;
+  }
+  try {
+    // Stripe.js is fetched only now, when the visitor actually pays.
+    const { loadStripe } = await import("@stripe/stripe-js/pure");
+    const stripe = await loadStripe(payment.publishableKey);
+    if (typeof stripe?.redirectToCheckout === "function") {
+      await stripe.redirectToCheckout({ sessionId: res.sessionId });
+    } else if (res.url) {
+      redirectTo(res.url);
+      return true;
+    }
+  } catch {
+    /* a failed redirect is silently ignored (spec section 8) */
+  }
+  return false;
+}
+
+/** The checkout line item the page shows (spec section 3); the server refuses it if its own price differs. */
+export function lineItem({ currency, amount, name, description }) {
+  return { price_data: { currency, unit_amount: amount, product_data: { name, description, images: [] } }, quantity: 1 };
+}

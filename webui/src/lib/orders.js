@@ -1,0 +1,63 @@
+// The transcription orders kept in the browser between the steps (spec
+// section 3): 'sst' {email, fileName, filePath, outputFormat, language} and
+// 'vtt' {email, selectedFile, outputFormat, language}. Both also keep the
+// server's quote (duration, amount; vtt: title) so that a visitor coming back
+// from the checkout sees the same price; the server checks it again anyway.
+// Anything stored is untrusted: restoring keeps only values the config allows.
+
+const text = (v) => (typeof v === "string" ? v : "");
+const count = (v) => (Number.isInteger(v) && v > 0 ? v : 0);
+const object = (v) => (v && typeof v === "object" ? v : {});
+
+function choices(saved, service) {
+  return {
+    email: text(saved.email),
+    outputFormat: service?.formats?.includes(saved.outputFormat) ? saved.outputFormat : "",
+    language: service?.languages?.includes(saved.language) ? saved.language : "",
+  };
+}
+
+/** The audio order saved in storage, checked against config.sst; `upload` is null until a file was uploaded. */
+export function restoreSstOrder(saved, sst) {
+  const s = object(saved);
+  const upload =
+    text(s.filePath) && count(s.amount)
+      ? { fileName: text(s.fileName), filePath: s.filePath, duration: count(s.duration), amount: s.amount }
+      : null;
+  return { ...choices(s, sst), upload };
+}
+
+/** What is stored under 'sst' for the page state. */
+export function sstRecord({ email, outputFormat, language, upload }) {
+  return {
+    email,
+    fileName: upload?.fileName || "",
+    filePath: upload?.filePath || "",
+    outputFormat,
+    language,
+    duration: upload?.duration || 0,
+    amount: upload?.amount || 0,
+  };
+}
+
+/** The video order saved in storage, checked against config.vtt; `analysis` is null until a link was analysed. */
+export function restoreVttOrder(saved, vtt) {
+  const s = object(saved);
+  const link = text(s.selectedFile);
+  const analysis = link && count(s.amount) ? { link, duration: count(s.duration), amount: s.amount, title: text(s.title) } : null;
+  return { ...choices(s, vtt), link, analysis };
+}
+
+/** What is stored under 'vtt' for the page state: the link typed, and the quote when it belongs to that link. */
+export function vttRecord({ email, outputFormat, language, link, analysis }) {
+  const quoted = analysis && analysis.link === link ? analysis : null;
+  return {
+    email,
+    selectedFile: link,
+    outputFormat,
+    language,
+    duration: quoted?.duration || 0,
+    amount: quoted?.amount || 0,
+    title: quoted?.title || "",
+  };
+}

@@ -1,0 +1,58 @@
+import { useTranslation } from "react-i18next";
+import LanguageList from "../order/LanguageList.jsx";
+import Duration from "../transcription/Duration.jsx";
+import PriceInfo from "../transcription/PriceInfo.jsx";
+import SpokenLanguage from "../transcription/SpokenLanguage.jsx";
+
+/**
+ * Step 1 of /sst: the file chooser (audio types plus the accepted extensions),
+ * the stated limits and price, the spoken language, and the chosen file's
+ * duration as the browser reads it. The limits are stated, not enforced
+ * (spec section 5); the server enforces them.
+ */
+export default function AudioChooser({ accepted, onChoose, chosen, maxSize, tooLarge, estimate, price, money, locale, language, onLanguage, languages }) {
+  const { t } = useTranslation();
+  const accept = ["audio/*", ...accepted.map((f) => `.${f}`)].join(",");
+  return (
+    <>
+      <div className="field">
+        <label htmlFor="audio-file">{t("sst.fileLabel")}</label>
+        <input
+          id="audio-file"
+          type="file"
+          accept={accept}
+          onChange={(e) => onChoose(e.target.files?.[0])}
+          aria-describedby="audio-limits"
+          data-testid="file"
+        />
+      </div>
+      <div id="audio-limits">
+        <p className="hint">{t("sst.maxSize", { size: maxSize })}</p>
+        <p className="hint">{t("sst.accepted", { formats: accepted.join(", ") })}</p>
+      </div>
+      <LanguageList locale={locale} codes={languages} />
+      <PriceInfo price={price} money={money} locale={locale} />
+      <SpokenLanguage codes={languages} value={language} onChange={onLanguage} locale={locale} />
+      {chosen && (
+        <div className="chosen" aria-live="polite">
+          <p className="info">{t("sst.chosen", { name: chosen.file.name })}</p>
+          {chosen.seconds === undefined ? (
+            <p className="hint">{t("sst.reading")}</p>
+          ) : chosen.seconds ? (
+            <>
+              <Duration seconds={chosen.seconds} locale={locale} testId="browser-duration" />
+              {estimate && <p className="info">{t("sst.estimate", { price: estimate })}</p>}
+            </>
+          ) : (
+            <p className="hint">{t("sst.durationUnknown")}</p>
+          )}
+          {tooLarge && (
+            <p className="warning" role="alert">
+              {t("sst.tooLarge", { size: maxSize })}
+            </p>
+          )}
+        </div>
+      )}
+    </>
+  );
+}

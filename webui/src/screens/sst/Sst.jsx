@@ -1,0 +1,149 @@
+import { useEffect, useMemo, useRef, useState } from "react";
+import { useTranslation } from "react-i18next";
+import { uploadAudio } from "../../api.js";
+import { useConfig } from "../../config.jsx";
+import { languageById } from "../../languages.js";
+import { checkout, lineItem } from "../../lib/checkout.js";
+import { formatSize } from "../../lib/duration.js";
+import { readMediaDuration } from "../../lib/mediaDuration.js";
+import { restoreSstOrder, sstRecord } from "../../lib/orders.js";
+import { durationCostCents, formatMoney } from "../../lib/pricing.js";
+import { readJSON, SST_KEY, writeJSON } from "../../lib/storage.js";
+import ServiceClosed from "../closed/ServiceClosed.jsx";
+import Step from "../order/Step.jsx";
+import DeliverySteps from "../transcription/DeliverySteps.jsx";
+import Intro from "../transcription/Intro.jsx";
+import AudioChooser from "./AudioChooser.jsx";
+import Upload from "./Upload.jsx";
+
+/**
+ * The audio-to-text page (spec section 2): choose a file (its duration is
+ * read in the browser), upload it (the server measures it again and quotes
+ * the price), choose the format, give the e-mail twice, pay.
+ */
+export default function Sst() {
+  const config = useConfig();
+  const { t, i18n } = useTranslation();
+  const sst = config.sst;
+  const initial = useMemo(() => restoreSstOrder(readJSON(SST_KEY), sst), [sst]);
+  const [email, setEmail] = useState(initial.email);
+  const [emailVerify, setEmailVerify] = useState(initial.email);
+  const [format, setFormat] = useState(initial.outputFormat);
+  const [language, setLanguage] = useState(initial.language);
+  const [upload, setUpload] = useState(initial.upload); // the server's answer: the truth for the price
+  const [chosen, setChosen] = useState(null); // {file, seconds: number|null|undefined while reading}
+  const [sending, setSending] = useState({ busy: false, progress: 0, error: "" });
+  const [chooserKey, setChooserKey] = useState(0);
+  const [paying, setPaying] = useState(false);
+  const pick = useRef(0);
+  const abort = useRef(null);
+  const open = config.services?.sst?.open !== false;
+
+  useEffect(() => {
+    if (open) writeJSON(SST_KEY, sstRecord({ email, outputFormat: format, language, upload }));
+  }, [open, email, format, language, upload]);
+  useEffect(() => () => abort.current?.abort(), []);
+
+  if (!open) return <ServiceClosed service="sst" reason={config.services.sst.reason} />;
+
+  const locale = languageById(i18n.language).tag;
+  const money = (cents) => formatMoney(cents, config.currency, locale);
+
+  async function choose(file) {
+    if (!file) return;
+    const n = ++pick.current;
+    setChosen({ file, seconds: undefined });
+    setUpload(null); // a new file replaces the previous quote
+    setSending({ busy: false, progress: 0, error: "" });
+    const seconds = await readMediaDuration(file);
+    if (n === pick.current) setChosen({ file, seconds });
+  }
+
+  async function send() {
+    const file = chosen?.file;
+    if (!file) {
+      console.log("Please select a file"); // spec section 8: nothing else happens
+      return;
+    }
+    abort.current = new AbortController();
+    setSending({ busy: true, progress: 0, error: "" });
+    try {
+      const r = await uploadAudio(file, {
+        signal: abort.current.signal,
+        onProgress: (progress) => setSending((s) => ({ ...s, progress })),
+      });
+      setUpload({ fileName: r.file.filename, filePath: r.file.path, duration: r.duration, amount: r.amount });
+      setChosen(null);
+      setChooserKey((k) => k + 1); // clears the file input
+      setSending({ busy: false, progress: 100, error: "" });
+    } catch (err) {
+      if (err?.name === "AbortError") return;
+      // A server that refuses an oversized body may close the connection before answering.
+      const code = err?.code === "network_error" && file.size > sst.maxUploadBytes ? "file_too_large" : err?.code || "network_error";
+      setSending({ busy: false, progress: 0, error: code });
+    }
+  }
+
+  async function pay() {
+    setPaying(true);
+    writeJSON(SST_KEY, sstRecord({ email, outputFormat: format, language, upload }));
+    const order = {
+      filePath: upload.filePath,
+      fileName: upload.fileName,
+      response_format: format,
+      email,
+      emailVerify,
+      locale: i18n.language,
+      ...(language && { language }),
+    };
+    const products = [
+      lineItem({ currency: config.currency, amount: upload.amount, name: t("sst.productName"), description: t("transcribe.productDescription") }),
+    ];
+    if (!(await checkout("sst", { order, products }, config.payment))) setPaying(false);
+  }
+
+  const estimate = chosen?.seconds ? durationCostCents(chosen.seconds, sst.price) : 0;
+  return (
+    <article className="sst">
+      <Intro service="sst" engine={sst.engine} />
+      <ol className="steps">
+        <Step n={1} id="file" title={t("sst.step1")}>
+          <AudioChooser
+            key={chooserKey}
+            accepted={sst.acceptedFormats}
+            onChoose={choose}
+            chosen={chosen}
+            maxSize={formatSize(sst.maxUploadBytes, locale)}
+            tooLarge={chosen && sst.maxUploadBytes > 0 && chosen.file.size > sst.maxUploadBytes}
+            estimate={estimate ? money(estimate) : ""}
+            price={sst.price}
+            money={money}
+            locale={locale}
+            language={language}
+            onLanguage={setLanguage}
+            languages={sst.languages}
+          />
+        </Step>
+        <Step n={2} id="upload" title={t("sst.step2")}>
+          <Upload sending={sending} onUpload={send} upload={upload} cost={upload ? money(upload.amount) : ""} locale={locale} />
+        </Step>
+        <DeliverySteps
+          n={3}
+          service="sst"
+          formats={sst.formats}
+          format={format}
+          onFormat={setFormat}
+          email={email}
+          emailVerify={emailVerify}
+          onEmail={setEmail}
+          onEmailVerify={setEmailVerify}
+          costCents={upload?.amount || 0}
+          money={money}
+          testMode={config.payment?.mode !== "stripe"}
+          paying={paying}
+          onPay={pay}
+        />
+      </ol>
+    </article>
+  );
+}

@@ -1,0 +1,69 @@
+import { useTranslation } from "react-i18next";
+import { formatLimit } from "../../lib/duration.js";
+import ErrorNote from "../order/ErrorNote.jsx";
+import LanguageList from "../order/LanguageList.jsx";
+import Duration from "../transcription/Duration.jsx";
+import PriceInfo from "../transcription/PriceInfo.jsx";
+import SpokenLanguage from "../transcription/SpokenLanguage.jsx";
+
+/**
+ * Step 1 of /vtt: the link and the Analyze button; once the server has
+ * analysed the link, the link shown back as the chosen file, its title, its
+ * duration and the cost (the cost only then, spec section 2).
+ */
+export default function VideoLink({ link, onLink, onAnalyze, analyzing, error, quote, cost, maxSeconds, price, money, locale, language, onLanguage, languages }) {
+  const { t } = useTranslation();
+  return (
+    <>
+      <form
+        className="link-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          onAnalyze();
+        }}
+      >
+        <div className="field">
+          <label htmlFor="video-link">{t("vtt.linkLabel")}</label>
+          <div className="link-row">
+            <input
+              id="video-link"
+              type="url"
+              inputMode="url"
+              autoComplete="url"
+              placeholder="https://"
+              value={link}
+              onChange={(e) => onLink(e.target.value)}
+              aria-describedby="video-link-hint"
+              aria-invalid={error ? true : undefined}
+              dir="ltr"
+            />
+            <button type="submit" className="primary" disabled={analyzing} aria-busy={analyzing || undefined} data-testid="analyze">
+              {analyzing ? t("vtt.analyzing") : t("vtt.analyze")}
+            </button>
+          </div>
+        </div>
+      </form>
+      <div id="video-link-hint">
+        <p className="hint">{t("vtt.linkHint")}</p>
+        {maxSeconds > 0 && <p className="hint">{t("vtt.maxDuration", { duration: formatLimit(maxSeconds, locale) })}</p>}
+      </div>
+      <ErrorNote code={error} />
+      <div aria-live="polite">
+        {quote && (
+          <div className="quote" data-testid="analysis">
+            {/* U+2068…U+2069 isolate the link, so a URL reads left to right inside Arabic text. */}
+            <p className="info chosen-link">{t("vtt.chosen", { link: `\u2068${quote.link}\u2069` })}</p>
+            {quote.title && <p className="info">{t("vtt.videoTitle", { title: quote.title })}</p>}
+            <Duration seconds={quote.duration} locale={locale} testId="duration" />
+            <p className="info">
+              <strong data-testid="cost">{t("vtt.cost", { price: cost })}</strong>
+            </p>
+          </div>
+        )}
+      </div>
+      <LanguageList locale={locale} codes={languages} />
+      <PriceInfo price={price} money={money} locale={locale} />
+      <SpokenLanguage codes={languages} value={language} onChange={onLanguage} locale={locale} />
+    </>
+  );
+}

@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { restoreSstOrder, restoreVttOrder, sstRecord, vttRecord } from "../src/lib/orders.js";
+import { readJSON, writeJSON } from "../src/lib/storage.js";
+import { CONFIG } from "./fixtures.js";
+
+describe("the audio order in storage ('sst')", () => {
+  const upload = { fileName: "talk.mp3", filePath: "up_123", duration: 65, amount: 99 };
+
+  it("stores the spec's fields plus the quote, and restores them", () => {
+    const record = sstRecord({ email: "a@example.com", outputFormat: "srt", language: "fr", upload });
+    expect(record).toEqual({ email: "a@example.com", fileName: "talk.mp3", filePath: "up_123", outputFormat: "srt", language: "fr", duration: 65, amount: 99 });
+    writeJSON("sst", record);
+    expect(restoreSstOrder(readJSON("sst"), CONFIG.sst)).toEqual({ email: "a@example.com", outputFormat: "srt", language: "fr", upload });
+  });
+
+  it("stores empty values before any upload", () => {
+    expect(sstRecord({ email: "", outputFormat: "", language: "", upload: null })).toEqual({
+      email: "", fileName: "", filePath: "", outputFormat: "", language: "", duration: 0, amount: 0,
+    });
+  });
+
+  it("keeps only what the config allows from untrusted storage", () => {
+    const saved = { email: 5, fileName: "x", filePath: "up_1", outputFormat: "docx", language: "xx", amount: -1 };
+    expect(restoreSstOrder(saved, CONFIG.sst)).toEqual({ email: "", outputFormat: "", language: "", upload: null });
+    expect(restoreSstOrder(null, CONFIG.sst)).toEqual({ email: "", outputFormat: "", language: "", upload: null });
+    expect(restoreSstOrder("garbage", CONFIG.sst).upload).toBeNull();
+  });
+});
+
+describe("the video order in storage ('vtt')", () => {
+  const analysis = { link: "https://example.com/v.mp4", duration: 61, amount: 101, title: "Talk" };
+
+  it("stores the link as selectedFile with its quote, and restores them", () => {
+    const record = vttRecord({ email: "a@example.com", outputFormat: "vtt", language: "", link: analysis.link, analysis });
+    expect(record).toEqual({ email: "a@example.com", selectedFile: analysis.link, outputFormat: "vtt", language: "", duration: 61, amount: 101, title: "Talk" });
+    expect(restoreVttOrder(record, CONFIG.vtt)).toEqual({ email: "a@example.com", outputFormat: "vtt", language: "", link: analysis.link, analysis });
+  });
+
+  it("drops the quote when the link was edited after the analysis", () => {
+    const record = vttRecord({ email: "", outputFormat: "", language: "", link: "https://example.com/other.mp4", analysis });
+    expect(record.amount).toBe(0);
+    expect(restoreVttOrder(record, CONFIG.vtt)).toMatchObject({ link: "https://example.com/other.mp4", analysis: null });
+  });
+});

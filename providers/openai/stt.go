@@ -3,6 +3,7 @@ package openai
 // This file is the speech-to-text engine.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -190,7 +191,10 @@ func (t *Transcriber) prepare(ctx context.Context, path string, hint time.Durati
 	if err != nil {
 		return upload{}, fmt.Errorf("re-encoded audio: %w", err)
 	}
-	return upload{path: out, name: "audio.mp3", size: enc.size, duration: enc.duration}, nil
+	// The input's own duration, when known: the MP3 adds encoder padding (~70 ms) that
+	// would push a file of exactly MaxChunk into one more chunk.
+	d := cmp.Or(src.duration, enc.duration)
+	return upload{path: out, name: "audio.mp3", size: enc.size, duration: d}, nil
 }
 
 // described is what prepare knows of a file.

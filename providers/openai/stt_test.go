@@ -45,7 +45,7 @@ type sttCall struct {
 // duration in half, times in whole milliseconds, each segment's text naming its own
 // times ("0.000-8.352") so a test can tell which chunk a merged segment came from.
 type fakeSTT struct {
-	t     *testing.T
+	t     testing.TB
 	media *media.Runner
 
 	arrived chan struct{} // a token per request received
@@ -64,7 +64,7 @@ func (f *fakeSTT) set(change func(f *fakeSTT)) {
 	change(f)
 }
 
-func newFakeSTT(t *testing.T) (*fakeSTT, *httptest.Server) {
+func newFakeSTT(t testing.TB) (*fakeSTT, *httptest.Server) {
 	testkit.Binary(t, "ffmpeg")
 	testkit.Binary(t, "ffprobe")
 	f := &fakeSTT{t: t, media: media.New(media.Config{}), arrived: make(chan struct{}, 100)}
@@ -192,7 +192,7 @@ type sttSetup struct {
 	tempDir string
 }
 
-func newSTT(t *testing.T, cfg TranscriberConfig) sttSetup {
+func newSTT(t testing.TB, cfg TranscriberConfig) sttSetup {
 	t.Helper()
 	api, srv := newFakeSTT(t)
 	if cfg.APIKey == "" {
@@ -249,7 +249,7 @@ func (s sttSetup) transcribeOnce(t *testing.T, req providers.TranscribeRequest) 
 
 // makeFile runs a program that writes a test file named name into a fresh temp dir; args
 // builds its arguments from the output path.
-func makeFile(t *testing.T, prog, name string, args func(out string) []string) string {
+func makeFile(t testing.TB, prog, name string, args func(out string) []string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), name)
 	if msg, err := exec.Command(testkit.Binary(t, prog), args(out)...).CombinedOutput(); err != nil {

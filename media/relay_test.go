@@ -49,7 +49,7 @@ func relayFor(t *testing.T, g *Guard, raw string, limit int64) *Relayed {
 	return rl
 }
 
-func get(t *testing.T, method, raw string, header http.Header) (*http.Response, []byte, error) {
+func relayGet(t *testing.T, method, raw string, header http.Header) (*http.Response, []byte, error) {
 	t.Helper()
 	req, err := http.NewRequest(method, raw, nil)
 	if err != nil {
@@ -80,7 +80,7 @@ func TestRelayForwardsRangesAndCounts(t *testing.T) {
 		t.Errorf("relay URL %s names the source", rl.URL)
 	}
 
-	resp, body, err := get(t, http.MethodGet, rl.URL, http.Header{"Range": {"bytes=1000-1999"}})
+	resp, body, err := relayGet(t, http.MethodGet, rl.URL, http.Header{"Range": {"bytes=1000-1999"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,12 +97,12 @@ func TestRelayForwardsRangesAndCounts(t *testing.T) {
 		t.Errorf("BytesRead after a 1000-byte range = %d", got)
 	}
 
-	resp, body, err = get(t, http.MethodHead, rl.URL, nil)
+	resp, body, err = relayGet(t, http.MethodHead, rl.URL, nil)
 	if err != nil || resp.StatusCode != http.StatusOK || len(body) != 0 || resp.ContentLength != int64(len(data)) {
 		t.Fatalf("HEAD: %v %v, %d bytes, length %d", err, resp, len(body), resp.ContentLength)
 	}
 
-	resp, body, err = get(t, http.MethodGet, rl.URL, nil)
+	resp, body, err = relayGet(t, http.MethodGet, rl.URL, nil)
 	if err != nil || resp.StatusCode != http.StatusOK || !bytes.Equal(body, data) {
 		t.Fatalf("full GET: %v, %d bytes", err, len(body))
 	}
@@ -122,7 +122,7 @@ func TestRelayWithoutRangeSupport(t *testing.T) {
 	g := NewGuard(GuardConfig{AllowPrivate: true})
 	t.Cleanup(func() { g.Close() })
 	rl := relayFor(t, g, srv.URL+"/plain", 0)
-	resp, body, err := get(t, http.MethodGet, rl.URL, http.Header{"Range": {"bytes=10-19"}})
+	resp, body, err := relayGet(t, http.MethodGet, rl.URL, http.Header{"Range": {"bytes=10-19"}})
 	if err != nil || resp.StatusCode != http.StatusOK || !bytes.Equal(body, data) {
 		t.Fatalf("GET: %v, %d bytes", err, len(body))
 	}
@@ -151,7 +151,7 @@ func TestRelayRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, _, err := get(t, tt.method, tt.url, nil)
+			resp, _, err := relayGet(t, tt.method, tt.url, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,7 +164,7 @@ func TestRelayRefuses(t *testing.T) {
 		t.Errorf("refused requests reached the source %d times", rl.Stats.Requests())
 	}
 	rl.Close()
-	resp, _, err := get(t, http.MethodGet, rl.URL, nil)
+	resp, _, err := relayGet(t, http.MethodGet, rl.URL, nil)
 	if err != nil || resp.StatusCode != http.StatusNotFound {
 		t.Errorf("GET after Close: %v %v, want 404", err, resp)
 	}
@@ -191,7 +191,7 @@ func TestRelayReportsSourceFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rl := relayFor(t, tt.g, tt.url, tt.limit)
-			resp, body, err := get(t, http.MethodGet, rl.URL, nil)
+			resp, body, err := relayGet(t, http.MethodGet, rl.URL, nil)
 			if err == nil && resp.StatusCode == http.StatusOK && len(body) == 64<<10 {
 				t.Fatalf("the whole file came through")
 			}
@@ -264,7 +264,7 @@ func TestRelayGivesUpOnASilentSource(t *testing.T) {
 	t.Cleanup(func() { g.Close() })
 	rl := relayFor(t, g, srv.URL, 0)
 	start := time.Now()
-	_, body, err := get(t, http.MethodGet, rl.URL, nil)
+	_, body, err := relayGet(t, http.MethodGet, rl.URL, nil)
 	if err == nil {
 		t.Errorf("a stalled source ended cleanly with %q", body)
 	}

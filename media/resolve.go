@@ -1,0 +1,215 @@
+package media
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	ffmpeg "github.com/u2takey/ffmpeg-go"
+)
+
+// ErrTooLong is returned (wrapped, together with the LinkInfo) when a video is longer than
+// the operator's ResolverConfig.MaxDuration.
+var ErrTooLong = errors.New("video too long")
+
+// SiteDirect is LinkInfo.Site for a plain http(s) media file.
+const SiteDirect = "direct"
+
+// maxLinkLength bounds a visitor's link; real video links are far shorter.
+const maxLinkLength = 2048
+
+// Defaults for ResolverConfig.
+const (
+	defaultAnalyzeTimeout = 15 * time.Second
+	// ffprobe reads a few hundred KB of a well-made file; a moov-at-end MP4 on a server
+	// without Range support must be read up to its index, which this bounds.
+	defaultAnalyzeMaxBytes int64 = 64 << 20
+)
+
+// ResolverConfig wires a Resolver.
+type ResolverConfig struct {
+	// Guard fetches direct links. Default: NewGuard(GuardConfig{}).
+	Guard *Guard
+	// Runner runs ffprobe and ffmpeg. Default: New(Config{}).
+	Runner *Runner
+	// Sites read the links of hosting platforms (YouTube); the first that matches wins.
+	Sites []Site
+	// MaxDuration refuses longer videos with ErrTooLong; 0 means no limit.
+	MaxDuration time.Duration
+	// AnalyzeTimeout bounds one Analyze. Default 15 s.
+	AnalyzeTimeout time.Duration
+	// AnalyzeMaxBytes bounds what one analysis of a direct link may read. Default 64 MiB.
+	AnalyzeMaxBytes int64
+}
+
+// Resolver analyses video links and fetches their audio: site links through their Site,
+// anything else as a direct media file read through the Guard's relay.
+type Resolver struct {
+	cfg ResolverConfig
+}
+
+// NewResolver returns a Resolver for cfg, filling in defaults.
+func NewResolver(cfg ResolverConfig) *Resolver {
+	if cfg.Guard == nil {
+		cfg.Guard = NewGuard(GuardConfig{})
+	}
+	if cfg.Runner == nil {
+		cfg.Runner = New(Config{})
+	}
+	if cfg.AnalyzeTimeout <= 0 {
+		cfg.AnalyzeTimeout = defaultAnalyzeTimeout
+	}
+	if cfg.AnalyzeMaxBytes <= 0 {
+		cfg.AnalyzeMaxBytes = defaultAnalyzeMaxBytes
+	}
+	return &Resolver{cfg: cfg}
+}
+
+// Analyze finds the duration (and title, when the site tells it) of the video at raw
+// without downloading it. Errors wrap the link errors of link.go, or ErrTooLong — which
+// comes with the LinkInfo, so the caller can say how long the video is.
+func (r *Resolver) Analyze(ctx context.Context, raw string) (LinkInfo, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" || len(raw) > maxLinkLength {
+		return LinkInfo{}, fmt.Errorf("%w: empty or longer than %d characters", ErrUnsupportedLink, maxLinkLength)
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.AnalyzeTimeout)
+	defer cancel()
+	var info LinkInfo
+	var err error
+	if site, id, ok := r.match(raw); ok {
+		info, err = site.Analyze(ctx, id)
+	} else {
+		info, err = r.analyzeDirect(ctx, raw)
+	}
+	if err != nil {
+		return LinkInfo{}, err
+	}
+	if r.cfg.MaxDuration > 0 && info.Duration > r.cfg.MaxDuration {
+		return info, fmt.Errorf("%w: %s is longer than %s", ErrTooLong, info.Duration.Round(time.Second), r.cfg.MaxDuration)
+	}
+	return info, nil
+}
+
+// match returns the first site that reads raw.
+func (r *Resolver) match(raw string) (Site, string, bool) {
+	for _, s := range r.cfg.Sites {
+		if id, ok := s.Match(raw); ok {
+			return s, id, true
+		}
+	}
+	return nil, "", false
+}
+
+// analyzeDirect runs ffprobe on the relayed link.
+func (r *Resolver) analyzeDirect(ctx context.Context, raw string) (LinkInfo, error) {
+	u, err := r.cfg.Guard.CheckURL(raw)
+	if err != nil {
+		return LinkInfo{}, err
+	}
+	rl, err := r.cfg.Guard.Relay(ctx, u, r.cfg.AnalyzeMaxBytes)
+	if err != nil {
+		return LinkInfo{}, err
+	}
+	defer rl.Close()
+	var out bytes.Buffer
+	err = r.cfg.Runner.FFprobe(ctx, RemoteProbeArgs(rl.URL), &out)
+	if err != nil {
+		return LinkInfo{}, runError("analysing", u, rl, err)
+	}
+	p, err := parseProbe(out.Bytes())
+	switch {
+	case errors.Is(err, ErrNoAudio):
+		return LinkInfo{}, fmt.Errorf("%w: %s has no audio stream", ErrNotMedia, u.Hostname())
+	case err != nil:
+		return LinkInfo{}, fmt.Errorf("%w: analysing %s: %v", ErrNotMedia, u.Hostname(), err)
+	case p.Duration == 0 && rl.Stats.Length() < 0:
+		return LinkInfo{}, fmt.Errorf("%w: %s sends a stream with no length or duration", ErrLiveStream, u.Hostname())
+	case p.Duration == 0:
+		return LinkInfo{}, fmt.Errorf("%w: %s has no duration", ErrNotMedia, u.Hostname())
+	}
+	return LinkInfo{Site: SiteDirect, URL: u.String(), Duration: p.Duration}, nil
+}
+
+// runError explains a failed ffmpeg/ffprobe run on a relayed link: the source's own failure
+// first, then a timeout, then the tool's complaint (the file is not media we can read).
+// The relay URL is scrubbed from the message: it names a token, not the source.
+func runError(doing string, u *url.URL, rl *Relayed, err error) error {
+	host := u.Hostname()
+	if srcErr := rl.Stats.Err(); srcErr != nil {
+		return fmt.Errorf("%s %s: %w", doing, host, srcErr)
+	}
+	if errors.Is(err, ErrMissingTool) {
+		return err
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %s %s: timed out", ErrSourceUnreachable, doing, host)
+	}
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%s %s: %w", doing, host, err)
+	}
+	msg := strings.ReplaceAll(err.Error(), rl.URL, host)
+	return fmt.Errorf("%w: %s %s: %s", ErrNotMedia, doing, host, msg)
+}
+
+// FetchAudio writes the audio of an analysed link to the local file dst. Site links go
+// through their Site; direct links through the relay, bounded by GuardConfig.MaxBytes.
+// A direct link's audio is copied, not re-encoded, into Matroska (see FetchAudioArgs).
+func (r *Resolver) FetchAudio(ctx context.Context, info LinkInfo, dst string) error {
+	if info.Site != SiteDirect {
+		site, id, ok := r.siteFor(info)
+		if !ok {
+			return fmt.Errorf("%w: no reader for site %q", ErrUnsupportedLink, info.Site)
+		}
+		return site.FetchAudio(ctx, id, dst)
+	}
+	u, err := r.cfg.Guard.CheckURL(info.URL)
+	if err != nil {
+		return err
+	}
+	rl, err := r.cfg.Guard.Relay(ctx, u, 0)
+	if err != nil {
+		return err
+	}
+	defer rl.Close()
+	if err := r.cfg.Runner.FFmpeg(ctx, FetchAudioArgs(rl.URL, dst), nil, nil); err != nil {
+		return runError("fetching audio from", u, rl, err)
+	}
+	return nil
+}
+
+// siteFor finds the Site that reads a link analysed earlier.
+func (r *Resolver) siteFor(info LinkInfo) (Site, string, bool) {
+	site, id, ok := r.match(info.URL)
+	if !ok {
+		return nil, "", false
+	}
+	if info.ID != "" {
+		id = info.ID
+	}
+	return site, id, true
+}
+
+// FetchAudioArgs builds the ffmpeg arguments that copy the first audio stream of the relayed
+// link input into the Matroska file dst. Copying rather than re-encoding keeps the audio as
+// the source made it and costs no CPU (the speech-to-text path decodes it anyway); Matroska
+// holds every codec a video's audio comes in (AAC, Opus, Vorbis, MP3, AC-3, FLAC, PCM).
+func FetchAudioArgs(input, dst string) []string {
+	return ffmpeg.Input(input, ffmpeg.KwArgs{
+		"protocol_whitelist": relayWhitelist,
+		"format_whitelist":   remoteFormats,
+	}).Output(fileURL(dst), ffmpeg.KwArgs{
+		// The first audio stream only; no video, subtitles or data streams.
+		"map": "0:a:0",
+		"vn":  "", "sn": "", "dn": "",
+		"c:a":          "copy",
+		"map_metadata": "-1",
+		"format":       "matroska",
+		// The output is one local file and nothing else.
+		"protocol_whitelist": "file",
+	}).GlobalArgs(globalArgs...).GetArgs()
+}

@@ -1,8 +1,5 @@
 import { useTranslation } from "react-i18next";
-import LanguageList from "../order/LanguageList.jsx";
 import Duration from "../transcription/Duration.jsx";
-import PriceInfo from "../transcription/PriceInfo.jsx";
-import SpokenLanguage from "../transcription/SpokenLanguage.jsx";
 
 /**
  * Step 1 of /sst: the file chooser (audio types plus the accepted extensions),
@@ -10,7 +7,7 @@ import SpokenLanguage from "../transcription/SpokenLanguage.jsx";
  * duration as the browser reads it. The limits are stated, not enforced
  * (spec section 5); the server enforces them.
  */
-export default function AudioChooser({ accepted, onChoose, chosen, maxSize, tooLarge, estimate, price, money, locale, language, onLanguage, languages }) {
+export default function AudioChooser({ accepted, onChoose, chosen, maxSize, tooLarge, estimate, locale }) {
   const { t } = useTranslation();
   const accept = ["audio/*", ...accepted.map((f) => `.${f}`)].join(",");
   return (
@@ -30,9 +27,6 @@ export default function AudioChooser({ accepted, onChoose, chosen, maxSize, tooL
         <p className="hint">{t("sst.maxSize", { size: maxSize })}</p>
         <p className="hint">{t("sst.accepted", { formats: accepted.join(", ") })}</p>
       </div>
-      <LanguageList locale={locale} codes={languages} />
-      <PriceInfo price={price} money={money} locale={locale} />
-      <SpokenLanguage codes={languages} value={language} onChange={onLanguage} locale={locale} />
       {chosen && (
         <div className="chosen" aria-live="polite">
           <p className="info">{t("sst.chosen", { name: chosen.file.name })}</p>

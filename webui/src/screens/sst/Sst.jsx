@@ -3,7 +3,6 @@ import { useTranslation } from "react-i18next";
 import { uploadAudio } from "../../api.js";
 import { useConfig } from "../../config.jsx";
 import { languageById } from "../../languages.js";
-import { checkout, lineItem } from "../../lib/checkout.js";
 import { formatSize } from "../../lib/duration.js";
 import { readMediaDuration } from "../../lib/mediaDuration.js";
 import { restoreSstOrder, sstRecord } from "../../lib/orders.js";
@@ -13,6 +12,8 @@ import ServiceClosed from "../closed/ServiceClosed.jsx";
 import Step from "../order/Step.jsx";
 import DeliverySteps from "../transcription/DeliverySteps.jsx";
 import Intro from "../transcription/Intro.jsx";
+import LanguageAndPrice from "../transcription/LanguageAndPrice.jsx";
+import { useOrder } from "../transcription/useOrder.js";
 import AudioChooser from "./AudioChooser.jsx";
 import Upload from "./Upload.jsx";
 
@@ -26,15 +27,11 @@ export default function Sst() {
   const { t, i18n } = useTranslation();
   const sst = config.sst;
   const initial = useMemo(() => restoreSstOrder(readJSON(SST_KEY), sst), [sst]);
-  const [email, setEmail] = useState(initial.email);
-  const [emailVerify, setEmailVerify] = useState(initial.email);
-  const [format, setFormat] = useState(initial.outputFormat);
-  const [language, setLanguage] = useState(initial.language);
+  const { email, format, language, pay, facts, steps } = useOrder("sst", initial);
   const [upload, setUpload] = useState(initial.upload); // the server's answer: the truth for the price
   const [chosen, setChosen] = useState(null); // {file, seconds: number|null|undefined while reading}
   const [sending, setSending] = useState({ busy: false, progress: 0, error: "" });
   const [chooserKey, setChooserKey] = useState(0);
-  const [paying, setPaying] = useState(false);
   const pick = useRef(0);
   const abort = useRef(null);
   const open = config.services?.sst?.open !== false;
@@ -84,22 +81,9 @@ export default function Sst() {
     }
   }
 
-  async function pay() {
-    setPaying(true);
+  function payUpload() {
     writeJSON(SST_KEY, sstRecord({ email, outputFormat: format, language, upload }));
-    const order = {
-      filePath: upload.filePath,
-      fileName: upload.fileName,
-      response_format: format,
-      email,
-      emailVerify,
-      locale: i18n.language,
-      ...(language && { language }),
-    };
-    const products = [
-      lineItem({ currency: config.currency, amount: upload.amount, name: t("sst.productName"), description: t("transcribe.productDescription") }),
-    ];
-    if (!(await checkout("sst", { order, products }, config.payment))) setPaying(false);
+    pay({ filePath: upload.filePath, fileName: upload.fileName, response_format: format }, upload.amount);
   }
 
   const estimate = chosen?.seconds ? durationCostCents(chosen.seconds, sst.price) : 0;
@@ -116,33 +100,14 @@ export default function Sst() {
             maxSize={formatSize(sst.maxUploadBytes, locale)}
             tooLarge={chosen && sst.maxUploadBytes > 0 && chosen.file.size > sst.maxUploadBytes}
             estimate={estimate ? money(estimate) : ""}
-            price={sst.price}
-            money={money}
             locale={locale}
-            language={language}
-            onLanguage={setLanguage}
-            languages={sst.languages}
           />
+          <LanguageAndPrice {...facts} money={money} locale={locale} />
         </Step>
         <Step n={2} id="upload" title={t("sst.step2")}>
           <Upload sending={sending} onUpload={send} upload={upload} cost={upload ? money(upload.amount) : ""} locale={locale} />
         </Step>
-        <DeliverySteps
-          n={3}
-          service="sst"
-          formats={sst.formats}
-          format={format}
-          onFormat={setFormat}
-          email={email}
-          emailVerify={emailVerify}
-          onEmail={setEmail}
-          onEmailVerify={setEmailVerify}
-          costCents={upload?.amount || 0}
-          money={money}
-          testMode={config.payment?.mode !== "stripe"}
-          paying={paying}
-          onPay={pay}
-        />
+        <DeliverySteps n={3} {...steps} costCents={upload?.amount || 0} money={money} onPay={payUpload} />
       </ol>
     </article>
   );

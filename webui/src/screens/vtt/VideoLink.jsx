@@ -1,17 +1,14 @@
 import { useTranslation } from "react-i18next";
 import { formatLimit } from "../../lib/duration.js";
 import ErrorNote from "../order/ErrorNote.jsx";
-import LanguageList from "../order/LanguageList.jsx";
 import Duration from "../transcription/Duration.jsx";
-import PriceInfo from "../transcription/PriceInfo.jsx";
-import SpokenLanguage from "../transcription/SpokenLanguage.jsx";
 
 /**
  * Step 1 of /vtt: the link and the Analyze button; once the server has
  * analysed the link, the link shown back as the chosen file, its title, its
  * duration and the cost (the cost only then, spec section 2).
  */
-export default function VideoLink({ link, onLink, onAnalyze, analyzing, error, quote, cost, maxSeconds, price, money, locale, language, onLanguage, languages }) {
+export default function VideoLink({ link, onLink, onAnalyze, analyzing, error, quote, cost, maxSeconds, locale }) {
   const { t } = useTranslation();
   return (
     <>
@@ -61,9 +58,6 @@ export default function VideoLink({ link, onLink, onAnalyze, analyzing, error, q
           </div>
         )}
       </div>
-      <LanguageList locale={locale} codes={languages} />
-      <PriceInfo price={price} money={money} locale={locale} />
-      <SpokenLanguage codes={languages} value={language} onChange={onLanguage} locale={locale} />
     </>
   );
 }

@@ -3,7 +3,6 @@ import { useTranslation } from "react-i18next";
 import { analyzeVideo } from "../../api.js";
 import { useConfig } from "../../config.jsx";
 import { languageById } from "../../languages.js";
-import { checkout, lineItem } from "../../lib/checkout.js";
 import { restoreVttOrder, vttRecord } from "../../lib/orders.js";
 import { formatMoney } from "../../lib/pricing.js";
 import { readJSON, VTT_KEY, writeJSON } from "../../lib/storage.js";
@@ -11,6 +10,8 @@ import ServiceClosed from "../closed/ServiceClosed.jsx";
 import Step from "../order/Step.jsx";
 import DeliverySteps from "../transcription/DeliverySteps.jsx";
 import Intro from "../transcription/Intro.jsx";
+import LanguageAndPrice from "../transcription/LanguageAndPrice.jsx";
+import { useOrder } from "../transcription/useOrder.js";
 import VideoLink from "./VideoLink.jsx";
 
 /** Whole seconds of an analysis answer: `duration`, else minutes and seconds. */
@@ -29,15 +30,11 @@ export default function Vtt() {
   const { t, i18n } = useTranslation();
   const vtt = config.vtt;
   const initial = useMemo(() => restoreVttOrder(readJSON(VTT_KEY), vtt), [vtt]);
-  const [email, setEmail] = useState(initial.email);
-  const [emailVerify, setEmailVerify] = useState(initial.email);
-  const [format, setFormat] = useState(initial.outputFormat);
-  const [language, setLanguage] = useState(initial.language);
+  const { email, format, language, pay, facts, steps } = useOrder("vtt", initial);
   const [link, setLink] = useState(initial.link);
   const [analysis, setAnalysis] = useState(initial.analysis); // the server's answer, for analysis.link
   const [analyzing, setAnalyzing] = useState(false);
   const [error, setError] = useState("");
-  const [paying, setPaying] = useState(false);
   const abort = useRef(null);
   const open = config.services?.vtt?.open !== false;
 
@@ -75,21 +72,9 @@ export default function Vtt() {
     setAnalyzing(false);
   }
 
-  async function pay() {
-    setPaying(true);
+  function payQuote() {
     writeJSON(VTT_KEY, vttRecord({ email, outputFormat: format, language, link, analysis }));
-    const order = {
-      selectedFile: quote.link,
-      outputFormat: format,
-      email,
-      emailVerify,
-      locale: i18n.language,
-      ...(language && { language }),
-    };
-    const products = [
-      lineItem({ currency: config.currency, amount: quote.amount, name: t("vtt.productName"), description: t("transcribe.productDescription") }),
-    ];
-    if (!(await checkout("vtt", { order, products }, config.payment))) setPaying(false);
+    pay({ selectedFile: quote.link, outputFormat: format }, quote.amount);
   }
 
   return (
@@ -109,30 +94,11 @@ export default function Vtt() {
             quote={quote}
             cost={quote ? money(quote.amount) : ""}
             maxSeconds={vtt.maxSeconds}
-            price={vtt.price}
-            money={money}
             locale={locale}
-            language={language}
-            onLanguage={setLanguage}
-            languages={vtt.languages}
           />
+          <LanguageAndPrice {...facts} money={money} locale={locale} />
         </Step>
-        <DeliverySteps
-          n={2}
-          service="vtt"
-          formats={vtt.formats}
-          format={format}
-          onFormat={setFormat}
-          email={email}
-          emailVerify={emailVerify}
-          onEmail={setEmail}
-          onEmailVerify={setEmailVerify}
-          costCents={quote?.amount || 0}
-          money={money}
-          testMode={config.payment?.mode !== "stripe"}
-          paying={paying}
-          onPay={pay}
-        />
+        <DeliverySteps n={2} {...steps} costCents={quote?.amount || 0} money={money} onPay={payQuote} />
       </ol>
     </article>
   );

@@ -1,0 +1,54 @@
+import { useState } from "react";
+import { useTranslation } from "react-i18next";
+import { useConfig } from "../../config.jsx";
+import { checkout, lineItem } from "../../lib/checkout.js";
+
+/**
+ * The state both transcription pages share — format, e-mails, spoken
+ * language, paying — and their pay action. `initial` is the order restored
+ * from storage. `facts` are the props of <LanguageAndPrice>, `steps` those
+ * of <DeliverySteps>.
+ */
+export function useOrder(service, initial) {
+  const config = useConfig();
+  const { t, i18n } = useTranslation();
+  const [email, setEmail] = useState(initial.email);
+  const [emailVerify, setEmailVerify] = useState(initial.email);
+  const [format, setFormat] = useState(initial.outputFormat);
+  const [language, setLanguage] = useState(initial.language);
+  const [paying, setPaying] = useState(false);
+
+  /**
+   * Pays `amount` (the server's quote) for the service's own fields in
+   * `order`; the shared fields are added here. The language is sent only
+   * when chosen ("Detect automatically" sends none).
+   */
+  async function pay(order, amount) {
+    setPaying(true);
+    const payload = {
+      order: { ...order, email, emailVerify, locale: i18n.language, ...(language && { language }) },
+      products: [lineItem({ currency: config.currency, amount, name: t(`${service}.productName`), description: t("transcribe.productDescription") })],
+    };
+    if (!(await checkout(service, payload, config.payment))) setPaying(false);
+  }
+
+  return {
+    email,
+    format,
+    language,
+    pay,
+    facts: { languages: config[service].languages, price: config[service].price, language, onLanguage: setLanguage },
+    steps: {
+      service,
+      formats: config[service].formats,
+      format,
+      onFormat: setFormat,
+      email,
+      emailVerify,
+      onEmail: setEmail,
+      onEmailVerify: setEmailVerify,
+      testMode: config.payment?.mode !== "stripe",
+      paying,
+    },
+  };
+}

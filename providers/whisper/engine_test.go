@@ -44,7 +44,8 @@ type fakeModel struct {
 	segments    []providers.Segment
 	lang        string
 	err         error
-	wait        bool // block until the context is cancelled
+	wait        bool   // block until the context is cancelled
+	onCall      func() // called when transcription starts
 
 	mu      sync.Mutex
 	calls   int
@@ -60,6 +61,9 @@ func (f *fakeModel) transcribe(ctx context.Context, samples []float32, lang stri
 	f.calls++
 	f.samples, f.hint, f.threads = len(samples), lang, threads
 	f.mu.Unlock()
+	if f.onCall != nil {
+		f.onCall()
+	}
 	for _, p := range []int{0, 20, 20, 50, 40, 100} { // repeats and a step back, as callbacks may
 		progress(p)
 	}
@@ -141,25 +145,25 @@ func TestTranscribeFailures(t *testing.T) {
 		name     string
 		model    *fakeModel
 		path     string
-		cancel   time.Duration // cancel after this long; -1 before the call
+		cancel   string // "before" the call, "during" transcription
 		want     error
 		wantCall bool
 	}{
-		{"unavailable", &fakeModel{unavailable: providers.ErrUnavailable}, path, 0, providers.ErrUnavailable, false},
-		{"no audio", &fakeModel{}, notAudio, 0, media.ErrNoAudio, false},
-		{"model error", &fakeModel{err: modelErr}, path, 0, modelErr, true},
-		{"cancelled before", &fakeModel{}, path, -1, context.Canceled, false},
-		{"cancelled while transcribing", &fakeModel{wait: true}, path, 300 * time.Millisecond, context.Canceled, true},
+		{"unavailable", &fakeModel{unavailable: providers.ErrUnavailable}, path, "", providers.ErrUnavailable, false},
+		{"no audio", &fakeModel{}, notAudio, "", media.ErrNoAudio, false},
+		{"model error", &fakeModel{err: modelErr}, path, "", modelErr, true},
+		{"cancelled before", &fakeModel{}, path, "before", context.Canceled, false},
+		{"cancelled while transcribing", &fakeModel{wait: true}, path, "during", context.Canceled, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			switch {
-			case tt.cancel < 0:
+			switch tt.cancel {
+			case "before":
 				cancel()
-			case tt.cancel > 0:
-				time.AfterFunc(tt.cancel, cancel)
+			case "during":
+				tt.model.onCall = cancel
 			}
 			e := newEngine(Config{Media: runner}, tt.model)
 			_, err := e.Transcribe(ctx, providers.TranscribeRequest{Path: tt.path, Duration: dur})

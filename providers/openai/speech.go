@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"unicode/utf8"
 
 	goopenai "github.com/sashabaranov/go-openai"
@@ -57,13 +56,6 @@ var _ providers.Speaker = (*Speaker)(nil)
 
 // NewSpeaker returns the speech engine for cfg with defaults filled in.
 func NewSpeaker(cfg Config) *Speaker {
-	cc := goopenai.DefaultConfig(cfg.APIKey)
-	if cfg.BaseURL != "" {
-		cc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	}
-	if cfg.HTTPClient != nil {
-		cc.HTTPClient = cfg.HTTPClient
-	}
 	if cfg.Model == "" {
 		cfg.Model = string(goopenai.TTSModel1)
 	}
@@ -74,7 +66,7 @@ func NewSpeaker(cfg Config) *Speaker {
 		cfg.MaxChars = MaxInputChars
 	}
 	return &Speaker{
-		client:   goopenai.NewClientWithConfig(cc),
+		client:   newClient(cfg.APIKey, cfg.BaseURL, cfg.HTTPClient),
 		hasKey:   cfg.APIKey != "",
 		model:    cfg.Model,
 		media:    cfg.Media,

@@ -9,19 +9,13 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"parla/providers/testkit"
 )
 
 // benchText is English prose of exactly n characters, cut at a space.
@@ -120,39 +114,12 @@ func BenchmarkCreateCheckoutUnderLoad(b *testing.B) {
 // BenchmarkStartupToHealthz: target — the built binary answers /healthz within 1 s of
 // being started, on a fresh data directory (migrations included).
 func BenchmarkStartupToHealthz(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "parla")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	builtBinary(b)
 	var times []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		addr := testkit.FreePort(b)
-		cmd := exec.Command(bin)
-		cmd.Env = append(os.Environ(), "ADDR="+addr, "DATA_DIR="+b.TempDir(), "LOG_LEVEL=warn")
-		start := time.Now()
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		for ctx.Err() == nil {
-			resp, err := http.Get("http://" + addr + "/healthz")
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == 200 {
-					break
-				}
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		times = append(times, time.Since(start))
-		failed := ctx.Err() != nil
-		cancel()
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-		if failed {
-			b.Fatal("no /healthz within 10 s")
-		}
+		_, took := startBinary(b)
+		times = append(times, took)
 	}
 	b.StopTimer()
 	slices.Sort(times)

@@ -157,12 +157,18 @@ func (h *harness) checkout(order map[string]any) (string, string) {
 	return m["sessionId"].(string), m["url"].(string)
 }
 
-// waitForLink polls the result endpoint as the confirmation page does.
+// waitForLink polls the text-to-speech result endpoint as the confirmation page does.
 func (h *harness) waitForLink(sessionID string, within time.Duration) string {
+	h.t.Helper()
+	return h.waitForLinkOf("tts", sessionID, within)
+}
+
+// waitForLinkOf polls a service's result endpoint as the confirmation page does.
+func (h *harness) waitForLinkOf(service, sessionID string, within time.Duration) string {
 	h.t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		r := h.postJSON("/services/tts", map[string]string{"sessionId": sessionID})
+		r := h.postJSON("/services/"+service, map[string]string{"sessionId": sessionID})
 		switch r.status {
 		case 200:
 			m := r.json(h.t)

@@ -27,6 +27,7 @@ import (
 	"parla/providers/openai"
 	"parla/providers/storage"
 	"parla/providers/stripe"
+	"parla/providers/whisper"
 	"parla/webui"
 )
 
@@ -79,7 +80,7 @@ type App struct {
 // build makes every part from the configuration and wires them together.
 func build(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	tmpDir := filepath.Join(cfg.DataDir, "tmp")
-	for _, d := range []string{cfg.DataDir, tmpDir} {
+	for _, d := range []string{cfg.DataDir, tmpDir, filepath.Join(cfg.DataDir, "uploads")} {
 		if err := os.MkdirAll(d, 0o750); err != nil {
 			return nil, fmt.Errorf("creating %s: %w", d, err)
 		}
@@ -106,12 +107,20 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	if err != nil {
 		return err
 	}
-	speaker, err := newSpeaker(cfg, media.New(media.Config{TempDir: tmpDir}))
+	runner := media.New(media.Config{TempDir: tmpDir})
+	speaker, err := newSpeaker(cfg, runner)
 	if err != nil {
 		return err
 	}
 	if err := speaker.Available(); err != nil {
 		a.log.Warn("text-to-speech is closed", "engine", cfg.TTSEngine, "reason", err)
+	}
+	transcriber := newTranscriber(cfg, runner, tmpDir)
+	if err := transcriber.Available(); err != nil {
+		a.log.Warn("audio- and video-to-text are closed", "engine", cfg.STTEngine, "reason", err)
+	}
+	if cfg.AllowPrivateURLs {
+		a.log.Warn("ALLOW_PRIVATE_URLS is set: video links may reach loopback and private addresses; never do this in production")
 	}
 	var payments providers.Payments
 	var webhooks api.WebhookParser
@@ -128,15 +137,18 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	a.book, err = orders.New(ctx, orders.Config{
 		PublicURL: cfg.PublicURL,
 		TempDir:   tmpDir,
-		Pricing:   cfg.Pricing,
-		ImageURL:  cfg.PublicURL + "/favicon.svg",
+		UploadDir: filepath.Join(cfg.DataDir, "uploads"), UploadTTL: cfg.UploadTTL,
+		VTTMaxDuration: cfg.VTTMaxDuration,
+		Pricing:        cfg.Pricing,
+		ImageURL:       cfg.PublicURL + "/favicon.svg",
 		TTS: orders.TTSLimits{Voices: providers.Voices, Formats: providers.SpeechFormats,
 			MinSpeed: 0.25, MaxSpeed: 4, MaxChars: cfg.TTSMaxChars},
 		Workers: cfg.Workers, MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase,
 		SweepInterval: cfg.SweepInterval,
 	}, orders.Deps{
 		DB: a.db, Payments: payments, Storage: store, Mailer: mailer, Letters: orders.MailLetters{},
-		Speaker: speaker, Log: a.log,
+		Speaker: speaker, Transcriber: transcriber, Audio: runner, Links: newLinks(cfg, runner),
+		Log: a.log,
 	})
 	if err != nil {
 		return err
@@ -149,7 +161,8 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 		Version: Version, PaymentMode: cfg.PaymentMode(), PublishableKey: cfg.StripePublishableKey,
 		ContactEmail: cfg.ContactEmail,
 		RateLimit:    cfg.RateLimit, TrustedProxies: cfg.TrustedProxies,
-		SamplesDir: filepath.Join(cfg.DataDir, "samples", cfg.TTSEngine),
+		SamplesDir:     filepath.Join(cfg.DataDir, "samples", cfg.TTSEngine),
+		MaxUploadBytes: cfg.MaxUploadBytes, STTEngine: cfg.STTEngine,
 	}, api.Deps{
 		Book: a.book, Storage: store, Speaker: speaker, Test: a.test, Webhooks: webhooks, UI: ui, Log: a.log,
 	})
@@ -223,4 +236,21 @@ func newSpeaker(cfg Config, mediaRunner *media.Runner) (providers.Speaker, error
 	default:
 		return espeak.New(espeak.Config{Media: mediaRunner}), nil
 	}
+}
+
+// newTranscriber picks the speech-to-text engine named by STT_ENGINE.
+func newTranscriber(cfg Config, runner *media.Runner, tmpDir string) providers.Transcriber {
+	if cfg.STTEngine == "openai" {
+		return openai.NewTranscriber(openai.TranscriberConfig{APIKey: cfg.OpenAIKey, BaseURL: cfg.OpenAIBaseURL,
+			Model: cfg.OpenAISTTModel, Media: runner, TempDir: tmpDir})
+	}
+	return whisper.New(whisper.Config{Model: cfg.WhisperModel, Threads: cfg.WhisperThreads, Media: runner})
+}
+
+// newLinks reads video links: direct files through the address guard, and YouTube.
+func newLinks(cfg Config, runner *media.Runner) *media.Resolver {
+	guard := media.NewGuard(media.GuardConfig{AllowPrivate: cfg.AllowPrivateURLs})
+	youtube := media.NewYouTube(media.YouTubeConfig{HTTPClient: guard.Client()})
+	return media.NewResolver(media.ResolverConfig{Guard: guard, Runner: runner,
+		Sites: []media.Site{youtube}, MaxDuration: cfg.VTTMaxDuration})
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"parla/media"
@@ -60,7 +61,7 @@ func (b *Book) transcribe(ctx context.Context, o Order, w io.Writer, progress *p
 	if _, err := w.Write(out); err != nil {
 		return resultKind{}, fmt.Errorf("writing transcript: %w", err)
 	}
-	return resultKind{"transcript", ext, contentType}, nil
+	return resultKind{"transcript", strings.TrimPrefix(ext, "."), contentType}, nil
 }
 
 // sourceAudio returns the local media file to transcribe and its duration: the upload

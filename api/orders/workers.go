@@ -459,7 +459,7 @@ func ContentType(name string) string {
 		}
 	}
 	for _, f := range providers.TranscriptFormats {
-		if e, contentType, ok := transcript.Info(f); ok && e == ext {
+		if e, contentType, ok := transcript.Info(f); ok && e == "."+ext {
 			return contentType
 		}
 	}

@@ -1,0 +1,221 @@
+package main
+
+// Benchmarks for the audio-to-text upload targets (issue 4). Run them with
+//
+//	go test -run '^$' -bench 'Upload' -benchtime 1x .
+//
+// They start the built binary as its own process, so that its peak RSS (VmHWM in
+// /proc/<pid>/status) is the server's alone and not the load generator's.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"parla/providers/testkit"
+)
+
+var (
+	binaryOnce sync.Once
+	binaryPath string
+	binaryErr  error
+)
+
+// builtBinary builds the product once per test process.
+func builtBinary(tb testing.TB) string {
+	binaryOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "parla-bench-")
+		if err != nil {
+			binaryErr = err
+			return
+		}
+		binaryPath = filepath.Join(dir, "parla")
+		if out, err := exec.Command("go", "build", "-o", binaryPath, ".").CombinedOutput(); err != nil {
+			binaryErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binaryErr != nil {
+		tb.Fatal(binaryErr)
+	}
+	return binaryPath
+}
+
+// process is the product running as a child process.
+type process struct {
+	base string
+	cmd  *exec.Cmd
+}
+
+// startBinary starts the built product with env on a fresh data directory and waits for
+// /healthz; it reports how long that took. The process is stopped at the end of the test.
+func startBinary(tb testing.TB, env ...string) (*process, time.Duration) {
+	addr := testkit.FreePort(tb)
+	cmd := exec.Command(builtBinary(tb))
+	cmd.Env = append(append(os.Environ(), "ADDR="+addr, "DATA_DIR="+tb.TempDir(), "LOG_LEVEL=warn"), env...)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return &process{base: "http://" + addr, cmd: cmd}, time.Since(start)
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	tb.Fatal("no /healthz within 10 s")
+	return nil, 0
+}
+
+// peakRSS is the process's high-water resident set size in bytes.
+func (p *process) peakRSS(tb testing.TB) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	tb.Fatal("no VmHWM")
+	return 0
+}
+
+// uploadFile posts path as the form's file; chunked sends it without a length.
+func (p *process) uploadFile(path string, chunked bool) (int, []byte, error) {
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		f, err := os.Open(path)
+		if err != nil {
+			pw.CloseWithError(err)
+			return
+		}
+		defer f.Close()
+		w, _ := mw.CreateFormFile("file", filepath.Base(path))
+		if _, err := io.Copy(w, f); err != nil {
+			pw.CloseWithError(err)
+			return
+		}
+		pw.CloseWithError(mw.Close())
+	}()
+	var body io.Reader = pr
+	length := int64(-1)
+	if !chunked {
+		var buf bytes.Buffer
+		if _, err := io.Copy(&buf, pr); err != nil {
+			return 0, nil, err
+		}
+		body, length = &buf, int64(buf.Len())
+	}
+	req, _ := http.NewRequest("POST", p.base+"/services/sst/uploadaudio", body)
+	req.ContentLength = length
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, out, err
+}
+
+// toneWAV writes seconds of 16 kHz mono 16-bit tone: 32,000 bytes a second.
+func toneWAV(tb testing.TB, dir string, seconds int) string {
+	path := filepath.Join(dir, fmt.Sprintf("tone-%ds.wav", seconds))
+	testkit.Run(tb, testkit.Binary(tb, "ffmpeg"), "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi",
+		"-i", fmt.Sprintf("sine=frequency=300:duration=%d:sample_rate=16000", seconds), "-ac", "1", path)
+	return path
+}
+
+// BenchmarkUpload25MB: target — uploading 25 MB raises the server's peak RSS by less than
+// 20 MB, with a length and chunked.
+func BenchmarkUpload25MB(b *testing.B) {
+	requireMediaTools(b)
+	file := toneWAV(b, b.TempDir(), 780) // 24.96 MB
+	for _, chunked := range []bool{false, true} {
+		b.Run(fmt.Sprintf("chunked=%v", chunked), func(b *testing.B) {
+			p, _ := startBinary(b, "RATE_LIMIT=0", "STT_ENGINE=openai", "OPENAI_API_KEY=sk-unused")
+			small := toneWAV(b, b.TempDir(), 2)
+			if status, body, err := p.uploadFile(small, chunked); err != nil || status != 200 {
+				b.Fatalf("warm-up upload: %d %s %v", status, body, err)
+			}
+			before := p.peakRSS(b)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if status, body, err := p.uploadFile(file, chunked); err != nil || status != 200 {
+					b.Fatalf("upload: %d %s %v", status, body, err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(p.peakRSS(b)-before)/(1<<20), "peak-RSS-rise-MB")
+			b.ReportMetric(float64(before)/(1<<20), "peak-RSS-before-MB")
+		})
+	}
+}
+
+// BenchmarkUploadConcurrent: target — 200 uploads of 1 MB from 20 clients, no error.
+func BenchmarkUploadConcurrent(b *testing.B) {
+	requireMediaTools(b)
+	file := toneWAV(b, b.TempDir(), 32) // 1.02 MB
+	p, _ := startBinary(b, "RATE_LIMIT=0", "STT_ENGINE=openai", "OPENAI_API_KEY=sk-unused")
+	before := p.peakRSS(b)
+	var failed atomic.Int64
+	var firstErr atomic.Value
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		jobs := make(chan int)
+		var wg sync.WaitGroup
+		for c := 0; c < 20; c++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range jobs {
+					status, body, err := p.uploadFile(file, false)
+					if err != nil || status != 200 {
+						failed.Add(1)
+						firstErr.CompareAndSwap(nil, fmt.Sprintf("%d %s %v", status, body, err))
+					}
+				}
+			}()
+		}
+		for j := 0; j < 200; j++ {
+			jobs <- j
+		}
+		close(jobs)
+		wg.Wait()
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if n := failed.Load(); n > 0 {
+		b.Fatalf("%d of %d uploads failed; first: %v", n, 200*b.N, firstErr.Load())
+	}
+	b.ReportMetric(float64(200*b.N)/elapsed.Seconds(), "uploads/s")
+	b.ReportMetric(float64(p.peakRSS(b)-before)/(1<<20), "peak-RSS-rise-MB")
+}

@@ -59,6 +59,9 @@ func (c *clock) Advance(d time.Duration) {
 
 type fixture struct {
 	book    *Book
+	stt     *scriptedTranscriber
+	links   *scriptedLinks
+	uploads string
 	test    *stripe.TestCheckout
 	files   *storage.Disk
 	outbox  string
@@ -89,10 +92,11 @@ func newFixture(t *testing.T, edit func(*Config)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmp := filepath.Join(dir, "tmp")
+	tmp, uploads := filepath.Join(dir, "tmp"), filepath.Join(dir, "uploads")
 	os.MkdirAll(tmp, 0o755)
+	os.MkdirAll(uploads, 0o755)
 	cfg := Config{
-		PublicURL: "http://parla.test", TempDir: tmp, Now: clk.Now,
+		PublicURL: "http://parla.test", TempDir: tmp, UploadDir: uploads, Now: clk.Now,
 		TTS:       TTSLimits{Voices: providers.Voices, Formats: providers.SpeechFormats, MinSpeed: 0.25, MaxSpeed: 4, MaxChars: 5000},
 		RetryBase: 10 * time.Millisecond, MaxAttempts: 3, PollInterval: 20 * time.Millisecond,
 		SweepInterval: time.Hour,
@@ -100,9 +104,10 @@ func newFixture(t *testing.T, edit func(*Config)) *fixture {
 	if edit != nil {
 		edit(&cfg)
 	}
-	sp := &scriptedSpeaker{}
+	sp, stt, links := &scriptedSpeaker{}, &scriptedTranscriber{}, &scriptedLinks{durations: map[string]time.Duration{}}
 	book, err := New(context.Background(), cfg, Deps{DB: db, Payments: tc, Storage: files,
 		Mailer: mailer, Letters: MailLetters{}, Speaker: sp,
+		Transcriber: stt, Audio: lengthInFile{}, Links: links,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +122,8 @@ func newFixture(t *testing.T, edit func(*Config)) *fixture {
 		book.Stop(stopCtx)
 		cancel()
 	})
-	return &fixture{book: book, test: tc, files: files, outbox: outbox, speaker: sp, clock: clk, tmp: tmp}
+	return &fixture{book: book, test: tc, files: files, outbox: outbox, speaker: sp, clock: clk, tmp: tmp,
+		stt: stt, links: links, uploads: uploads}
 }
 
 func (f *fixture) order(t *testing.T, text string) Checkout {

@@ -1,0 +1,366 @@
+package orders
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"parla/media"
+	"parla/providers"
+)
+
+// lengthInFile stands in for ffprobe: a file's "duration" is the number of seconds written
+// in it ("12s"); anything else is not audio. media.Runner.CheckAudio is tested on real
+// media in its own package and end to end.
+type lengthInFile struct{}
+
+func (lengthInFile) CheckAudio(_ context.Context, path string) (time.Duration, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(string(data)))
+	if err != nil {
+		return 0, fmt.Errorf("%w: %q", media.ErrUnreadable, data)
+	}
+	return d, nil
+}
+
+// scriptedTranscriber returns two segments over the request's duration and records the
+// requests it got.
+type scriptedTranscriber struct {
+	mu       sync.Mutex
+	requests []providers.TranscribeRequest
+	fail     atomic.Bool
+}
+
+func (s *scriptedTranscriber) Available() error { return nil }
+
+func (s *scriptedTranscriber) Transcribe(ctx context.Context, req providers.TranscribeRequest) (providers.Transcript, error) {
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	s.mu.Unlock()
+	if s.fail.Load() {
+		return providers.Transcript{}, errors.New("engine exploded")
+	}
+	if _, err := os.Stat(req.Path); err != nil {
+		return providers.Transcript{}, err
+	}
+	req.Report(60)
+	half := req.Duration / 2
+	return providers.Transcript{Language: "english", Duration: req.Duration, Text: "One. Two.",
+		Segments: []providers.Segment{{Start: 0, End: half, Text: "One."}, {Start: half, End: req.Duration, Text: "Two."}}}, nil
+}
+
+// scriptedLinks serves "videos" whose durations the test sets; fetching writes the current
+// duration into the file, as lengthInFile reads it.
+type scriptedLinks struct {
+	mu        sync.Mutex
+	durations map[string]time.Duration
+}
+
+func (l *scriptedLinks) set(link string, d time.Duration) {
+	l.mu.Lock()
+	l.durations[link] = d
+	l.mu.Unlock()
+}
+
+func (l *scriptedLinks) get(link string) (time.Duration, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d, ok := l.durations[link]
+	if !ok {
+		return 0, fmt.Errorf("%w: %s", media.ErrVideoUnavailable, link)
+	}
+	return d, nil
+}
+
+func (l *scriptedLinks) Analyze(_ context.Context, raw string) (media.LinkInfo, error) {
+	d, err := l.get(raw)
+	return media.LinkInfo{Site: "direct", URL: raw, Duration: d}, err
+}
+
+func (l *scriptedLinks) FetchAudio(_ context.Context, info media.LinkInfo, dst string) error {
+	d, err := l.get(info.URL)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, []byte(d.String()), 0o600)
+}
+
+// upload streams content into an incoming file and accepts it.
+func (f *fixture) upload(t *testing.T, content string) (Upload, int64, error) {
+	t.Helper()
+	in, err := f.book.IncomingFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.WriteString(content)
+	in.Close()
+	return f.book.AcceptUpload(context.Background(), in.Name(), "../../etc/My\x00 talk.mp3", int64(len(content)))
+}
+
+func (f *fixture) transcriptOrder(upload, link string) TranscriptRequest {
+	return TranscriptRequest{Upload: upload, Link: link, Format: "srt", Language: "en",
+		Email: "listener@example.com", EmailVerify: "listener@example.com", Locale: "ru"}
+}
+
+func files(t *testing.T, dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+func TestAudioOrderFromUploadToDelivery(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	u, amount, err := f.upload(t, "125.2s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 126 s → ceil(99 × 126 / 100) = 125 cents
+	if amount != 125 || u.Duration != 125200*time.Millisecond || u.FileName != "My talk.mp3" {
+		t.Fatalf("upload %+v priced %d", u, amount)
+	}
+	if got := files(t, f.uploads); len(got) != 1 || got[0] != u.ID || len(files(t, f.tmp)) != 0 {
+		t.Fatalf("uploads %v, tmp %v", got, files(t, f.tmp))
+	}
+	co, err := f.book.CreateSTT(ctx, f.transcriptOrder(u.ID, ""))
+	if err != nil || co.Amount != 125 {
+		t.Fatalf("CreateSTT = %+v, %v", co, err)
+	}
+	// Paying again through a second checkout of the same upload is allowed until one is paid.
+	co2, err := f.book.CreateSTT(ctx, f.transcriptOrder(u.ID, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.pay(t, co2.SessionID)
+	o := f.waitStatus(t, co2.OrderID, Done)
+	if !strings.HasSuffix(o.ResultName, ".srt") || !strings.HasPrefix(o.ResultName, "parla-transcript-") {
+		t.Errorf("result name %q", o.ResultName)
+	}
+	obj, err := f.files.Get(ctx, o.ResultKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := make([]byte, obj.Size)
+	obj.Body.Read(body)
+	obj.Body.Close()
+	if !strings.HasPrefix(string(body), "1\n00:00:00,000 --> 00:01:02,600\nOne.") {
+		t.Errorf("transcript:\n%s", body)
+	}
+	if r := f.stt.requests; len(r) != 1 || r[0].Language != "en" || r[0].Duration != u.Duration {
+		t.Errorf("engine requests %+v", r)
+	}
+	if left := files(t, f.uploads); len(left) != 0 {
+		t.Errorf("upload kept after delivery: %v", left)
+	}
+	if _, err := f.book.CreateSTT(ctx, f.transcriptOrder(u.ID, "")); !errors.Is(err, ErrUploadNotFound) {
+		t.Errorf("ordering a delivered upload again: %v", err)
+	}
+	if _, err := f.book.Result(ctx, STT, co.SessionID); !errors.Is(err, ErrUnpaid) {
+		t.Errorf("the unpaid checkout: %v", err)
+	}
+	if len(f.mails(t)) != 1 {
+		t.Errorf("%d messages", len(f.mails(t)))
+	}
+}
+
+func TestUploadsAreRefusedCleanly(t *testing.T) {
+	f := newFixture(t, nil)
+	for _, c := range []struct {
+		content, code string
+	}{{"", "empty_file"}, {"not audio", "unreadable_audio"}} {
+		_, _, err := f.upload(t, c.content)
+		var ie *InputError
+		if !errors.As(err, &ie) || ie.Code != c.code {
+			t.Errorf("%q: %v, want %s", c.content, err, c.code)
+		}
+	}
+	if len(files(t, f.uploads))+len(files(t, f.tmp)) != 0 {
+		t.Errorf("left behind: %v %v", files(t, f.uploads), files(t, f.tmp))
+	}
+	u, _, _ := f.upload(t, "3s")
+	for _, c := range []struct {
+		edit func(*TranscriptRequest)
+		code string
+	}{
+		{func(r *TranscriptRequest) { r.Format = "docx" }, "invalid_format"},
+		{func(r *TranscriptRequest) { r.Language = "klingon" }, "invalid_language"},
+		{func(r *TranscriptRequest) { r.EmailVerify = "other@example.com" }, "email_mismatch"},
+		{func(r *TranscriptRequest) { r.Locale = "fr" }, "invalid_locale"},
+	} {
+		req := f.transcriptOrder(u.ID, "")
+		c.edit(&req)
+		_, err := f.book.CreateSTT(context.Background(), req)
+		var ie *InputError
+		if !errors.As(err, &ie) || ie.Code != c.code {
+			t.Errorf("want %s, got %v", c.code, err)
+		}
+	}
+	req := f.transcriptOrder("no-such-upload", "")
+	if _, err := f.book.CreateSTT(context.Background(), req); !errors.Is(err, ErrUploadNotFound) {
+		t.Errorf("unknown upload: %v", err)
+	}
+	req = f.transcriptOrder(u.ID, "")
+	wrong := int64(98)
+	req.ClientAmount = &wrong
+	if _, err := f.book.CreateSTT(context.Background(), req); !errors.Is(err, ErrPriceMismatch) {
+		t.Errorf("stale price: %v", err)
+	}
+	req.Format = ""
+	req.ClientAmount = nil
+	co, err := f.book.CreateSTT(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _ := f.book.Store().Get(context.Background(), co.OrderID)
+	if !strings.Contains(string(o.Params), `"format":"json"`) {
+		t.Errorf("empty format should mean json: %s", o.Params)
+	}
+}
+
+func TestSweeperDeletesUnpaidUploadsOnlyAfterTheirTime(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.UploadTTL = time.Hour })
+	ctx := context.Background()
+	idle, _, _ := f.upload(t, "3s")
+	unpaid, _, _ := f.upload(t, "4s")
+	if _, err := f.book.CreateSTT(ctx, f.transcriptOrder(unpaid.ID, "")); err != nil {
+		t.Fatal(err)
+	}
+	waiting, _, _ := f.upload(t, "5s")
+	co, err := f.book.CreateSTT(ctx, f.transcriptOrder(waiting.ID, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Paid, but the engine fails: the upload must survive the sweep while the job retries.
+	f.stt.fail.Store(true)
+	f.pay(t, co.SessionID)
+	if rep, _ := f.book.Sweep(ctx); rep.Uploads != 0 {
+		t.Fatalf("swept %d uploads before their time", rep.Uploads)
+	}
+	f.clock.Advance(time.Hour + time.Second)
+	rep, err := f.book.Sweep(ctx)
+	if err != nil || rep.Uploads != 2 {
+		t.Fatalf("sweep = %+v, %v; want the idle and the unpaid upload", rep, err)
+	}
+	left := files(t, f.uploads)
+	if len(left) > 1 || (len(left) == 1 && left[0] != waiting.ID) {
+		t.Errorf("left %v, want only the paid upload (%s) or none once refunded", left, waiting.ID)
+	}
+	for _, id := range []string{idle.ID, unpaid.ID} {
+		if _, err := f.book.Store().GetUpload(ctx, id); !errors.Is(err, ErrUploadNotFound) {
+			t.Errorf("upload %s still recorded: %v", id, err)
+		}
+	}
+	// The failing job ends in a refund, and the upload goes with it.
+	o := f.waitStatus(t, co.OrderID, Refunded)
+	if o.Error != "production_failed" || len(files(t, f.uploads)) != 0 {
+		t.Errorf("refunded order %+v, uploads %v", o, files(t, f.uploads))
+	}
+}
+
+func TestVideoOrderIsPricedFromTheServersAnalysis(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.VTTMaxDuration = time.Hour })
+	ctx := context.Background()
+	link := "https://videos.example/talk.mp4"
+	f.links.set(link, 90*time.Second)
+	info, amount, err := f.book.AnalyzeLink(ctx, link)
+	if err != nil || amount != 149 || info.Duration != 90*time.Second { // ceil(99 × 90 / 60)
+		t.Fatalf("AnalyzeLink = %+v, %d, %v", info, amount, err)
+	}
+	// The page saw 90 s; the video is now 10 min: the checkout is priced anew and refuses
+	// the stale amount.
+	f.links.set(link, 10*time.Minute)
+	req := f.transcriptOrder("", link)
+	stale := int64(149)
+	req.ClientAmount = &stale
+	if _, err := f.book.CreateVTT(ctx, req); !errors.Is(err, ErrPriceMismatch) {
+		t.Fatalf("stale analysis: %v", err)
+	}
+	req.ClientAmount = nil
+	co, err := f.book.CreateVTT(ctx, req)
+	if err != nil || co.Amount != 990 {
+		t.Fatalf("CreateVTT = %+v, %v", co, err)
+	}
+	f.pay(t, co.SessionID)
+	o := f.waitStatus(t, co.OrderID, Done)
+	if !strings.HasSuffix(o.ResultName, ".srt") || len(files(t, f.tmp)) != 0 {
+		t.Errorf("result %q, tmp %v", o.ResultName, files(t, f.tmp))
+	}
+
+	f.links.set(link, 2*time.Hour)
+	var ie *InputError
+	if _, _, err := f.book.AnalyzeLink(ctx, link); !errors.As(err, &ie) || ie.Code != "video_too_long" {
+		t.Errorf("over the maximum: %v", err)
+	}
+	if _, _, err := f.book.AnalyzeLink(ctx, "  "); !errors.As(err, &ie) || ie.Code != "empty_link" {
+		t.Errorf("empty link: %v", err)
+	}
+}
+
+func TestVideoThatChangedOrVanishedIsRefundedAtOnce(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change func(l *scriptedLinks, link string)
+		reason string
+	}{
+		{"longer", func(l *scriptedLinks, link string) { l.set(link, 5*time.Minute) }, "source_changed"},
+		{"gone", func(l *scriptedLinks, link string) {
+			l.mu.Lock()
+			delete(l.durations, link)
+			l.mu.Unlock()
+		}, "source_gone"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, func(cfg *Config) { cfg.MaxAttempts = 5; cfg.RetryBase = time.Hour })
+			link := "https://videos.example/" + c.name
+			f.links.set(link, time.Minute)
+			co, err := f.book.CreateVTT(context.Background(), f.transcriptOrder("", link))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.change(f.links, link)
+			f.pay(t, co.SessionID)
+			// With an hour between retries, only a permanent failure refunds within the test.
+			o := f.waitStatus(t, co.OrderID, Refunded)
+			if o.Error != c.reason || len(f.stt.requests) != 0 {
+				t.Errorf("error %q, engine calls %d", o.Error, len(f.stt.requests))
+			}
+		})
+	}
+}
+
+func TestChangedAllowsEncoderRounding(t *testing.T) {
+	for _, c := range []struct {
+		now, paid int64
+		want      bool
+	}{{60, 60, false}, {62, 60, false}, {63, 60, true}, {57, 60, true}, {3672, 3600, false}, {3673, 3600, true}} {
+		if got := changed(c.now, c.paid); got != c.want {
+			t.Errorf("changed(%d, %d) = %v", c.now, c.paid, got)
+		}
+	}
+}
+
+func TestDisplayName(t *testing.T) {
+	for in, want := range map[string]string{
+		"talk.mp3": "talk.mp3", "../../etc/passwd": "passwd", `C:\Users\me\voice.m4a`: "voice.m4a",
+		"a\r\nb.mp3": "ab.mp3", "": "", "/": "", strings.Repeat("я", 150): strings.Repeat("я", 100),
+	} {
+		if got := displayName(in); got != want {
+			t.Errorf("displayName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

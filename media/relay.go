@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -168,9 +169,25 @@ func (g *Guard) relayServer() (*relayServer, error) {
 		targets: map[string]*relayTarget{},
 	}
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	go s.srv.Serve(ln)
+	go s.srv.Serve(smallSendBuffers{ln})
 	g.relay = s
 	return s, nil
+}
+
+// relaySendBuffer is the socket send buffer towards ffmpeg. The kernel would otherwise grow
+// it to megabytes on loopback, and whatever sits in it when ffprobe hangs up was read from
+// the source for nothing.
+const relaySendBuffer = 64 << 10
+
+// smallSendBuffers gives every accepted connection a relaySendBuffer send buffer.
+type smallSendBuffers struct{ net.Listener }
+
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	conn, err := l.Listener.Accept()
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetWriteBuffer(relaySendBuffer)
+	}
+	return conn, err
 }
 
 type relayServer struct {
@@ -219,6 +236,15 @@ func (s *relayServer) close() error {
 	return s.srv.Close()
 }
 
+// Window sizes for ranged reads. A read of ffmpeg's "bytes=N-" is fetched from the source
+// as a series of closed ranges that start small and double: ffprobe, which reads an index
+// and hangs up, costs the source a few hundred kilobytes instead of whatever the network
+// buffers held when it hung up, and a whole-file read soon runs in large windows.
+const (
+	firstWindow int64 = 64 << 10
+	maxWindow   int64 = 8 << 20
+)
+
 // ServeHTTP forwards one request of ffmpeg's to the source.
 func (s *relayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -235,49 +261,203 @@ func (s *relayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "size limit reached", http.StatusBadGateway)
 		return
 	}
-	// The upstream request ends when ffmpeg hangs up, the target is closed, or the
+	// The upstream requests end when ffmpeg hangs up, the target is closed, or the
 	// source stays silent for too long.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	stop := context.AfterFunc(t.ctx, cancel)
 	defer stop()
+	x := &exchange{s: s, ctx: ctx, cancel: cancel, w: w, method: r.Method, t: t}
 
-	resp, err := s.forward(ctx, r, t)
-	if err != nil {
-		if ctx.Err() == nil {
-			t.stats.fail(sourceError(t.host, err))
-		}
-		http.Error(w, "source failed", http.StatusBadGateway)
+	first, last, ranged := parseRange(r.Header.Get("Range"))
+	if !ranged || r.Method == http.MethodHead {
+		x.passThrough(r.Header.Get("Range"))
+		return
+	}
+	x.windows(first, last)
+}
+
+// exchange is one request of ffmpeg's and the source requests that answer it.
+type exchange struct {
+	s      *relayServer
+	ctx    context.Context
+	cancel func()
+	w      http.ResponseWriter
+	method string
+	t      *relayTarget
+}
+
+// passThrough forwards the request once and relays the answer as it is.
+func (x *exchange) passThrough(rangeHeader string) {
+	resp, ok := x.open(rangeHeader)
+	if !ok {
 		return
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 400 && resp.StatusCode != http.StatusRequestedRangeNotSatisfiable {
-		t.stats.fail(fmt.Errorf("%w: %s answered %s", ErrSourceUnreachable, t.host, resp.Status))
-		http.Error(w, "source failed", http.StatusBadGateway)
-		return
-	}
+	x.relay(resp)
+}
+
+// relay sends a source's answer on unchanged.
+func (x *exchange) relay(resp *http.Response) {
 	if resp.StatusCode == http.StatusOK && resp.ContentLength >= 0 {
-		t.stats.length.Store(resp.ContentLength)
+		x.t.stats.length.Store(resp.ContentLength)
 	}
-	copyHeaders(w.Header(), resp)
-	w.WriteHeader(resp.StatusCode)
-	if r.Method == http.MethodHead {
+	copyHeaders(x.w.Header(), resp)
+	if resp.ContentLength >= 0 {
+		x.w.Header().Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+	}
+	x.w.WriteHeader(resp.StatusCode)
+	if x.method == http.MethodHead {
 		return
 	}
-	if err := s.copyBody(ctx, cancel, w, resp.Body, t); err != nil {
+	if _, err := x.s.copyBody(x.ctx, x.cancel, x.w, resp.Body, x.t); err != nil {
 		// Cut the connection so ffmpeg sees a truncated body rather than a short file.
 		panic(http.ErrAbortHandler)
 	}
 }
 
-// forward sends ffmpeg's request to the source with only the headers that matter.
-func (s *relayServer) forward(ctx context.Context, r *http.Request, t *relayTarget) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, r.Method, t.url, nil)
+// windows answers "bytes=first-last" (last < 0: to the end) with one 206 response whose
+// body is fetched from the source in growing closed ranges. A source that ignores ranges,
+// or does not say how big the file is, gets its answer relayed as it is.
+func (x *exchange) windows(first, last int64) {
+	win := firstWindow
+	resp, ok := x.open(byteRange(first, first+win-1, last))
+	if !ok {
+		return
+	}
+	defer func() {
+		if resp != nil {
+			resp.Body.Close()
+		}
+	}()
+	from, _, total, ok := parseContentRange(resp.Header.Get("Content-Range"))
+	if resp.StatusCode != http.StatusPartialContent || !ok || from != first || total < 0 {
+		x.relay(resp)
+		return
+	}
+	x.t.stats.length.Store(total)
+	end := total - 1
+	if last >= 0 && last < end {
+		end = last
+	}
+	copyHeaders(x.w.Header(), resp)
+	x.w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", first, end, total))
+	x.w.Header().Set("Content-Length", strconv.FormatInt(end-first+1, 10))
+	x.w.WriteHeader(http.StatusPartialContent)
+	for pos := first; ; {
+		n, err := x.s.copyBody(x.ctx, x.cancel, x.w, resp.Body, x.t)
+		pos += n
+		if err != nil {
+			panic(http.ErrAbortHandler)
+		}
+		resp.Body.Close()
+		if pos > end {
+			return
+		}
+		if n == 0 {
+			x.t.stats.fail(fmt.Errorf("%w: %s sent an empty range", ErrSourceUnreachable, x.t.host))
+			panic(http.ErrAbortHandler)
+		}
+		win = min(2*win, maxWindow)
+		if resp, ok = x.next(byteRange(pos, pos+win-1, end), pos); !ok {
+			panic(http.ErrAbortHandler)
+		}
+	}
+}
+
+// next fetches a later window; the source must answer with exactly that range.
+func (x *exchange) next(rangeHeader string, pos int64) (*http.Response, bool) {
+	resp, err := x.s.forward(x.ctx, x.method, rangeHeader, x.t)
+	if err != nil {
+		if x.ctx.Err() == nil {
+			x.t.stats.fail(sourceError(x.t.host, err))
+		}
+		return nil, false
+	}
+	if from, _, _, ok := parseContentRange(resp.Header.Get("Content-Range")); resp.StatusCode != http.StatusPartialContent || !ok || from != pos {
+		resp.Body.Close()
+		x.t.stats.fail(fmt.Errorf("%w: %s answered a range request with %s", ErrSourceUnreachable, x.t.host, resp.Status))
+		return nil, false
+	}
+	return resp, true
+}
+
+// open sends the first source request; on failure it answers ffmpeg with 502 itself.
+func (x *exchange) open(rangeHeader string) (*http.Response, bool) {
+	resp, err := x.s.forward(x.ctx, x.method, rangeHeader, x.t)
+	if err != nil {
+		if x.ctx.Err() == nil {
+			x.t.stats.fail(sourceError(x.t.host, err))
+		}
+		http.Error(x.w, "source failed", http.StatusBadGateway)
+		return nil, false
+	}
+	if resp.StatusCode >= 400 && resp.StatusCode != http.StatusRequestedRangeNotSatisfiable {
+		resp.Body.Close()
+		x.t.stats.fail(fmt.Errorf("%w: %s answered %s", ErrSourceUnreachable, x.t.host, resp.Status))
+		http.Error(x.w, "source failed", http.StatusBadGateway)
+		return nil, false
+	}
+	return resp, true
+}
+
+// byteRange is the Range header for first..last, with last capped at limit (limit < 0:
+// no cap).
+func byteRange(first, last, limit int64) string {
+	if limit >= 0 && last > limit {
+		last = limit
+	}
+	return fmt.Sprintf("bytes=%d-%d", first, last)
+}
+
+// parseRange reads a single-range header "bytes=first-" or "bytes=first-last" (last -1 for
+// the former). Suffix ranges and lists are not windowed.
+func parseRange(h string) (first, last int64, ok bool) {
+	spec, found := strings.CutPrefix(h, "bytes=")
+	a, b, dash := strings.Cut(spec, "-")
+	if !found || !dash || strings.Contains(b, ",") {
+		return 0, 0, false
+	}
+	first, err := strconv.ParseInt(a, 10, 64)
+	if err != nil || first < 0 {
+		return 0, 0, false
+	}
+	if b == "" {
+		return first, -1, true
+	}
+	last, err = strconv.ParseInt(b, 10, 64)
+	if err != nil || last < first {
+		return 0, 0, false
+	}
+	return first, last, true
+}
+
+// parseContentRange reads "bytes first-last/total"; total is -1 for "*".
+func parseContentRange(h string) (first, last, total int64, ok bool) {
+	spec, found := strings.CutPrefix(h, "bytes ")
+	rng, size, slash := strings.Cut(spec, "/")
+	first, last, ranged := parseRange("bytes=" + rng)
+	if !found || !slash || !ranged || last < 0 {
+		return 0, 0, 0, false
+	}
+	if size == "*" {
+		return first, last, -1, true
+	}
+	total, err := strconv.ParseInt(size, 10, 64)
+	if err != nil || total <= last {
+		return 0, 0, 0, false
+	}
+	return first, last, total, true
+}
+
+// forward sends one request to the source with only the headers that matter.
+func (s *relayServer) forward(ctx context.Context, method, rangeHeader string, t *relayTarget) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, t.url, nil)
 	if err != nil {
 		return nil, err
 	}
-	if rg := r.Header.Get("Range"); rg != "" {
-		req.Header.Set("Range", rg)
+	if rangeHeader != "" {
+		req.Header.Set("Range", rangeHeader)
 	}
 	// Ask for the bytes as stored: a compressed body would not match Content-Length or Range.
 	req.Header.Set("Accept-Encoding", "identity")
@@ -295,14 +475,12 @@ func copyHeaders(dst http.Header, resp *http.Response) {
 			dst.Set(k, v)
 		}
 	}
-	if resp.ContentLength >= 0 {
-		dst.Set("Content-Length", fmt.Sprint(resp.ContentLength))
-	}
 }
 
 // copyBody streams the source's body to ffmpeg, counting every byte against the target's
-// limit. It returns an error when the copy stopped early.
-func (s *relayServer) copyBody(ctx context.Context, cancel func(), w http.ResponseWriter, body io.Reader, t *relayTarget) error {
+// limit. It returns the bytes copied and an error when the copy stopped early.
+func (s *relayServer) copyBody(ctx context.Context, cancel func(), w http.ResponseWriter, body io.Reader, t *relayTarget) (int64, error) {
+	var copied int64
 	flush := http.NewResponseController(w).Flush
 	bufp := relayBuffers.Get().(*[]byte)
 	defer relayBuffers.Put(bufp)
@@ -316,29 +494,30 @@ func (s *relayServer) copyBody(ctx context.Context, cancel func(), w http.Respon
 		if n > 0 {
 			if total := t.stats.bytesRead.Add(int64(n)); total > t.limit {
 				t.stats.fail(fmt.Errorf("%w: %s sent more than %d bytes", ErrSourceUnreachable, t.host, t.limit))
-				return errors.New("size limit reached")
+				return copied, errors.New("size limit reached")
 			}
 			if _, werr := w.Write(buf[:n]); werr != nil {
-				return werr
+				return copied, werr
 			}
+			copied += int64(n)
 			// Pass on what a slow source sent at once; ffmpeg may be waiting for it.
 			if werr := flush(); werr != nil {
-				return werr
+				return copied, werr
 			}
 		}
 		switch {
 		case err == io.EOF:
-			return nil
+			return copied, nil
 		case err == nil:
 		case stalled.Load():
 			t.stats.fail(fmt.Errorf("%w: %s sent nothing for %s", ErrSourceUnreachable, t.host, s.idle))
-			return err
+			return copied, err
 		case ctx.Err() != nil:
 			// ffmpeg hung up or the target was closed: not the source's fault.
-			return err
+			return copied, err
 		default:
 			t.stats.fail(sourceError(t.host, err))
-			return err
+			return copied, err
 		}
 	}
 }

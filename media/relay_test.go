@@ -5,12 +5,14 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -117,6 +119,85 @@ func TestRelayForwardsRangesAndCounts(t *testing.T) {
 	}
 }
 
+// TestRelayReadsOpenRangesInWindows checks that "bytes=N-" reaches the source as closed,
+// growing ranges, so a reader that hangs up early costs the source little.
+func TestRelayReadsOpenRangesInWindows(t *testing.T) {
+	data := make([]byte, 4<<20)
+	rand.Read(data)
+	var ranges []string
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ranges = append(ranges, r.Header.Get("Range"))
+		http.ServeContent(countingWriter{w, &served}, r, "v.mp4", time.Time{}, bytes.NewReader(data))
+	}))
+	t.Cleanup(srv.Close)
+	g := NewGuard(GuardConfig{AllowPrivate: true})
+	t.Cleanup(func() { g.Close() })
+	rl := relayFor(t, g, srv.URL+"/v.mp4", 0)
+
+	resp, body, err := relayGet(t, http.MethodGet, rl.URL, http.Header{"Range": {"bytes=1000-"}})
+	if err != nil || resp.StatusCode != http.StatusPartialContent || !bytes.Equal(body, data[1000:]) {
+		t.Fatalf("open range: %v %v, %d bytes", err, resp, len(body))
+	}
+	if got, want := resp.Header.Get("Content-Range"), fmt.Sprintf("bytes 1000-%d/%d", len(data)-1, len(data)); got != want {
+		t.Errorf("Content-Range %q, want %q", got, want)
+	}
+	want := []string{"bytes=1000-66535", "bytes=66536-197607", "bytes=197608-459751", "bytes=459752-984039",
+		"bytes=984040-2032615", "bytes=2032616-4129767", "bytes=4129768-4194303"}
+	if !slices.Equal(ranges, want) {
+		t.Errorf("source saw ranges %q, want %q", ranges, want)
+	}
+
+	// A reader that takes 10 KB and hangs up costs the source the first two windows at
+	// most: what its socket buffer took in before it hung up.
+	ranges, before := nil, served.Load()
+	req, _ := http.NewRequest(http.MethodGet, rl.URL, nil)
+	req.Header.Set("Range", "bytes=0-")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadFull(resp.Body, make([]byte, 10<<10))
+	resp.Body.Close()
+	time.Sleep(50 * time.Millisecond)
+	if got := served.Load() - before; got > 3*firstWindow {
+		t.Errorf("an early hang-up cost the source %d bytes (ranges %q)", got, ranges)
+	}
+}
+
+func TestParseRanges(t *testing.T) {
+	ranges := []struct {
+		h           string
+		first, last int64
+		ok          bool
+	}{
+		{"bytes=0-", 0, -1, true}, {"bytes=100-199", 100, 199, true}, {"bytes=5-5", 5, 5, true},
+		{"bytes=-500", 0, 0, false}, {"bytes=0-1,5-6", 0, 0, false}, {"bytes=9-3", 0, 0, false},
+		{"items=0-", 0, 0, false}, {"", 0, 0, false}, {"bytes=x-", 0, 0, false},
+	}
+	for _, tt := range ranges {
+		first, last, ok := parseRange(tt.h)
+		if first != tt.first || last != tt.last || ok != tt.ok {
+			t.Errorf("parseRange(%q) = %d, %d, %v", tt.h, first, last, ok)
+		}
+	}
+	contentRanges := []struct {
+		h                  string
+		first, last, total int64
+		ok                 bool
+	}{
+		{"bytes 0-99/1000", 0, 99, 1000, true}, {"bytes 10-19/*", 10, 19, -1, true},
+		{"bytes */1000", 0, 0, 0, false}, {"bytes 0-999/999", 0, 0, 0, false}, {"bytes 0-/10", 0, 0, 0, false},
+		{"0-9/10", 0, 0, 0, false},
+	}
+	for _, tt := range contentRanges {
+		first, last, total, ok := parseContentRange(tt.h)
+		if first != tt.first || last != tt.last || total != tt.total || ok != tt.ok {
+			t.Errorf("parseContentRange(%q) = %d, %d, %d, %v", tt.h, first, last, total, ok)
+		}
+	}
+}
+
 func TestRelayWithoutRangeSupport(t *testing.T) {
 	srv, data := relaySource(t, 64<<10)
 	g := NewGuard(GuardConfig{AllowPrivate: true})
@@ -208,14 +289,19 @@ func TestRelayReportsSourceFailures(t *testing.T) {
 	}
 }
 
-func TestRelayStopsWithContext(t *testing.T) {
-	// A source that sends a little and then nothing, until the client goes away.
+// stallingSource sends "head" and then nothing, until the client goes away.
+func stallingSource(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("head"))
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 	}))
 	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestRelayStopsWithContext(t *testing.T) {
+	srv := stallingSource(t)
 	g := NewGuard(GuardConfig{AllowPrivate: true})
 	t.Cleanup(func() { g.Close() })
 	u, _ := url.Parse(srv.URL)
@@ -254,12 +340,7 @@ func TestRelayStopsWithContext(t *testing.T) {
 }
 
 func TestRelayGivesUpOnASilentSource(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("head"))
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-	}))
-	t.Cleanup(srv.Close)
+	srv := stallingSource(t)
 	g := NewGuard(GuardConfig{AllowPrivate: true, Timeout: 200 * time.Millisecond})
 	t.Cleanup(func() { g.Close() })
 	rl := relayFor(t, g, srv.URL, 0)

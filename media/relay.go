@@ -330,9 +330,17 @@ func (x *exchange) windows(first, last int64) {
 			resp.Body.Close()
 		}
 	}()
+	if resp.StatusCode != http.StatusPartialContent {
+		x.relay(resp) // 200: the source ignores ranges; 416: nothing there
+		return
+	}
 	from, _, total, ok := parseContentRange(resp.Header.Get("Content-Range"))
-	if resp.StatusCode != http.StatusPartialContent || !ok || from != first || total < 0 {
-		x.relay(resp)
+	if !ok || from != first || total < 0 {
+		// Without the file's size the answer cannot be promised up front: ask again as
+		// ffmpeg asked.
+		resp.Body.Close()
+		resp = nil
+		x.passThrough(byteRange(first, last, -1))
 		return
 	}
 	x.t.stats.length.Store(total)
@@ -402,10 +410,13 @@ func (x *exchange) open(rangeHeader string) (*http.Response, bool) {
 }
 
 // byteRange is the Range header for first..last, with last capped at limit (limit < 0:
-// no cap).
+// no cap); last < 0 means to the end.
 func byteRange(first, last, limit int64) string {
-	if limit >= 0 && last > limit {
+	if limit >= 0 && (last < 0 || last > limit) {
 		last = limit
+	}
+	if last < 0 {
+		return fmt.Sprintf("bytes=%d-", first)
 	}
 	return fmt.Sprintf("bytes=%d-%d", first, last)
 }

@@ -165,6 +165,59 @@ func TestRelayReadsOpenRangesInWindows(t *testing.T) {
 	}
 }
 
+// TestRelayUnknownTotal: a source whose ranges do not tell the file's size is asked again
+// with ffmpeg's own open range, and its answer relayed as it is.
+func TestRelayUnknownTotal(t *testing.T) {
+	data := make([]byte, 200<<10)
+	rand.Read(data)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		first, last, ok := parseRange(r.Header.Get("Range"))
+		if !ok {
+			w.Write(data)
+			return
+		}
+		if last < 0 || last >= int64(len(data)) {
+			last = int64(len(data)) - 1
+		}
+		w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/*", first, last))
+		w.WriteHeader(http.StatusPartialContent)
+		w.Write(data[first : last+1])
+	}))
+	t.Cleanup(srv.Close)
+	g := NewGuard(GuardConfig{AllowPrivate: true})
+	t.Cleanup(func() { g.Close() })
+	rl := relayFor(t, g, srv.URL, 0)
+	resp, body, err := relayGet(t, http.MethodGet, rl.URL, http.Header{"Range": {"bytes=100-"}})
+	if err != nil || resp.StatusCode != http.StatusPartialContent || !bytes.Equal(body, data[100:]) {
+		t.Fatalf("GET: %v %v, %d bytes", err, resp, len(body))
+	}
+}
+
+// TestRelaySourceStopsHonouringRanges: a source that answers a later window with the whole
+// file is cut off, not spliced in.
+func TestRelaySourceStopsHonouringRanges(t *testing.T) {
+	data := make([]byte, 300<<10)
+	rand.Read(data)
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) > 1 {
+			r.Header.Del("Range")
+		}
+		http.ServeContent(w, r, "v.mp4", time.Time{}, bytes.NewReader(data))
+	}))
+	t.Cleanup(srv.Close)
+	g := NewGuard(GuardConfig{AllowPrivate: true})
+	t.Cleanup(func() { g.Close() })
+	rl := relayFor(t, g, srv.URL, 0)
+	_, body, err := relayGet(t, http.MethodGet, rl.URL, http.Header{"Range": {"bytes=0-"}})
+	if err == nil {
+		t.Fatalf("body ended cleanly after %d bytes", len(body))
+	}
+	if !errors.Is(rl.Stats.Err(), ErrSourceUnreachable) {
+		t.Errorf("Stats.Err() = %v, want %v", rl.Stats.Err(), ErrSourceUnreachable)
+	}
+}
+
 func TestParseRanges(t *testing.T) {
 	ranges := []struct {
 		h           string

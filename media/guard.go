@@ -32,8 +32,9 @@ type GuardConfig struct {
 	AllowPrivate bool
 	// MaxRedirects bounds the redirects followed per request. 0 means 5; negative means none.
 	MaxRedirects int
-	// Timeout bounds each request: Client's requests as a whole, and for the relay the wait
-	// for response headers and any pause in the body. Default 30 s.
+	// Timeout bounds each request: Client's requests as a whole; for StreamClient and the
+	// relay, connecting, the wait for response headers and (relay) any pause in the body.
+	// Default 30 s.
 	Timeout time.Duration
 	// MaxBytes caps what the relay reads from one target over all its requests. Default 4 GiB.
 	MaxBytes int64
@@ -89,6 +90,13 @@ func NewGuard(cfg GuardConfig) *Guard {
 // Each request as a whole is bounded by GuardConfig.Timeout.
 func (g *Guard) Client() *http.Client {
 	return g.client(g.cfg.Timeout)
+}
+
+// StreamClient is Client without the overall timeout, for downloads that may rightly take
+// longer (a site's audio stream): bound them with a context. Connecting and the wait for
+// response headers are still bounded by GuardConfig.Timeout.
+func (g *Guard) StreamClient() *http.Client {
+	return g.client(0)
 }
 
 // client returns a guarded client with the given overall timeout (0: none, for streams).

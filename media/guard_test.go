@@ -280,11 +280,16 @@ func TestGuardAllowPrivateStillChecksSchemes(t *testing.T) {
 	g := NewGuard(GuardConfig{AllowPrivate: true})
 	t.Cleanup(func() { g.Close() })
 
-	resp, err := g.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatalf("AllowPrivate guard refused a loopback server: %v", err)
+	for _, c := range []*http.Client{g.Client(), g.StreamClient()} {
+		resp, err := c.Get(srv.URL)
+		if err != nil {
+			t.Fatalf("AllowPrivate guard refused a loopback server: %v", err)
+		}
+		resp.Body.Close()
 	}
-	resp.Body.Close()
+	if _, err := NewGuard(GuardConfig{}).StreamClient().Get(srv.URL); !errors.Is(err, ErrForbiddenAddress) {
+		t.Errorf("StreamClient reached a loopback server: %v", err)
+	}
 	for _, raw := range []string{"file:///etc/passwd", "ftp://127.0.0.1/", "http://u:p@" + strings.TrimPrefix(srv.URL, "http://")} {
 		if _, err := g.Client().Get(raw); !errors.Is(err, ErrUnsupportedLink) {
 			t.Errorf("GET %s with AllowPrivate: %v, want %v", raw, err, ErrUnsupportedLink)

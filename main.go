@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -75,6 +76,8 @@ type App struct {
 	book *orders.Book
 	http *fiber.App
 	test *stripe.TestCheckout // nil when Stripe is configured
+	// closers are released last at shutdown (the link relay, the whisper model).
+	closers []io.Closer
 }
 
 // build makes every part from the configuration and wires them together.
@@ -116,6 +119,11 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 		a.log.Warn("text-to-speech is closed", "engine", cfg.TTSEngine, "reason", err)
 	}
 	transcriber := newTranscriber(cfg, runner, tmpDir)
+	if c, ok := transcriber.(io.Closer); ok {
+		a.closers = append(a.closers, c)
+	}
+	links, guard := newLinks(cfg, runner)
+	a.closers = append(a.closers, guard)
 	if err := transcriber.Available(); err != nil {
 		a.log.Warn("audio- and video-to-text are closed", "engine", cfg.STTEngine, "reason", err)
 	}
@@ -147,7 +155,7 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 		SweepInterval: cfg.SweepInterval,
 	}, orders.Deps{
 		DB: a.db, Payments: payments, Storage: store, Mailer: mailer, Letters: orders.MailLetters{},
-		Speaker: speaker, Transcriber: transcriber, Audio: runner, Links: newLinks(cfg, runner),
+		Speaker: speaker, Transcriber: transcriber, Audio: runner, Links: links,
 		Log: a.log,
 	})
 	if err != nil {
@@ -224,6 +232,11 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	if err := a.db.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("closing database: %w", err))
 	}
+	for _, c := range a.closers {
+		if err := c.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -248,9 +261,10 @@ func newTranscriber(cfg Config, runner *media.Runner, tmpDir string) providers.T
 }
 
 // newLinks reads video links: direct files through the address guard, and YouTube.
-func newLinks(cfg Config, runner *media.Runner) *media.Resolver {
+func newLinks(cfg Config, runner *media.Runner) (*media.Resolver, *media.Guard) {
 	guard := media.NewGuard(media.GuardConfig{AllowPrivate: cfg.AllowPrivateURLs})
-	youtube := media.NewYouTube(media.YouTubeConfig{HTTPClient: guard.Client()})
+	// StreamClient: audio downloads may take longer than one request's timeout.
+	youtube := media.NewYouTube(media.YouTubeConfig{HTTPClient: guard.StreamClient()})
 	return media.NewResolver(media.ResolverConfig{Guard: guard, Runner: runner,
-		Sites: []media.Site{youtube}, MaxDuration: cfg.VTTMaxDuration})
+		Sites: []media.Site{youtube}, MaxDuration: cfg.VTTMaxDuration}), guard
 }

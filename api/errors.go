@@ -78,6 +78,7 @@ var linkErrors = []struct {
 	{media.ErrLiveStream, apiError{fiber.StatusUnprocessableEntity, "live_stream", "live streams cannot be transcribed; use the recording once it has ended"}},
 	{media.ErrVideoUnavailable, apiError{fiber.StatusUnprocessableEntity, "video_unavailable", "the video is private, age-restricted or no longer available"}},
 	{media.ErrNotMedia, apiError{fiber.StatusUnprocessableEntity, "not_media", "the link does not lead to a video or audio file we can read"}},
+	{media.ErrTooLong, apiError{fiber.StatusUnprocessableEntity, "video_too_long", "the video is longer than we take; try a shorter one"}},
 	{media.ErrSourceUnreachable, apiError{fiber.StatusUnprocessableEntity, "source_unreachable", "the site of this link did not answer as expected; check the link"}},
 }
 

@@ -229,6 +229,9 @@ func AtempoChain(factor float64) string {
 	return strings.Join(stages, ",")
 }
 
+// probeEntries are the fields parseProbe reads.
+const probeEntries = "format=format_name,duration,bit_rate:stream=codec_type,codec_name,sample_rate,channels,duration"
+
 // ProbeArgs builds the ffprobe arguments that describe the local file at path as JSON.
 func ProbeArgs(path string) []string {
 	return []string{
@@ -237,7 +240,7 @@ func ProbeArgs(path string) []string {
 		// A local file and nothing it points to: a crafted playlist cannot make ffprobe
 		// open other files, URLs or subprocess-like protocols.
 		"-protocol_whitelist", "file",
-		"-show_entries", "format=format_name,duration,bit_rate:stream=codec_type,codec_name,sample_rate,channels,duration",
+		"-show_entries", probeEntries,
 		"-of", "json",
 		fileURL(path),
 	}

@@ -43,7 +43,7 @@ func RemoteProbeArgs(url string) []string {
 		"-loglevel", "error",
 		"-protocol_whitelist", relayWhitelist,
 		"-format_whitelist", remoteFormats,
-		"-show_entries", "format=format_name,duration,bit_rate:stream=codec_type,codec_name,sample_rate,channels,duration",
+		"-show_entries", probeEntries,
 		"-of", "json",
 		url,
 	}

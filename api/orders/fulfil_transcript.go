@@ -116,7 +116,7 @@ func changed(now, paid int64) bool {
 // that does not answer is retried.
 func linkFailure(err error) error {
 	for _, gone := range []error{media.ErrVideoUnavailable, media.ErrNotMedia, media.ErrLiveStream,
-		media.ErrForbiddenAddress, media.ErrUnsupportedLink} {
+		media.ErrTooLong, media.ErrForbiddenAddress, media.ErrUnsupportedLink} {
 		if errors.Is(err, gone) {
 			return permanent("source_gone", err)
 		}

@@ -7,59 +7,8 @@
 // Drives Debian's chromium (CHROMIUM, default /usr/bin/chromium) through
 // playwright-core. Prints one line per check and a final "N passed, M failed";
 // exits non-zero on any failure.
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chromium } from "playwright-core";
-
-const BASE = (process.env.BASE_URL || "http://127.0.0.1:4000").replace(/\/$/, "");
-const OUTBOX = process.env.OUTBOX_DIR || "";
-const SHOTS = process.env.SCREENSHOT_DIR || "test-artifacts/screenshots";
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
-const LANGS = ["en", "jp", "es", "ru", "zh", "ar"];
-const EMAIL = "visitor@example.com";
-const started = Date.now();
-
-let passed = 0;
-let failed = 0;
-const facts = {};
-
-/** Runs one check; a failure is counted and printed, the journey goes on. */
-async function check(name, fn) {
-  const t0 = Date.now();
-  try {
-    await fn();
-    passed++;
-    console.log(`ok    ${name} (${Date.now() - t0} ms)`);
-    return true;
-  } catch (err) {
-    failed++;
-    console.log(`FAIL  ${name}: ${String(err?.message || err).split("\n")[0]}`);
-    return false;
-  }
-}
-
-function assert(cond, msg) {
-  if (!cond) throw new Error(msg);
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** Waits until fn() returns something truthy. */
-async function until(fn, what, timeoutMs = 15000, everyMs = 250) {
-  const end = Date.now() + timeoutMs;
-  let last;
-  while (Date.now() < end) {
-    try {
-      last = await fn();
-      if (last) return last;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(everyMs);
-  }
-  throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ""}`);
-}
+import { readFileSync } from "node:fs";
+import { abort, assert, BASE, check, EMAIL, emailWithLink, facts, finish, LANGS, moneyOf, openBrowser, until } from "./harness.mjs";
 
 /** Kind of audio in the first bytes, or "" if they are not audio. */
 function audioKind(buf) {
@@ -72,68 +21,8 @@ function audioKind(buf) {
   return "";
 }
 
-/** Text of an .eml with quoted-printable and base64 parts decoded, so a link can be searched. */
-function emlText(raw) {
-  const qp = raw.replace(/=\r?\n/g, "").replace(/=([0-9A-F]{2})/g, (_, h) => String.fromCharCode(parseInt(h, 16)));
-  const b64 = [...raw.matchAll(/\r?\n\r?\n([A-Za-z0-9+/=\r\n]{40,})/g)]
-    .map((m) => {
-      try {
-        return Buffer.from(m[1].replace(/\s+/g, ""), "base64").toString("utf8");
-      } catch {
-        return "";
-      }
-    })
-    .join("\n");
-  return `${raw}\n${qp}\n${b64}`;
-}
-
-function listEml(dir) {
-  const out = [];
-  const walk = (d) => {
-    for (const name of readdirSync(d)) {
-      const p = join(d, name);
-      const st = statSync(p);
-      if (st.isDirectory()) walk(p);
-      else if (name.endsWith(".eml")) out.push({ path: p, mtime: st.mtimeMs });
-    }
-  };
-  walk(dir);
-  return out;
-}
-
 async function main() {
-  mkdirSync(SHOTS, { recursive: true });
-  const profile = mkdtempSync(join(tmpdir(), "parla-e2e-"));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    acceptDownloads: true,
-    viewport: { width: 1280, height: 900 },
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-      "--autoplay-policy=no-user-gesture-required",
-    ],
-  });
-  const page = context.pages()[0] || (await context.newPage());
-  const pageErrors = [];
-  page.on("pageerror", (e) => pageErrors.push(e.message));
-  page.on("dialog", (d) => {
-    pageErrors.push(`unexpected dialog: ${d.message()}`);
-    d.dismiss().catch(() => {});
-  });
-  const shot = (name) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-  const setLang = async (lng) => {
-    await page.getByTestId("language").selectOption(lng);
-    await until(() => page.evaluate((l) => localStorage.getItem("lang") === l, lng), `language ${lng}`);
-    await page.waitForTimeout(100);
-  };
-
+  const { context, page, pageErrors, shot, setLang, close } = await openBrowser();
   let config;
   try {
     await check("GET /api/config answers the contract", async () => {
@@ -145,8 +34,7 @@ async function main() {
       facts.config = { version: config.version, paymentMode: config.payment?.mode, price: config.tts.price };
     });
     if (!config) throw new Error("no config: cannot go on");
-    const money = (cents, locale = "en") =>
-      new Intl.NumberFormat(locale, { style: "currency", currency: config.currency.toUpperCase() }).format(cents / 100);
+    const money = moneyOf(config);
 
     await check("about page: title, slogan, nav, footer version", async () => {
       await page.goto(`${BASE}/`, { waitUntil: "networkidle" });
@@ -370,18 +258,7 @@ async function main() {
     });
 
     await check("the e-mail in OUTBOX_DIR carries the link", async () => {
-      assert(OUTBOX, "OUTBOX_DIR not set");
-      const path = new URL(link, BASE).pathname;
-      const found = await until(
-        () =>
-          listEml(OUTBOX)
-            .filter((f) => f.mtime >= started - 1000)
-            .find((f) => emlText(readFileSync(f.path, "latin1")).includes(path)),
-        `an .eml containing ${path}`,
-        60000,
-        500,
-      );
-      facts.email = found.path;
+      facts.email = await emailWithLink(link);
     });
 
     for (const lng of ["en", "ar"]) {
@@ -411,15 +288,11 @@ async function main() {
       assert(pageErrors.length === 0, pageErrors.join(" | "));
     });
   } catch (err) {
-    failed++;
-    console.log(`FAIL  aborted: ${err.message}`);
+    abort(err);
   } finally {
-    await context.close().catch(() => {});
-    rmSync(profile, { recursive: true, force: true });
+    await close();
   }
-  console.log(`facts: ${JSON.stringify(facts)}`);
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
+  finish();
 }
 
 main();

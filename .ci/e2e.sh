@@ -1,26 +1,57 @@
 #!/usr/bin/env bash
-# Browser end-to-end test: starts the built server on embedded defaults (SQLite, local
-# disk, outbox, test checkout, espeak-ng) in a fresh data directory and lets Chromium walk
-# the site as a visitor. Screenshots go to test-artifacts/screenshots.
+# Browser end-to-end tests: start the built server on embedded defaults (SQLite, local disk,
+# outbox, test checkout, espeak-ng for speech) in a fresh data directory, with speech-to-text
+# through the OpenAI engine pointed at a local fake (webui/e2e/fake-openai.mjs, which also
+# serves the test video), and let Chromium walk the site as a visitor: text to speech, audio
+# to text, video to text. Screenshots go to test-artifacts/screenshots. Fails if any fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 port="${E2E_PORT:-18080}"
+fake_port="${E2E_FAKE_OPENAI_PORT:-18090}"
 data="$(mktemp -d)"
 shots="$PWD/test-artifacts/screenshots"
 mkdir -p "$shots"
 log="$PWD/test-artifacts/e2e-server.log"
+fake_log="$PWD/test-artifacts/e2e-fake-openai.log"
+
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$data"
+}
+trap cleanup EXIT
+
+# wait_up URL LOG: wait up to 10 s (the fake makes its video first) for URL to answer.
+wait_up() {
+  for _ in $(seq 1 100); do
+    curl -fsS "$1" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  curl -fsS "$1" >/dev/null || { cat "$2"; exit 1; }
+}
+
+PORT="$fake_port" node webui/e2e/fake-openai.mjs >"$fake_log" 2>&1 &
+pids+=($!)
+wait_up "http://127.0.0.1:$fake_port/healthz" "$fake_log"
 
 ADDR="127.0.0.1:$port" PUBLIC_URL="http://127.0.0.1:$port" DATA_DIR="$data" RATE_LIMIT=0 \
+  STT_ENGINE=openai OPENAI_API_KEY=test OPENAI_BASE_URL="http://127.0.0.1:$fake_port/v1" \
+  ALLOW_PRIVATE_URLS=1 \
   ./bin/parla >"$log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$data"' EXIT
+pids+=($!)
+wait_up "http://127.0.0.1:$port/healthz" "$log"
 
-for _ in $(seq 1 100); do
-  curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
-  sleep 0.1
+export BASE_URL="http://127.0.0.1:$port" OUTBOX_DIR="$data/outbox" SCREENSHOT_DIR="$shots"
+export MEDIA_URL="http://127.0.0.1:$fake_port/media/clip.mp4"
+failed=()
+for journey in tts sst vtt; do
+  echo "== $journey"
+  node "webui/e2e/$journey.e2e.mjs" || failed+=("$journey")
 done
-curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null || { cat "$log"; exit 1; }
-
-BASE_URL="http://127.0.0.1:$port" OUTBOX_DIR="$data/outbox" SCREENSHOT_DIR="$shots" \
-  node webui/e2e/tts.e2e.mjs
+if ((${#failed[@]})); then
+  echo "e2e: failed: ${failed[*]}"
+  exit 1
+fi
+echo "e2e: tts, sst and vtt passed"

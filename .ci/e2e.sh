@@ -44,7 +44,7 @@ pids+=($!)
 wait_up "http://127.0.0.1:$port/healthz" "$log"
 
 export BASE_URL="http://127.0.0.1:$port" OUTBOX_DIR="$data/outbox" SCREENSHOT_DIR="$shots"
-export MEDIA_URL="http://127.0.0.1:$fake_port/media/clip.mp4"
+export MEDIA_URL="http://127.0.0.1:$fake_port/media/clip.mp4" FAKE_OPENAI_URL="http://127.0.0.1:$fake_port"
 failed=()
 for journey in tts sst vtt; do
   echo "== $journey"

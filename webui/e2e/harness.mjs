@@ -236,3 +236,15 @@ export async function payAndConfirm(page, { service, successPath, shot, setLang 
   await setLang("en");
   return link;
 }
+
+/**
+ * The transcription requests the fake engine (fake-openai.mjs, FAKE_OPENAI_URL)
+ * received, or null when the run has no fake engine.
+ */
+export async function engineRequests() {
+  const base = process.env.FAKE_OPENAI_URL;
+  if (!base) return null;
+  const res = await fetch(`${base.replace(/\/$/, "")}/stats`);
+  assert(res.ok, `fake engine stats: ${res.status}`);
+  return (await res.json()).requests;
+}

@@ -10,13 +10,14 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { durationCostCents } from "../src/lib/pricing.js";
-import { abort, assert, assertRtl, BASE, check, download, EMAIL, emailWithLink, facts, finish, moneyOf, openBrowser, payAndConfirm, until } from "./harness.mjs";
+import { abort, assert, assertRtl, BASE, check, download, EMAIL, emailWithLink, engineRequests, facts, finish, moneyOf, openBrowser, payAndConfirm, until } from "./harness.mjs";
 import { CLIP_TEXT, makeSpeechMp3, probeSeconds, tempDir } from "./media.mjs";
 
 async function main() {
   const dir = tempDir("parla-sst-e2e-");
   const mp3 = makeSpeechMp3(dir);
-  const seconds = Math.ceil(probeSeconds(mp3));
+  const probed = probeSeconds(mp3);
+  const seconds = Math.ceil(probed);
   const junk = join(dir, "notes.mp3");
   writeFileSync(junk, "These are notes, not audio.\n".repeat(50));
   const b = await openBrowser();
@@ -144,6 +145,15 @@ async function main() {
       assert(cues.length >= 1, `no SRT cues in ${JSON.stringify(text.slice(0, 120))}`);
       assert(text.includes(CLIP_TEXT.split(".")[0]), `clip text missing: ${JSON.stringify(text.slice(0, 120))}`);
       facts.sstCues = cues.length;
+    });
+
+    await check("the engine received the audio of the whole clip", async () => {
+      const requests = await engineRequests();
+      if (!requests) return console.log("      (no FAKE_OPENAI_URL: not checked)");
+      // The media's own length (a video track may run a little past the sound) within half a second.
+      const heard = requests.filter((r) => Math.abs(r.seconds - probed) <= 0.5);
+      assert(heard.length >= 1, `no request with ~${probed} s of audio: ${JSON.stringify(requests)}`);
+      facts.sstEngine = heard.at(-1);
     });
 
     await check("the e-mail in OUTBOX_DIR carries the link", async () => {

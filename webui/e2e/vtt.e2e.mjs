@@ -10,7 +10,7 @@
 // Prints one line per check and a final "N passed, M failed"; exits non-zero on any failure.
 import { formatClock } from "../src/lib/duration.js";
 import { durationCostCents } from "../src/lib/pricing.js";
-import { abort, assert, assertRtl, BASE, check, download, EMAIL, emailWithLink, facts, finish, moneyOf, openBrowser, payAndConfirm, sleep } from "./harness.mjs";
+import { abort, assert, assertRtl, BASE, check, download, EMAIL, emailWithLink, engineRequests, facts, finish, moneyOf, openBrowser, payAndConfirm, sleep } from "./harness.mjs";
 import { CLIP_TEXT, probeSeconds } from "./media.mjs";
 
 const MEDIA_URL = process.env.MEDIA_URL || "http://127.0.0.1:18090/media/clip.mp4";
@@ -107,6 +107,15 @@ async function main() {
       assert(cues.length >= 1, `no cues in ${JSON.stringify(text.slice(0, 120))}`);
       assert(text.includes(CLIP_TEXT.split(".")[0]), "clip text missing");
       facts.vttCues = cues.length;
+    });
+
+    await check("the engine received the audio of the whole clip", async () => {
+      const requests = await engineRequests();
+      if (!requests) return console.log("      (no FAKE_OPENAI_URL: not checked)");
+      // The media's own length (a video track may run a little past the sound) within half a second.
+      const heard = requests.filter((r) => Math.abs(r.seconds - probed) <= 0.5);
+      assert(heard.length >= 1, `no request with ~${probed} s of audio: ${JSON.stringify(requests)}`);
+      facts.vttEngine = heard.at(-1);
     });
 
     await check("the e-mail in OUTBOX_DIR carries the link", async () => {

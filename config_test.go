@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -15,7 +16,9 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Addr != ":8080" || c.PublicURL != "http://localhost:8080" || c.TTSEngine != "espeak" ||
-		c.Storage != "disk" || c.PaymentMode() != "test" || c.TTSMaxChars != 100000 || c.RateLimit != 30 {
+		c.Storage != "disk" || c.PaymentMode() != "test" || c.TTSMaxChars != 100000 || c.RateLimit != 30 ||
+		c.STTEngine != "whisper" || c.OpenAISTTModel != "whisper-1" || c.MaxUploadBytes != 25<<20 ||
+		c.UploadTTL != 24*time.Hour || c.VTTMaxDuration != 3*time.Hour || c.AllowPrivateURLs || c.WhisperThreads < 1 {
 		t.Errorf("defaults = %+v", c)
 	}
 	if !strings.HasSuffix(c.DataDir, "/data") {
@@ -42,6 +45,13 @@ func TestConfigRefusesBadSettingsWithClearMessages(t *testing.T) {
 		{"duration", map[string]string{"FULFIL_RETRY_BASE": "soon"}, "FULFIL_RETRY_BASE"},
 		{"proxies", map[string]string{"TRUSTED_PROXIES": "10.0.0.1,nope"}, "TRUSTED_PROXIES"},
 		{"log level", map[string]string{"LOG_LEVEL": "loud"}, "LOG_LEVEL"},
+		{"stt engine", map[string]string{"STT_ENGINE": "vosk"}, "STT_ENGINE"},
+		{"openai stt without key", map[string]string{"STT_ENGINE": "openai"}, "OPENAI_API_KEY"},
+		{"upload limit", map[string]string{"UPLOAD_MAX_BYTES": "25MB"}, "UPLOAD_MAX_BYTES"},
+		{"upload ttl", map[string]string{"UPLOAD_TTL": "-1h"}, "UPLOAD_TTL"},
+		{"video maximum", map[string]string{"VTT_MAX_DURATION": "3"}, "VTT_MAX_DURATION"},
+		{"private urls", map[string]string{"ALLOW_PRIVATE_URLS": "maybe"}, "ALLOW_PRIVATE_URLS"},
+		{"whisper threads", map[string]string{"WHISPER_THREADS": "0"}, "WHISPER_THREADS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

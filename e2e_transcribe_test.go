@@ -514,3 +514,30 @@ func TestVideoLinksCannotReachPrivateAddresses(t *testing.T) {
 		t.Errorf("a private link that would 404: %d %s", r.status, r.body)
 	}
 }
+
+// Without an engine (the default build has no whisper.cpp and no model), audio- and
+// video-to-text say so and take no orders, uploads or analyses.
+func TestTranscriptionClosedWithoutAnEngine(t *testing.T) {
+	h := startApp(t, nil)
+	services := h.get("/api/config").json(t)["services"].(map[string]any)
+	for _, svc := range []string{"sst", "vtt"} {
+		if s := services[svc].(map[string]any); s["open"] != false || s["reason"] != "engine_unavailable" {
+			t.Errorf("%s: %v, want closed", svc, s)
+		}
+	}
+	ctype, body := multipartBody(t, [3]string{"file", "a.mp3", "ID3"})
+	for _, r := range []reply{
+		h.do("POST", "/services/sst/uploadaudio", ctype, body, nil),
+		h.postJSON("/services/vtt/analyzevideo", map[string]string{"video": "https://example.com/a.mp4"}),
+		h.postJSON("/payment/sst/create-checkout-session", map[string]any{"order": map[string]any{"filePath": "x",
+			"response_format": "json", "email": "a@example.com", "emailVerify": "a@example.com"}}),
+		h.postJSON("/payment/vtt/create-checkout-session", vttOrder("https://example.com/a.mp4", "json", "a@example.com")),
+	} {
+		if r.status != 503 || !bytes.Contains(r.body, []byte("service_unavailable")) {
+			t.Errorf("%d %s, want 503 service_unavailable", r.status, r.body)
+		}
+	}
+	if left := dirFiles(t, filepath.Join(h.cfg.DataDir, "tmp")); len(left) != 0 {
+		t.Errorf("left %v", left)
+	}
+}

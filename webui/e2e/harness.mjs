@@ -248,3 +248,13 @@ export async function engineRequests() {
   assert(res.ok, `fake engine stats: ${res.status}`);
   return (await res.json()).requests;
 }
+
+/** Checks that at 375 px wide the page needs no horizontal scrolling; screenshots it as `name`. */
+export async function assertNarrow(page, shot, name) {
+  await page.setViewportSize({ width: 375, height: 800 });
+  await page.waitForTimeout(200);
+  const w = await page.evaluate(() => document.documentElement.scrollWidth);
+  await shot(name);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  assert(w <= 375, `page is ${w}px wide`);
+}

@@ -10,7 +10,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { durationCostCents } from "../src/lib/pricing.js";
-import { abort, assert, assertRtl, BASE, check, download, EMAIL, emailWithLink, engineRequests, facts, finish, moneyOf, openBrowser, payAndConfirm, until } from "./harness.mjs";
+import { abort, assert, assertNarrow, assertRtl, BASE, check, download, EMAIL, emailWithLink, engineRequests, facts, finish, moneyOf, openBrowser, payAndConfirm, until } from "./harness.mjs";
 import { CLIP_TEXT, makeSpeechMp3, probeSeconds, tempDir } from "./media.mjs";
 
 async function main() {
@@ -123,6 +123,10 @@ async function main() {
       await page.getByTestId("pay").waitFor();
       assert((await page.getByTestId("pay").textContent()) === "Pay and Transcribe", "button text");
       await shot("en-sst-ready");
+    });
+
+    await check("375 px wide: no horizontal scrolling on /sst", async () => {
+      await assertNarrow(page, shot, "en-sst-375px");
     });
 
     await check("in Arabic the page is laid out right to left", async () => {

@@ -10,7 +10,7 @@
 // Prints one line per check and a final "N passed, M failed"; exits non-zero on any failure.
 import { formatClock } from "../src/lib/duration.js";
 import { durationCostCents } from "../src/lib/pricing.js";
-import { abort, assert, assertRtl, BASE, check, download, EMAIL, emailWithLink, engineRequests, facts, finish, moneyOf, openBrowser, payAndConfirm, sleep } from "./harness.mjs";
+import { abort, assert, assertNarrow, assertRtl, BASE, check, download, EMAIL, emailWithLink, engineRequests, facts, finish, moneyOf, openBrowser, payAndConfirm, sleep } from "./harness.mjs";
 import { CLIP_TEXT, probeSeconds } from "./media.mjs";
 
 const MEDIA_URL = process.env.MEDIA_URL || "http://127.0.0.1:18090/media/clip.mp4";
@@ -84,6 +84,10 @@ async function main() {
       await page.getByLabel("Verify e-mail").fill(EMAIL);
       await page.getByTestId("pay").waitFor();
       await shot("en-vtt-ready");
+    });
+
+    await check("375 px wide: no horizontal scrolling on /vtt", async () => {
+      await assertNarrow(page, shot, "en-vtt-375px");
     });
 
     await check("in Arabic the page is laid out right to left", async () => {

@@ -191,6 +191,8 @@ describe("audio-to-text page", () => {
     expect(JSON.parse(fetch.mock.calls[0][1].body).order).not.toHaveProperty("language");
     expect(window.location.pathname).toBe("/payment/error");
     expect(window.location.search).toBe("?service=sst&code=upload_not_found");
+    // The swept upload is forgotten, so the page asks for a new one; the rest of the order stays.
+    expect(JSON.parse(localStorage.getItem("sst"))).toMatchObject({ filePath: "", amount: 0, email: "a@example.com" });
   });
 
   it("restores the order kept in storage", () => {

@@ -110,6 +110,16 @@ describe("video-to-text page", () => {
     await waitFor(() => expect(redirectTo).toHaveBeenCalledWith("/checkout/test/cs_vtt"));
   });
 
+  it("forgets the analysis when the server refuses the checkout because the video changed", async () => {
+    renderVtt();
+    await analyze();
+    typeEmails("a@example.com", "a@example.com");
+    vi.stubGlobal("fetch", vi.fn(async () => json(409, { ok: false, error: { code: "price_mismatch", message: "x" } })));
+    await act(async () => fireEvent.click(screen.getByTestId("pay")));
+    expect(window.location.search).toBe("?service=vtt&code=price_mismatch");
+    expect(JSON.parse(localStorage.getItem("vtt"))).toMatchObject({ selectedFile: LINK, amount: 0, email: "a@example.com" });
+  });
+
   it("restores the order kept in storage", () => {
     localStorage.setItem("vtt", JSON.stringify({ email: "s@example.com", selectedFile: LINK, outputFormat: "json", language: "es", duration: 121, amount: 200, title: "" }));
     renderVtt();

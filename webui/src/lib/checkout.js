@@ -10,15 +10,19 @@ import { SESSION_KEY, write } from "./storage.js";
  * when `payment.mode` is "stripe". A refused or failed creation goes to
  * /payment/error with the error code. Resolves false only when the visitor
  * is still on the page (a failed Stripe redirect, silently ignored per spec
- * section 8), so the page can offer the button again.
+ * section 8), so the page can offer the button again. `onRefused(code)` runs
+ * before leaving for the error page, so a page can forget what the server
+ * no longer accepts (an expired upload, a changed price).
  */
-export async function checkout(service, payload, payment) {
+export async function checkout(service, payload, payment, { onRefused } = {}) {
   let res;
   try {
     res = await createCheckoutSession(service, payload);
     if (!res?.ok || !res.sessionId) throw Object.assign(new Error("bad_response"), { code: "bad_response" });
   } catch (err) {
-    navigate(`/payment/error?service=${service}&code=${encodeURIComponent(err?.code || "network_error")}`);
+    const code = err?.code || "network_error";
+    onRefused?.(code);
+    navigate(`/payment/error?service=${service}&code=${encodeURIComponent(code)}`);
     return true;
   }
   write(SESSION_KEY, res.sessionId);

@@ -17,6 +17,9 @@ import { useOrder } from "../transcription/useOrder.js";
 import AudioChooser from "./AudioChooser.jsx";
 import Upload from "./Upload.jsx";
 
+// Checkout refusals after which the stored upload is of no use.
+const STALE_UPLOAD = ["upload_not_found", "price_mismatch"];
+
 /**
  * The audio-to-text page (spec section 2): choose a file (its duration is
  * read in the browser), upload it (the server measures it again and quotes
@@ -83,7 +86,10 @@ export default function Sst() {
 
   function payUpload() {
     writeJSON(SST_KEY, sstRecord({ email, outputFormat: format, language, upload }));
-    pay({ filePath: upload.filePath, fileName: upload.fileName, response_format: format }, upload.amount);
+    pay({ filePath: upload.filePath, fileName: upload.fileName, response_format: format }, upload.amount, (code) => {
+      // The upload is gone or its quote outdated: back on this page the visitor uploads again.
+      if (STALE_UPLOAD.includes(code)) writeJSON(SST_KEY, sstRecord({ email, outputFormat: format, language, upload: null }));
+    });
   }
 
   const estimate = chosen?.seconds ? durationCostCents(chosen.seconds, sst.price) : 0;

@@ -21,15 +21,16 @@ export function useOrder(service, initial) {
   /**
    * Pays `amount` (the server's quote) for the service's own fields in
    * `order`; the shared fields are added here. The language is sent only
-   * when chosen ("Detect automatically" sends none).
+   * when chosen ("Detect automatically" sends none). `onRefused(code)` is
+   * told why the server refused the checkout.
    */
-  async function pay(order, amount) {
+  async function pay(order, amount, onRefused) {
     setPaying(true);
     const payload = {
       order: { ...order, email, emailVerify, locale: i18n.language, ...(language && { language }) },
       products: [lineItem({ currency: config.currency, amount, name: t(`${service}.productName`), description: t("transcribe.productDescription") })],
     };
-    if (!(await checkout(service, payload, config.payment))) setPaying(false);
+    if (!(await checkout(service, payload, config.payment, { onRefused }))) setPaying(false);
   }
 
   return {

@@ -20,6 +20,9 @@ function analysedSeconds(r) {
   return (Number(r.durationMinutes) || 0) * 60 + (Number(r.durationSeconds) || 0);
 }
 
+// Checkout refusals after which the stored analysis is of no use.
+const STALE_QUOTE = ["price_mismatch", "not_media", "live_stream", "video_unavailable", "video_too_long", "source_unreachable"];
+
 /**
  * The video-to-text page (spec section 2): a link, analysed by the server for
  * its duration and price without downloading the video, then the format, the
@@ -74,7 +77,10 @@ export default function Vtt() {
 
   function payQuote() {
     writeJSON(VTT_KEY, vttRecord({ email, outputFormat: format, language, link, analysis }));
-    pay({ selectedFile: quote.link, outputFormat: format }, quote.amount);
+    pay({ selectedFile: quote.link, outputFormat: format }, quote.amount, (code) => {
+      // The video changed or went away since the analysis: back on this page the visitor analyses again.
+      if (STALE_QUOTE.includes(code)) writeJSON(VTT_KEY, vttRecord({ email, outputFormat: format, language, link, analysis: null }));
+    });
   }
 
   return (

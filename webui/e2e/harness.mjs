@@ -258,3 +258,51 @@ export async function assertNarrow(page, shot, name) {
   await page.setViewportSize({ width: 1280, height: 900 });
   assert(w <= 375, `page is ${w}px wide`);
 }
+
+/**
+ * The end every transcription journey shares, once the pay button shows:
+ * 375 px and Arabic layout checks, payment and confirmation, the download
+ * (`file.check(text)` asserts its format), the engine's request, the e-mail,
+ * and no page errors. `probed` is the media's length by ffprobe.
+ */
+export async function transcriptionTail(browser, { service, probed, file }) {
+  const { page, shot, setLang, pageErrors } = browser;
+  await check(`375 px wide: no horizontal scrolling on /${service}`, async () => {
+    await assertNarrow(page, shot, `en-${service}-375px`);
+  });
+
+  await check("in Arabic the page is laid out right to left", async () => {
+    await setLang("ar");
+    facts[`${service}Rtl`] = await assertRtl(page);
+    await shot(`ar-${service}-ready`);
+    await setLang("en");
+  });
+
+  let link = "";
+  await check(`pay on the test checkout; /${service}-payment/success shows the link and clears the order`, async () => {
+    link = await payAndConfirm(page, { service, successPath: `/${service}-payment/success`, shot, setLang });
+  });
+
+  await check(`the download is ${file.kind} with cues of the clip`, async () => {
+    const { buf, name } = await download(page);
+    facts[`${service}Download`] = { name, bytes: buf.length };
+    facts[`${service}Cues`] = file.check(buf.toString("utf8"));
+  });
+
+  await check("the engine received the audio of the whole clip", async () => {
+    const requests = await engineRequests();
+    if (!requests) return console.log("      (no FAKE_OPENAI_URL: not checked)");
+    // The media's own length (a video track may run a little past the sound) within half a second.
+    const heard = requests.filter((r) => Math.abs(r.seconds - probed) <= 0.5);
+    assert(heard.length >= 1, `no request with ~${probed} s of audio: ${JSON.stringify(requests)}`);
+    facts[`${service}Engine`] = heard.at(-1);
+  });
+
+  await check("the e-mail in OUTBOX_DIR carries the link", async () => {
+    facts[`${service}Email`] = await emailWithLink(link);
+  });
+
+  await check("no uncaught errors or unexpected dialogs in the page", async () => {
+    assert(pageErrors.length === 0, pageErrors.join(" | "));
+  });
+}

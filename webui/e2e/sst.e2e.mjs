@@ -10,7 +10,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { durationCostCents } from "../src/lib/pricing.js";
-import { abort, assert, assertNarrow, assertRtl, BASE, check, download, EMAIL, emailWithLink, engineRequests, facts, finish, moneyOf, openBrowser, payAndConfirm, until } from "./harness.mjs";
+import { abort, assert, BASE, check, EMAIL, facts, finish, moneyOf, openBrowser, transcriptionTail, until } from "./harness.mjs";
 import { CLIP_TEXT, makeSpeechMp3, probeSeconds, tempDir } from "./media.mjs";
 
 async function main() {
@@ -21,7 +21,7 @@ async function main() {
   const junk = join(dir, "notes.mp3");
   writeFileSync(junk, "These are notes, not audio.\n".repeat(50));
   const b = await openBrowser();
-  const { page, context, pageErrors, consoleLines, shot, setLang } = b;
+  const { page, context, consoleLines, shot } = b;
   try {
     let config;
     await check("GET /api/config: audio-to-text is open, with its price and limits", async () => {
@@ -125,47 +125,18 @@ async function main() {
       await shot("en-sst-ready");
     });
 
-    await check("375 px wide: no horizontal scrolling on /sst", async () => {
-      await assertNarrow(page, shot, "en-sst-375px");
-    });
-
-    await check("in Arabic the page is laid out right to left", async () => {
-      await setLang("ar");
-      facts.sstRtl = await assertRtl(page);
-      await shot("ar-sst-ready");
-      await setLang("en");
-    });
-
-    let link = "";
-    await check("pay on the test checkout; /sst-payment/success shows the link and clears the order", async () => {
-      link = await payAndConfirm(page, { service: "sst", successPath: "/sst-payment/success", shot, setLang });
-    });
-
-    await check("the download is an SRT file with cues of the clip", async () => {
-      const { buf, name } = await download(page);
-      const text = buf.toString("utf8");
-      facts.sstDownload = { name, bytes: buf.length };
-      const cues = text.match(/^\d+\r?\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}$/gm) || [];
-      assert(cues.length >= 1, `no SRT cues in ${JSON.stringify(text.slice(0, 120))}`);
-      assert(text.includes(CLIP_TEXT.split(".")[0]), `clip text missing: ${JSON.stringify(text.slice(0, 120))}`);
-      facts.sstCues = cues.length;
-    });
-
-    await check("the engine received the audio of the whole clip", async () => {
-      const requests = await engineRequests();
-      if (!requests) return console.log("      (no FAKE_OPENAI_URL: not checked)");
-      // The media's own length (a video track may run a little past the sound) within half a second.
-      const heard = requests.filter((r) => Math.abs(r.seconds - probed) <= 0.5);
-      assert(heard.length >= 1, `no request with ~${probed} s of audio: ${JSON.stringify(requests)}`);
-      facts.sstEngine = heard.at(-1);
-    });
-
-    await check("the e-mail in OUTBOX_DIR carries the link", async () => {
-      facts.sstEmail = await emailWithLink(link);
-    });
-
-    await check("no uncaught errors or unexpected dialogs in the page", async () => {
-      assert(pageErrors.length === 0, pageErrors.join(" | "));
+    await transcriptionTail(b, {
+      service: "sst",
+      probed,
+      file: {
+        kind: "an SRT file",
+        check(text) {
+          const cues = text.match(/^\d+\r?\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}$/gm) || [];
+          assert(cues.length >= 1, `no SRT cues in ${JSON.stringify(text.slice(0, 120))}`);
+          assert(text.includes(CLIP_TEXT.split(".")[0]), `clip text missing: ${JSON.stringify(text.slice(0, 120))}`);
+          return cues.length;
+        },
+      },
     });
   } catch (err) {
     abort(err);

@@ -10,7 +10,7 @@
 // Prints one line per check and a final "N passed, M failed"; exits non-zero on any failure.
 import { formatClock } from "../src/lib/duration.js";
 import { durationCostCents } from "../src/lib/pricing.js";
-import { abort, assert, assertNarrow, assertRtl, BASE, check, download, EMAIL, emailWithLink, engineRequests, facts, finish, moneyOf, openBrowser, payAndConfirm, sleep } from "./harness.mjs";
+import { abort, assert, BASE, check, EMAIL, facts, finish, moneyOf, openBrowser, sleep, transcriptionTail } from "./harness.mjs";
 import { CLIP_TEXT, probeSeconds } from "./media.mjs";
 
 const MEDIA_URL = process.env.MEDIA_URL || "http://127.0.0.1:18090/media/clip.mp4";
@@ -18,7 +18,7 @@ const MEDIA_URL = process.env.MEDIA_URL || "http://127.0.0.1:18090/media/clip.mp
 async function main() {
   const probed = probeSeconds(MEDIA_URL);
   const b = await openBrowser();
-  const { page, pageErrors, shot, setLang } = b;
+  const { page, shot } = b;
   try {
     assert(probed, `${MEDIA_URL} is not media (is fake-openai.mjs running?)`);
     const seconds = Math.ceil(probed);
@@ -86,48 +86,19 @@ async function main() {
       await shot("en-vtt-ready");
     });
 
-    await check("375 px wide: no horizontal scrolling on /vtt", async () => {
-      await assertNarrow(page, shot, "en-vtt-375px");
-    });
-
-    await check("in Arabic the page is laid out right to left", async () => {
-      await setLang("ar");
-      facts.vttRtl = await assertRtl(page);
-      await shot("ar-vtt-ready");
-      await setLang("en");
-    });
-
-    let link = "";
-    await check("pay on the test checkout; /vtt-payment/success shows the link and clears the order", async () => {
-      link = await payAndConfirm(page, { service: "vtt", successPath: "/vtt-payment/success", shot, setLang });
-    });
-
-    await check("the download is a WebVTT file with cues of the clip", async () => {
-      const { buf, name } = await download(page);
-      const text = buf.toString("utf8");
-      facts.vttDownload = { name, bytes: buf.length };
-      assert(text.startsWith("WEBVTT"), `not WebVTT: ${JSON.stringify(text.slice(0, 60))}`);
-      const cues = text.match(/^(?:\d\d:)?\d\d:\d\d\.\d{3} --> (?:\d\d:)?\d\d:\d\d\.\d{3}/gm) || [];
-      assert(cues.length >= 1, `no cues in ${JSON.stringify(text.slice(0, 120))}`);
-      assert(text.includes(CLIP_TEXT.split(".")[0]), "clip text missing");
-      facts.vttCues = cues.length;
-    });
-
-    await check("the engine received the audio of the whole clip", async () => {
-      const requests = await engineRequests();
-      if (!requests) return console.log("      (no FAKE_OPENAI_URL: not checked)");
-      // The media's own length (a video track may run a little past the sound) within half a second.
-      const heard = requests.filter((r) => Math.abs(r.seconds - probed) <= 0.5);
-      assert(heard.length >= 1, `no request with ~${probed} s of audio: ${JSON.stringify(requests)}`);
-      facts.vttEngine = heard.at(-1);
-    });
-
-    await check("the e-mail in OUTBOX_DIR carries the link", async () => {
-      facts.vttEmail = await emailWithLink(link);
-    });
-
-    await check("no uncaught errors or unexpected dialogs in the page", async () => {
-      assert(pageErrors.length === 0, pageErrors.join(" | "));
+    await transcriptionTail(b, {
+      service: "vtt",
+      probed,
+      file: {
+        kind: "a WebVTT file",
+        check(text) {
+          assert(text.startsWith("WEBVTT"), `not WebVTT: ${JSON.stringify(text.slice(0, 60))}`);
+          const cues = text.match(/^(?:\d\d:)?\d\d:\d\d\.\d{3} --> (?:\d\d:)?\d\d:\d\d\.\d{3}/gm) || [];
+          assert(cues.length >= 1, `no cues in ${JSON.stringify(text.slice(0, 120))}`);
+          assert(text.includes(CLIP_TEXT.split(".")[0]), "clip text missing");
+          return cues.length;
+        },
+      },
     });
   } catch (err) {
     abort(err);

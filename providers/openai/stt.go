@@ -381,21 +381,23 @@ func fromSeconds(s float64) time.Duration {
 }
 
 // acceptedContainers maps each file extension the API takes to the ffprobe format names
-// that may stand behind it. The extension tells the API how to decode; the container
-// proves that the bytes are what the name says.
+// that may stand behind it, and for WebM and Ogg the audio codecs they may carry (ffprobe
+// names Matroska and WebM alike, and a Matroska file with AAC is no WebM). The extension
+// tells the API how to decode; the container proves that the bytes are what the name says.
 var acceptedContainers = []struct {
 	ext     string
 	formats []string
+	codecs  []string // empty: any
 }{
-	{"mp3", []string{"mp3"}},
-	{"mpga", []string{"mp3"}},
-	{"mpeg", []string{"mp3", "mpeg"}},
-	{"m4a", []string{"mov,mp4,m4a,3gp,3g2,mj2"}},
-	{"mp4", []string{"mov,mp4,m4a,3gp,3g2,mj2"}},
-	{"wav", []string{"wav"}},
-	{"webm", []string{"matroska,webm"}},
-	{"ogg", []string{"ogg"}},
-	{"flac", []string{"flac"}},
+	{"mp3", []string{"mp3"}, nil},
+	{"mpga", []string{"mp3"}, nil},
+	{"mpeg", []string{"mp3", "mpeg"}, nil},
+	{"m4a", []string{"mov,mp4,m4a,3gp,3g2,mj2"}, nil},
+	{"mp4", []string{"mov,mp4,m4a,3gp,3g2,mj2"}, nil},
+	{"wav", []string{"wav"}, nil},
+	{"webm", []string{"matroska,webm"}, []string{"opus", "vorbis"}},
+	{"ogg", []string{"ogg"}, []string{"opus", "vorbis", "flac"}},
+	{"flac", []string{"flac"}, nil},
 }
 
 // acceptedAs returns the extension under which the API takes the file at path as it is,
@@ -405,7 +407,8 @@ var acceptedContainers = []struct {
 func acceptedAs(path string, info media.ProbeInfo) (string, bool) {
 	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
 	for _, a := range acceptedContainers {
-		if (ext == a.ext || ext == "") && slices.Contains(a.formats, info.Container) {
+		if (ext == a.ext || ext == "") && slices.Contains(a.formats, info.Container) &&
+			(a.codecs == nil || slices.Contains(a.codecs, info.Codec)) {
 			return a.ext, true
 		}
 	}

@@ -590,31 +590,34 @@ func TestTranscribeMissingFile(t *testing.T) {
 func TestAcceptedAs(t *testing.T) {
 	mp4 := "mov,mp4,m4a,3gp,3g2,mj2"
 	tests := []struct {
-		path, container string
-		want            string
-		ok              bool
+		path, container, codec string
+		want                   string
+		ok                     bool
 	}{
-		{"a.mp3", "mp3", "mp3", true},
-		{"a.MPGA", "mp3", "mpga", true},
-		{"a.mpeg", "mpeg", "mpeg", true},
-		{"a.m4a", mp4, "m4a", true},
-		{"a.mp4", mp4, "mp4", true},
-		{"a.wav", "wav", "wav", true},
-		{"a.webm", "matroska,webm", "webm", true},
-		{"a.ogg", "ogg", "ogg", true},
-		{"a.flac", "flac", "flac", true},
-		{"upload", "ogg", "ogg", true},
-		{"upload", mp4, "m4a", true},
-		{"a.mkv", "matroska,webm", "", false},
-		{"a.mov", mp4, "", false},
-		{"a.mp3", "ogg", "", false},
-		{"a.wav", "mp3", "", false},
-		{"a.aac", "aac", "", false},
-		{"upload", "aac", "", false},
-		{"a.opus", "ogg", "", false},
+		{"a.mp3", "mp3", "", "mp3", true},
+		{"a.MPGA", "mp3", "", "mpga", true},
+		{"a.mpeg", "mpeg", "", "mpeg", true},
+		{"a.m4a", mp4, "", "m4a", true},
+		{"a.mp4", mp4, "", "mp4", true},
+		{"a.wav", "wav", "", "wav", true},
+		{"a.webm", "matroska,webm", "opus", "webm", true},
+		{"a.ogg", "ogg", "opus", "ogg", true},
+		{"a.flac", "flac", "", "flac", true},
+		{"upload", "ogg", "opus", "ogg", true},
+		{"upload", mp4, "", "m4a", true},
+		{"a.mkv", "matroska,webm", "opus", "", false},
+		{"a.mov", mp4, "", "", false},
+		{"a.mp3", "ogg", "opus", "", false},
+		{"a.wav", "mp3", "", "", false},
+		{"a.aac", "aac", "", "", false},
+		{"upload", "aac", "", "", false},
+		{"a.opus", "ogg", "opus", "", false},
+		{"upload", "matroska,webm", "aac", "", false}, // Matroska with AAC is no WebM
+		{"a.webm", "matroska,webm", "aac", "", false},
+		{"upload", "ogg", "speex", "", false},
 	}
 	for _, tt := range tests {
-		got, ok := acceptedAs("/data/"+tt.path, media.ProbeInfo{Container: tt.container})
+		got, ok := acceptedAs("/data/"+tt.path, media.ProbeInfo{Container: tt.container, Codec: tt.codec})
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("acceptedAs(%s, %s) = %q, %v, want %q, %v", tt.path, tt.container, got, ok, tt.want, tt.ok)
 		}

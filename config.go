@@ -63,6 +63,7 @@ type Config struct {
 	Workers        int            // WORKERS: concurrent fulfilments (default 2)
 	MaxAttempts    int            // FULFIL_MAX_ATTEMPTS (default 5)
 	RetryBase      time.Duration  // FULFIL_RETRY_BASE (default 5s)
+	JobTimeout     time.Duration  // JOB_TIMEOUT: longest one fulfilment may run (default 2h)
 	SweepInterval  time.Duration  // SWEEP_INTERVAL (default 10m)
 	RateLimit      int            // RATE_LIMIT: checkouts per client per minute (default 30, 0 = off)
 	TrustedProxies []string       // TRUSTED_PROXIES: comma-separated IPs/CIDRs
@@ -159,6 +160,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		Workers:              int(integer("WORKERS", 2, 1)),
 		MaxAttempts:          int(integer("FULFIL_MAX_ATTEMPTS", 5, 1)),
 		RetryBase:            duration("FULFIL_RETRY_BASE", 5*time.Second),
+		JobTimeout:           duration("JOB_TIMEOUT", 2*time.Hour),
 		SweepInterval:        duration("SWEEP_INTERVAL", 10*time.Minute),
 		RateLimit:            int(integer("RATE_LIMIT", 30, 0)),
 		ShutdownGrace:        duration("SHUTDOWN_TIMEOUT", 30*time.Second),

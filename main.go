@@ -151,7 +151,7 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 		ImageURL:       cfg.PublicURL + "/favicon.svg",
 		TTS: orders.TTSLimits{Voices: providers.Voices, Formats: providers.SpeechFormats,
 			MinSpeed: 0.25, MaxSpeed: 4, MaxChars: cfg.TTSMaxChars},
-		Workers: cfg.Workers, MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase,
+		Workers: cfg.Workers, MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, JobTimeout: cfg.JobTimeout,
 		SweepInterval: cfg.SweepInterval,
 	}, orders.Deps{
 		DB: a.db, Payments: payments, Storage: store, Mailer: mailer, Letters: orders.MailLetters{},

@@ -42,7 +42,7 @@ type Config struct {
 	MaxAttempts   int           // fulfilment tries before a refund (5)
 	RetryBase     time.Duration // first retry delay, doubled each time (5 s)
 	PollInterval  time.Duration // how often workers look for jobs (100 ms)
-	JobTimeout    time.Duration // longest a single fulfilment may run (15 min)
+	JobTimeout    time.Duration // longest a single fulfilment may run (2 h: a long video on a CPU)
 	SweepInterval time.Duration // how often the sweeper runs (10 min)
 	Workers       int           // concurrent fulfilments (2)
 	Now           func() time.Time
@@ -62,7 +62,7 @@ func (c *Config) defaults() {
 	def(&c.VTTMaxDuration, 3*time.Hour)
 	def(&c.RetryBase, 5*time.Second)
 	def(&c.PollInterval, 100*time.Millisecond)
-	def(&c.JobTimeout, 15*time.Minute)
+	def(&c.JobTimeout, 2*time.Hour)
 	def(&c.SweepInterval, 10*time.Minute)
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = 5

@@ -312,18 +312,23 @@ func (s *Store) ForgetEvent(ctx context.Context, id string) error {
 }
 
 func (s *Store) list(ctx context.Context, where string, args ...any) ([]Order, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+orderColumns+` FROM orders WHERE `+where, args...)
+	return queryAll(ctx, s.db, scanOrder, `SELECT `+orderColumns+` FROM orders WHERE `+where, args...)
+}
+
+// queryAll runs a query and scans every row with scan.
+func queryAll[T any](ctx context.Context, db *sql.DB, scan func(interface{ Scan(...any) error }) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("listing orders: %w", err)
+		return nil, fmt.Errorf("listing: %w", err)
 	}
 	defer rows.Close()
-	var out []Order
+	var out []T
 	for rows.Next() {
-		o, err := scanOrder(rows)
+		v, err := scan(rows)
 		if err != nil {
-			return nil, fmt.Errorf("listing orders: %w", err)
+			return nil, fmt.Errorf("listing: %w", err)
 		}
-		out = append(out, o)
+		out = append(out, v)
 	}
 	return out, rows.Err()
 }

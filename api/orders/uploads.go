@@ -52,13 +52,17 @@ func (s *Store) GetUpload(ctx context.Context, id string) (Upload, error) {
 	return u, nil
 }
 
+// heldByNoPaidOrder is true for an upload no order holds, or whose order is unpaid
+// (awaiting payment, or expired without payment); its arguments are AwaitingPayment, Expired.
+const heldByNoPaidOrder = `(order_id = ''
+	OR order_id IN (SELECT id FROM orders WHERE status = ? OR (status = ? AND paid_at = 0))
+	OR order_id NOT IN (SELECT id FROM orders))`
+
 // ClaimUpload binds an upload to a new order unless an order that has been paid holds it
 // already; it reports false in that case.
 func (s *Store) ClaimUpload(ctx context.Context, id, orderID string) (bool, error) {
 	return s.exec(ctx, "claiming upload "+id,
-		`UPDATE uploads SET order_id = ? WHERE id = ? AND (order_id = ''
-		   OR order_id IN (SELECT id FROM orders WHERE status = ? OR (status = ? AND paid_at = 0))
-		   OR order_id NOT IN (SELECT id FROM orders))`,
+		`UPDATE uploads SET order_id = ? WHERE id = ? AND `+heldByNoPaidOrder,
 		orderID, id, AwaitingPayment, Expired)
 }
 
@@ -70,22 +74,7 @@ func (s *Store) DeleteUpload(ctx context.Context, id string) error {
 
 // StaleUploads lists uploads older than the cutoff that no paid order holds.
 func (s *Store) StaleUploads(ctx context.Context, before time.Time) ([]Upload, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+uploadColumns+` FROM uploads
-		WHERE created_at < ? AND (order_id = ''
-		  OR order_id IN (SELECT id FROM orders WHERE status = ? OR (status = ? AND paid_at = 0))
-		  OR order_id NOT IN (SELECT id FROM orders))`,
+	return queryAll(ctx, s.db, scanUpload, `SELECT `+uploadColumns+` FROM uploads
+		WHERE created_at < ? AND `+heldByNoPaidOrder,
 		millis(before), AwaitingPayment, Expired)
-	if err != nil {
-		return nil, fmt.Errorf("listing stale uploads: %w", err)
-	}
-	defer rows.Close()
-	var out []Upload
-	for rows.Next() {
-		u, err := scanUpload(rows)
-		if err != nil {
-			return nil, fmt.Errorf("listing stale uploads: %w", err)
-		}
-		out = append(out, u)
-	}
-	return out, rows.Err()
 }

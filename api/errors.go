@@ -51,10 +51,11 @@ func classify(err error) *apiError {
 		return &apiError{fiber.StatusBadRequest, "invalid_signature", "the webhook signature is not valid"}
 	case errors.Is(err, stripe.ErrBadPayload):
 		return &apiError{fiber.StatusBadRequest, "invalid_payload", "the webhook payload is not a readable event"}
-	case linkError(err) != nil:
-		return linkError(err)
 	case errors.As(err, &fe):
 		return &apiError{fe.Code, fiberCode(fe.Code), fe.Message}
+	}
+	if le := linkError(err); le != nil {
+		return le
 	}
 	return &apiError{fiber.StatusInternalServerError, "internal", "something went wrong on our side"}
 }

@@ -15,15 +15,15 @@ import (
 func (s *server) uploadAudio(c *fiber.Ctx) error {
 	book := s.deps.Book
 	if err := book.Available(orders.STT); err != nil {
-		return s.refuseBody(c, err)
+		return refuseBody(c, err)
 	}
 	limit := s.cfg.MaxUploadBytes
 	if n := c.Request().Header.ContentLength(); n > 0 && int64(n) > limit+multipartSlack {
-		return s.refuseBody(c, tooLarge(limit))
+		return refuseBody(c, tooLarge(limit))
 	}
 	boundary, err := multipartBoundary(c.Get(fiber.HeaderContentType))
 	if err != nil {
-		return s.refuseBody(c, err)
+		return refuseBody(c, err)
 	}
 	f, err := book.IncomingFile()
 	if err != nil {
@@ -44,7 +44,7 @@ func (s *server) uploadAudio(c *fiber.Ctx) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return s.refuseBody(c, err)
+		return refuseBody(c, err)
 	}
 	u, amount, err := book.AcceptUpload(c.UserContext(), f.Name(), name, size)
 	if err != nil {
@@ -65,7 +65,7 @@ func requestBody(c *fiber.Ctx) io.Reader {
 
 // refuseBody answers err without reading the rest of the body, and closes the connection
 // after the answer so that the unread bytes are never taken for the next request.
-func (s *server) refuseBody(c *fiber.Ctx, err error) error {
+func refuseBody(c *fiber.Ctx, err error) error {
 	c.Context().SetConnectionClose()
 	return err
 }
@@ -80,10 +80,10 @@ func (s *server) limitBody(c *fiber.Ctx) error {
 	}
 	data, err := io.ReadAll(io.LimitReader(req.BodyStream(), int64(s.cfg.BodyLimit)+1))
 	if err != nil {
-		return s.refuseBody(c, fail(fiber.StatusBadRequest, "bad_request", "the request body could not be read"))
+		return refuseBody(c, fail(fiber.StatusBadRequest, "bad_request", "the request body could not be read"))
 	}
 	if len(data) > s.cfg.BodyLimit {
-		return s.refuseBody(c, fiber.ErrRequestEntityTooLarge)
+		return refuseBody(c, fiber.ErrRequestEntityTooLarge)
 	}
 	req.SetBody(data)
 	return c.Next()

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"parla/media"
 	"parla/providers"
@@ -174,19 +175,10 @@ func displayName(name string) string {
 		name = ""
 	}
 	for len(name) > 200 {
-		_, size := lastRune(name)
+		_, size := utf8.DecodeLastRuneInString(name)
 		name = name[:len(name)-size]
 	}
 	return name
-}
-
-func lastRune(s string) (rune, int) {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i]&0xC0 != 0x80 {
-			return rune(s[i]), len(s) - i
-		}
-	}
-	return 0, 1
 }
 
 // CreateSTT validates an audio-to-text order for an upload, prices it from the duration

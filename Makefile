@@ -37,7 +37,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./providers/espeak/
 	$(GO) test -run '^$$' -bench 'TTS|Checkout|Startup' -benchtime 5x ./
 	$(GO) test -run '^$$' -bench 'Upload' -benchtime 1x ./
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./media/
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./media/ ./media/links/
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./providers/openai/
 	bash .ci/loadtest.sh
 

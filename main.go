@@ -22,6 +22,7 @@ import (
 	"parla/api"
 	"parla/api/orders"
 	"parla/media"
+	"parla/media/links"
 	"parla/providers"
 	"parla/providers/espeak"
 	"parla/providers/mail"
@@ -261,10 +262,10 @@ func newTranscriber(cfg Config, runner *media.Runner, tmpDir string) providers.T
 }
 
 // newLinks reads video links: direct files through the address guard, and YouTube.
-func newLinks(cfg Config, runner *media.Runner) (*media.Resolver, *media.Guard) {
-	guard := media.NewGuard(media.GuardConfig{AllowPrivate: cfg.AllowPrivateURLs})
+func newLinks(cfg Config, runner *media.Runner) (*links.Resolver, *links.Guard) {
+	guard := links.NewGuard(links.GuardConfig{AllowPrivate: cfg.AllowPrivateURLs})
 	// StreamClient: audio downloads may take longer than one request's timeout.
-	youtube := media.NewYouTube(media.YouTubeConfig{HTTPClient: guard.StreamClient()})
-	return media.NewResolver(media.ResolverConfig{Guard: guard, Runner: runner,
-		Sites: []media.Site{youtube}, MaxDuration: cfg.VTTMaxDuration}), guard
+	youtube := links.NewYouTube(links.YouTubeConfig{HTTPClient: guard.StreamClient()})
+	return links.NewResolver(links.ResolverConfig{Guard: guard, Runner: runner,
+		Sites: []links.Site{youtube}, MaxDuration: cfg.VTTMaxDuration}), guard
 }

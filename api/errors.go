@@ -7,7 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"parla/api/orders"
-	"parla/media"
+	"parla/media/links"
 	"parla/providers"
 	"parla/providers/stripe"
 )
@@ -74,13 +74,13 @@ var linkErrors = []struct {
 	err error
 	api apiError
 }{
-	{media.ErrUnsupportedLink, apiError{fiber.StatusBadRequest, "unsupported_link", "paste an http or https link to a video file or a YouTube video"}},
-	{media.ErrForbiddenAddress, apiError{fiber.StatusBadRequest, "forbidden_address", "this link points to an address we do not fetch from"}},
-	{media.ErrLiveStream, apiError{fiber.StatusUnprocessableEntity, "live_stream", "live streams cannot be transcribed; use the recording once it has ended"}},
-	{media.ErrVideoUnavailable, apiError{fiber.StatusUnprocessableEntity, "video_unavailable", "the video is private, age-restricted or no longer available"}},
-	{media.ErrNotMedia, apiError{fiber.StatusUnprocessableEntity, "not_media", "the link does not lead to a video or audio file we can read"}},
-	{media.ErrTooLong, apiError{fiber.StatusUnprocessableEntity, "video_too_long", "the video is longer than we take; try a shorter one"}},
-	{media.ErrSourceUnreachable, apiError{fiber.StatusUnprocessableEntity, "source_unreachable", "the site of this link did not answer as expected; check the link"}},
+	{links.ErrUnsupportedLink, apiError{fiber.StatusBadRequest, "unsupported_link", "paste an http or https link to a video file or a YouTube video"}},
+	{links.ErrForbiddenAddress, apiError{fiber.StatusBadRequest, "forbidden_address", "this link points to an address we do not fetch from"}},
+	{links.ErrLiveStream, apiError{fiber.StatusUnprocessableEntity, "live_stream", "live streams cannot be transcribed; use the recording once it has ended"}},
+	{links.ErrVideoUnavailable, apiError{fiber.StatusUnprocessableEntity, "video_unavailable", "the video is private, age-restricted or no longer available"}},
+	{links.ErrNotMedia, apiError{fiber.StatusUnprocessableEntity, "not_media", "the link does not lead to a video or audio file we can read"}},
+	{links.ErrTooLong, apiError{fiber.StatusUnprocessableEntity, "video_too_long", "the video is longer than we take; try a shorter one"}},
+	{links.ErrSourceUnreachable, apiError{fiber.StatusUnprocessableEntity, "source_unreachable", "the site of this link did not answer as expected; check the link"}},
 }
 
 func linkError(err error) *apiError {

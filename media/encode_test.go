@@ -213,7 +213,7 @@ func TestParseProbe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseProbe([]byte(tt.json))
+			got, err := ParseProbe([]byte(tt.json))
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("error %v, want %v", err, tt.wantErr)
 			}

@@ -49,7 +49,7 @@ func (r *Runner) Probe(ctx context.Context, path string) (ProbeInfo, error) {
 	if err := r.FFprobe(ctx, ProbeArgs(abs), &out); err != nil {
 		return ProbeInfo{}, fmt.Errorf("probing %s: %w", filepath.Base(path), err)
 	}
-	info, err := parseProbe(out.Bytes())
+	info, err := ParseProbe(out.Bytes())
 	if err != nil {
 		return ProbeInfo{}, fmt.Errorf("probing %s: %w", filepath.Base(path), err)
 	}
@@ -71,9 +71,9 @@ type probeJSON struct {
 	} `json:"streams"`
 }
 
-// parseProbe reads ffprobe's JSON output. The format's duration wins; a stream's is the
+// ParseProbe reads ffprobe's JSON output. The format's duration wins; a stream's is the
 // fallback (some containers only know one of them).
-func parseProbe(data []byte) (ProbeInfo, error) {
+func ParseProbe(data []byte) (ProbeInfo, error) {
 	var p probeJSON
 	if err := json.Unmarshal(data, &p); err != nil {
 		return ProbeInfo{}, fmt.Errorf("reading ffprobe output: %w", err)

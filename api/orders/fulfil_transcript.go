@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"parla/media"
+	"parla/media/links"
 	"parla/providers"
 	"parla/providers/transcript"
 )
@@ -115,8 +115,8 @@ func changed(now, paid int64) bool {
 // linkFailure marks the fetch failures that no retry can mend as permanent; a source
 // that does not answer is retried.
 func linkFailure(err error) error {
-	for _, gone := range []error{media.ErrVideoUnavailable, media.ErrNotMedia, media.ErrLiveStream,
-		media.ErrTooLong, media.ErrForbiddenAddress, media.ErrUnsupportedLink} {
+	for _, gone := range []error{links.ErrVideoUnavailable, links.ErrNotMedia, links.ErrLiveStream,
+		links.ErrTooLong, links.ErrForbiddenAddress, links.ErrUnsupportedLink} {
 		if errors.Is(err, gone) {
 			return permanent("source_gone", err)
 		}

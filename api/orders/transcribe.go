@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"parla/media"
+	"parla/media/links"
 	"parla/providers"
 )
 
@@ -22,10 +23,10 @@ type AudioChecker interface {
 	CheckAudio(ctx context.Context, path string) (time.Duration, error)
 }
 
-// LinkResolver analyses video links and fetches their audio (media.Resolver).
+// LinkResolver analyses video links and fetches their audio (links.Resolver).
 type LinkResolver interface {
-	Analyze(ctx context.Context, raw string) (media.LinkInfo, error)
-	FetchAudio(ctx context.Context, info media.LinkInfo, dst string) error
+	Analyze(ctx context.Context, raw string) (links.LinkInfo, error)
+	FetchAudio(ctx context.Context, info links.LinkInfo, dst string) error
 }
 
 // ErrUploadNotFound is returned (wrapped) for an unknown, swept or already paid upload.
@@ -49,7 +50,7 @@ type TranscriptParams struct {
 	Upload   string `json:"upload,omitempty"`
 	FileName string `json:"fileName,omitempty"`
 	// Video-to-text: the link as analysed.
-	Link *media.LinkInfo `json:"link,omitempty"`
+	Link *links.LinkInfo `json:"link,omitempty"`
 }
 
 // TranscriptRequest is a visitor's transcription order as the page sends it: an upload
@@ -218,12 +219,12 @@ func (b *Book) CreateSTT(ctx context.Context, req TranscriptRequest) (Checkout, 
 }
 
 // AnalyzeLink reads a video link's duration (and title) and prices it.
-func (b *Book) AnalyzeLink(ctx context.Context, raw string) (media.LinkInfo, int64, error) {
+func (b *Book) AnalyzeLink(ctx context.Context, raw string) (links.LinkInfo, int64, error) {
 	if err := b.Available(VTT); err != nil {
-		return media.LinkInfo{}, 0, err
+		return links.LinkInfo{}, 0, err
 	}
 	if strings.TrimSpace(raw) == "" {
-		return media.LinkInfo{}, 0, bad("empty_link", "paste the link of a video")
+		return links.LinkInfo{}, 0, bad("empty_link", "paste the link of a video")
 	}
 	info, err := b.deps.Links.Analyze(ctx, raw)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"parla/media"
+	"parla/media/links"
 	"parla/providers"
 )
 
@@ -76,17 +77,17 @@ func (l *scriptedLinks) get(link string) (time.Duration, error) {
 	defer l.mu.Unlock()
 	d, ok := l.durations[link]
 	if !ok {
-		return 0, fmt.Errorf("%w: %s", media.ErrVideoUnavailable, link)
+		return 0, fmt.Errorf("%w: %s", links.ErrVideoUnavailable, link)
 	}
 	return d, nil
 }
 
-func (l *scriptedLinks) Analyze(_ context.Context, raw string) (media.LinkInfo, error) {
+func (l *scriptedLinks) Analyze(_ context.Context, raw string) (links.LinkInfo, error) {
 	d, err := l.get(raw)
-	return media.LinkInfo{Site: "direct", URL: raw, Duration: d}, err
+	return links.LinkInfo{Site: "direct", URL: raw, Duration: d}, err
 }
 
-func (l *scriptedLinks) FetchAudio(_ context.Context, info media.LinkInfo, dst string) error {
+func (l *scriptedLinks) FetchAudio(_ context.Context, info links.LinkInfo, dst string) error {
 	d, err := l.get(info.URL)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package media
+package links
 
 import (
 	"bytes"
@@ -425,35 +425,6 @@ func TestRelayGivesUpOnASilentSource(t *testing.T) {
 	}
 	if !errors.Is(rl.Stats.Err(), ErrSourceUnreachable) {
 		t.Errorf("Stats.Err() = %v, want %v", rl.Stats.Err(), ErrSourceUnreachable)
-	}
-}
-
-func TestRemoteProbeArgs(t *testing.T) {
-	tests := []struct {
-		url  string
-		want []string
-	}{
-		{"http://127.0.0.1:4000/t/abc/media.mp4", []string{"-hide_banner", "-loglevel", "error",
-			"-protocol_whitelist", "http,tcp",
-			"-format_whitelist", remoteFormats,
-			"-show_entries", "format=format_name,duration,bit_rate:stream=codec_type,codec_name,sample_rate,channels,duration",
-			"-of", "json", "http://127.0.0.1:4000/t/abc/media.mp4"}},
-	}
-	for _, tt := range tests {
-		got := RemoteProbeArgs(tt.url)
-		if !slices.Equal(got, tt.want) {
-			t.Errorf("args\n got %q\nwant %q", got, tt.want)
-		}
-		for i, a := range got {
-			if a == "-protocol_whitelist" && got[i+1] != "http,tcp" {
-				t.Errorf("protocol whitelist %q allows more than http and tcp", got[i+1])
-			}
-		}
-	}
-	for _, demuxer := range []string{"hls", "dash", "concat", "image2", "tee", "ffmetadata", "lavfi"} {
-		if slices.Contains(strings.Split(remoteFormats, ","), demuxer) {
-			t.Errorf("demuxer %s is whitelisted for remote links", demuxer)
-		}
 	}
 }
 

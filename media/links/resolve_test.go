@@ -1,4 +1,4 @@
-package media
+package links
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"parla/media"
 	"parla/providers/testkit"
 )
 
@@ -46,7 +47,7 @@ func makeLinkClips(t testing.TB) linkClips {
 		}
 	}
 	run(espeak, "-w", wav, "Hello. This short clip checks how video links are analysed and fetched.")
-	speech, err := New(Config{}).Probe(context.Background(), wav)
+	speech, err := media.New(media.Config{}).Probe(context.Background(), wav)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func newLinkResolver(t testing.TB, cfg ResolverConfig) *Resolver {
 		t.Cleanup(func() { cfg.Guard.Close() })
 	}
 	if cfg.Runner == nil {
-		cfg.Runner = New(Config{MaxConcurrent: 4})
+		cfg.Runner = media.New(media.Config{MaxConcurrent: 4})
 	}
 	return NewResolver(cfg)
 }
@@ -375,18 +376,5 @@ func TestResolverHandsSiteLinksToTheirSite(t *testing.T) {
 	unknown := LinkInfo{Site: "other", URL: "other://x"}
 	if err := r.FetchAudio(context.Background(), unknown, "/tmp/x.mka"); !errors.Is(err, ErrUnsupportedLink) {
 		t.Errorf("FetchAudio(unknown site) = %v, want %v", err, ErrUnsupportedLink)
-	}
-}
-
-func TestFetchAudioArgs(t *testing.T) {
-	got := FetchAudioArgs("http://127.0.0.1:4000/t/abc/media.mp4", "/tmp/-odd:name.mka")
-	want := []string{
-		"-format_whitelist", remoteFormats, "-protocol_whitelist", "http,tcp", "-i", "http://127.0.0.1:4000/t/abc/media.mp4",
-		"-f", "matroska", "-c:a", "copy", "-dn", "-map", "0:a:0", "-map_metadata", "-1",
-		"-protocol_whitelist", "file", "-sn", "-vn", "file:/tmp/-odd:name.mka",
-		"-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("args\n got %q\nwant %q", got, want)
 	}
 }

@@ -1,4 +1,4 @@
-package media
+package links
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	ffmpeg "github.com/u2takey/ffmpeg-go"
+	"parla/media"
 )
 
 // ErrTooLong is returned (wrapped, together with the LinkInfo) when a video is longer than
@@ -34,8 +34,8 @@ const (
 type ResolverConfig struct {
 	// Guard fetches direct links. Default: NewGuard(GuardConfig{}).
 	Guard *Guard
-	// Runner runs ffprobe and ffmpeg. Default: New(Config{}).
-	Runner *Runner
+	// Runner runs ffprobe and ffmpeg. Default: media.New(media.Config{}).
+	Runner *media.Runner
 	// Sites read the links of hosting platforms (YouTube); the first that matches wins.
 	Sites []Site
 	// MaxDuration refuses longer videos with ErrTooLong; 0 means no limit.
@@ -58,7 +58,7 @@ func NewResolver(cfg ResolverConfig) *Resolver {
 		cfg.Guard = NewGuard(GuardConfig{})
 	}
 	if cfg.Runner == nil {
-		cfg.Runner = New(Config{})
+		cfg.Runner = media.New(media.Config{})
 	}
 	if cfg.AnalyzeTimeout <= 0 {
 		cfg.AnalyzeTimeout = defaultAnalyzeTimeout
@@ -117,13 +117,13 @@ func (r *Resolver) analyzeDirect(ctx context.Context, raw string) (LinkInfo, err
 	}
 	defer rl.Close()
 	var out bytes.Buffer
-	err = r.cfg.Runner.FFprobe(ctx, RemoteProbeArgs(rl.URL), &out)
+	err = r.cfg.Runner.FFprobe(ctx, media.RemoteProbeArgs(rl.URL), &out)
 	if err != nil {
 		return LinkInfo{}, runError("analysing", u, rl, err)
 	}
-	p, err := parseProbe(out.Bytes())
+	p, err := media.ParseProbe(out.Bytes())
 	switch {
-	case errors.Is(err, ErrNoAudio):
+	case errors.Is(err, media.ErrNoAudio):
 		return LinkInfo{}, fmt.Errorf("%w: %s has no audio stream", ErrNotMedia, u.Hostname())
 	case err != nil:
 		return LinkInfo{}, fmt.Errorf("%w: analysing %s: %v", ErrNotMedia, u.Hostname(), err)
@@ -143,7 +143,7 @@ func runError(doing string, u *url.URL, rl *Relayed, err error) error {
 	if srcErr := rl.Stats.Err(); srcErr != nil {
 		return fmt.Errorf("%s %s: %w", doing, host, srcErr)
 	}
-	if errors.Is(err, ErrMissingTool) {
+	if errors.Is(err, media.ErrMissingTool) {
 		return err
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
@@ -158,7 +158,7 @@ func runError(doing string, u *url.URL, rl *Relayed, err error) error {
 
 // FetchAudio writes the audio of an analysed link to the local file dst. Site links go
 // through their Site; direct links through the relay, bounded by GuardConfig.MaxBytes.
-// A direct link's audio is copied, not re-encoded, into Matroska (see FetchAudioArgs).
+// A direct link's audio is copied, not re-encoded, into Matroska (see media.FetchAudioArgs).
 func (r *Resolver) FetchAudio(ctx context.Context, info LinkInfo, dst string) error {
 	if info.Site != SiteDirect {
 		site, id, ok := r.siteFor(info)
@@ -176,7 +176,7 @@ func (r *Resolver) FetchAudio(ctx context.Context, info LinkInfo, dst string) er
 		return err
 	}
 	defer rl.Close()
-	if err := r.cfg.Runner.FFmpeg(ctx, FetchAudioArgs(rl.URL, dst), nil, nil); err != nil {
+	if err := r.cfg.Runner.FFmpeg(ctx, media.FetchAudioArgs(rl.URL, dst), nil, nil); err != nil {
 		return runError("fetching audio from", u, rl, err)
 	}
 	return nil
@@ -192,24 +192,4 @@ func (r *Resolver) siteFor(info LinkInfo) (Site, string, bool) {
 		id = info.ID
 	}
 	return site, id, true
-}
-
-// FetchAudioArgs builds the ffmpeg arguments that copy the first audio stream of the relayed
-// link input into the Matroska file dst. Copying rather than re-encoding keeps the audio as
-// the source made it and costs no CPU (the speech-to-text path decodes it anyway); Matroska
-// holds every codec a video's audio comes in (AAC, Opus, Vorbis, MP3, AC-3, FLAC, PCM).
-func FetchAudioArgs(input, dst string) []string {
-	return ffmpeg.Input(input, ffmpeg.KwArgs{
-		"protocol_whitelist": relayWhitelist,
-		"format_whitelist":   remoteFormats,
-	}).Output(fileURL(dst), ffmpeg.KwArgs{
-		// The first audio stream only; no video, subtitles or data streams.
-		"map": "0:a:0",
-		"vn":  "", "sn": "", "dn": "",
-		"c:a":          "copy",
-		"map_metadata": "-1",
-		"format":       "matroska",
-		// The output is one local file and nothing else.
-		"protocol_whitelist": "file",
-	}).GlobalArgs(globalArgs...).GetArgs()
 }

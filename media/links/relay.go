@@ -1,4 +1,4 @@
-package media
+package links
 
 import (
 	"context"
@@ -24,30 +24,6 @@ import (
 // their GET/HEAD requests (with its Range header, so analysis reads kilobytes) through the
 // guarded client and streams the answer back. The token is 256 random bits, so no other
 // local process can use the relay, and it stops working when its Relayed is closed.
-
-// remoteFormats are the demuxers ffmpeg may use on a relayed link. Playlist and reference
-// formats (hls, dash, concat, image2, …) are left out on purpose: they make ffmpeg open the
-// URLs written inside the file itself — past the relay, straight to any host — and with
-// "file" allowed they read local files.
-const remoteFormats = "mov,matroska,webm,mp3,aac,ogg,flac,wav,avi,flv,mpegts,mpeg,asf,aiff,caf,ac3,eac3,amr,w64"
-
-// relayWhitelist is the only protocol set a relayed link is opened with: HTTP over TCP to
-// the relay. No file, pipe, crypto, data, subfile, hls, concat, etc.
-const relayWhitelist = "http,tcp"
-
-// RemoteProbeArgs builds the ffprobe arguments that describe a relayed link as JSON. url
-// must be a relay URL, never a visitor's link.
-func RemoteProbeArgs(url string) []string {
-	return []string{
-		"-hide_banner",
-		"-loglevel", "error",
-		"-protocol_whitelist", relayWhitelist,
-		"-format_whitelist", remoteFormats,
-		"-show_entries", probeEntries,
-		"-of", "json",
-		url,
-	}
-}
 
 // relayBufferSize is the copy buffer per relayed response; memory does not grow with the file.
 const relayBufferSize = 32 << 10

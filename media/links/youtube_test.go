@@ -1,4 +1,4 @@
-package media
+package links
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/kkdai/youtube/v2"
 
+	"parla/media"
 	"parla/providers/testkit"
 )
 
@@ -744,4 +746,22 @@ func TestSaveStreamKeepsLocalErrorsApart(t *testing.T) {
 	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("oversized file left behind: %v", err)
 	}
+}
+
+func newRunner(t *testing.T) *media.Runner {
+	t.Helper()
+	testkit.Binary(t, "ffmpeg")
+	testkit.Binary(t, "ffprobe")
+	r := media.New(media.Config{MaxConcurrent: 2, TempDir: t.TempDir()})
+	if err := r.Check(); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// near reports got within tolerance (relative) of want, plus 80 ms for the encoder delay and
+// padding that lossy codecs add at the ends.
+func near(got, want time.Duration, tolerance float64) bool {
+	d := math.Abs(float64(got - want))
+	return d <= tolerance*float64(want)+float64(80*time.Millisecond)
 }

@@ -1,0 +1,50 @@
+package media
+
+import ffmpeg "github.com/u2takey/ffmpeg-go"
+
+// Visitors' links reach ffmpeg and ffprobe only as loopback relay URLs (package
+// media/links); these builders are the only argument lists such a URL is ever opened with.
+
+// RemoteFormats are the demuxers ffmpeg may use on a relayed link. Playlist and reference
+// formats (hls, dash, concat, image2, …) are left out on purpose: they make ffmpeg open the
+// URLs written inside the file itself — past the relay, straight to any host — and with
+// "file" allowed they read local files.
+const RemoteFormats = "mov,matroska,webm,mp3,aac,ogg,flac,wav,avi,flv,mpegts,mpeg,asf,aiff,caf,ac3,eac3,amr,w64"
+
+// relayWhitelist is the only protocol set a relayed link is opened with: HTTP over TCP to
+// the relay. No file, pipe, crypto, data, subfile, hls, concat, etc.
+const relayWhitelist = "http,tcp"
+
+// RemoteProbeArgs builds the ffprobe arguments that describe a relayed link as JSON. url
+// must be a relay URL, never a visitor's link.
+func RemoteProbeArgs(url string) []string {
+	return []string{
+		"-hide_banner",
+		"-loglevel", "error",
+		"-protocol_whitelist", relayWhitelist,
+		"-format_whitelist", RemoteFormats,
+		"-show_entries", probeEntries,
+		"-of", "json",
+		url,
+	}
+}
+
+// FetchAudioArgs builds the ffmpeg arguments that copy the first audio stream of the relayed
+// link input into the Matroska file dst. Copying rather than re-encoding keeps the audio as
+// the source made it and costs no CPU (the speech-to-text path decodes it anyway); Matroska
+// holds every codec a video's audio comes in (AAC, Opus, Vorbis, MP3, AC-3, FLAC, PCM).
+func FetchAudioArgs(input, dst string) []string {
+	return ffmpeg.Input(input, ffmpeg.KwArgs{
+		"protocol_whitelist": relayWhitelist,
+		"format_whitelist":   RemoteFormats,
+	}).Output(fileURL(dst), ffmpeg.KwArgs{
+		// The first audio stream only; no video, subtitles or data streams.
+		"map": "0:a:0",
+		"vn":  "", "sn": "", "dn": "",
+		"c:a":          "copy",
+		"map_metadata": "-1",
+		"format":       "matroska",
+		// The output is one local file and nothing else.
+		"protocol_whitelist": "file",
+	}).GlobalArgs(globalArgs...).GetArgs()
+}

@@ -1,5 +1,10 @@
 package mail
 
+import (
+	"maps"
+	"strconv"
+)
+
 // catalog holds every text of the order e-mails, per interface language, keyed like the
 // web UI's translation files. Placeholders in braces ({service}, {date}, {ref}, {year},
 // {month}, {day}, {time}) are filled with plain values before HTML escaping. Read-only:
@@ -40,7 +45,8 @@ var catalog = map[string]map[string]string{
 		"month.11":          "November",
 		"month.12":          "December",
 	},
-	"jp": {
+	// Japanese and Chinese write dates alike, with numbered months: see cjkDates.
+	"jp": withDates(cjkDates, map[string]string{
 		"service.tts":       "音声合成",
 		"service.sst":       "音声の文字起こし",
 		"service.vtt":       "動画の文字起こし",
@@ -60,20 +66,7 @@ var catalog = map[string]map[string]string{
 		"link_fallback":     "ボタンが機能しない場合は、次のアドレスをブラウザに貼り付けてください。",
 		"signature":         "Parlaチーム",
 		"automated":         "このメールは送信専用のアドレスから自動で送信されています。ご返信いただいてもお答えできませんのでご了承ください。",
-		"date.format":       "{year}年{month}{day}日 {time}（UTC）",
-		"month.1":           "1月",
-		"month.2":           "2月",
-		"month.3":           "3月",
-		"month.4":           "4月",
-		"month.5":           "5月",
-		"month.6":           "6月",
-		"month.7":           "7月",
-		"month.8":           "8月",
-		"month.9":           "9月",
-		"month.10":          "10月",
-		"month.11":          "11月",
-		"month.12":          "12月",
-	},
+	}),
 	"es": {
 		"service.tts":       "conversión de texto a voz",
 		"service.sst":       "transcripción de audio",
@@ -142,7 +135,7 @@ var catalog = map[string]map[string]string{
 		"month.11":          "ноября",
 		"month.12":          "декабря",
 	},
-	"zh": {
+	"zh": withDates(cjkDates, map[string]string{
 		"service.tts":       "文字转语音",
 		"service.sst":       "音频转写",
 		"service.vtt":       "视频转写",
@@ -162,20 +155,7 @@ var catalog = map[string]map[string]string{
 		"link_fallback":     "如果按钮无法使用，请将以下地址复制到浏览器中：",
 		"signature":         "Parla 团队",
 		"automated":         "此邮件由系统自动发送，请勿直接回复。",
-		"date.format":       "{year}年{month}{day}日 {time}（UTC）",
-		"month.1":           "1月",
-		"month.2":           "2月",
-		"month.3":           "3月",
-		"month.4":           "4月",
-		"month.5":           "5月",
-		"month.6":           "6月",
-		"month.7":           "7月",
-		"month.8":           "8月",
-		"month.9":           "9月",
-		"month.10":          "10月",
-		"month.11":          "11月",
-		"month.12":          "12月",
-	},
+	}),
 	"ar": {
 		"service.tts":       "تحويل النص إلى كلام",
 		"service.sst":       "تفريغ الصوت إلى نص",
@@ -210,4 +190,20 @@ var catalog = map[string]map[string]string{
 		"month.11":          "نوفمبر",
 		"month.12":          "ديسمبر",
 	},
+}
+
+// cjkDates are the date texts Japanese and Chinese share: year, month, day and time, with
+// the months numbered 1月 to 12月 rather than named.
+var cjkDates = func() map[string]string {
+	dates := map[string]string{"date.format": "{year}年{month}{day}日 {time}（UTC）"}
+	for m := 1; m <= 12; m++ {
+		dates["month."+strconv.Itoa(m)] = strconv.Itoa(m) + "月"
+	}
+	return dates
+}()
+
+// withDates returns a locale's texts with the date texts it shares with other locales.
+func withDates(dates, texts map[string]string) map[string]string {
+	maps.Copy(texts, dates)
+	return texts
 }

@@ -1,0 +1,71 @@
+package stripe
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestRenderPage(t *testing.T) {
+	base := TestSession{
+		ID: "cs_test_x", URL: publicURL + "/checkout/test/cs_test_x",
+		Name: `Text <script>alert(1)</script>`, Amount: 99, Currency: "eur",
+		SuccessURL: publicURL + "/payment/success?session_id=cs_test_x", CancelURL: publicURL + "/tts",
+	}
+	cases := []struct {
+		status      string
+		want, avoid []string
+	}{
+		{"open", []string{
+			"TEST PAYMENT — no real card is charged", "0.99 €",
+			`action="` + publicURL + `/checkout/test/cs_test_x/pay"`,
+			`action="` + publicURL + `/checkout/test/cs_test_x/cancel"`,
+			"&lt;script&gt;",
+		}, []string{"<script>"}},
+		{"complete", []string{"TEST PAYMENT", "is paid", `href="` + publicURL + `/payment/success?session_id=cs_test_x"`},
+			[]string{"/pay\""}},
+		{"expired", []string{"TEST PAYMENT", "expired", `href="` + publicURL + `/tts"`}, []string{"/pay\""}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.status, func(t *testing.T) {
+			s := base
+			s.Status = tc.status
+			var b bytes.Buffer
+			if err := RenderPage(&b, s); err != nil {
+				t.Fatal(err)
+			}
+			page := b.String()
+			for _, w := range tc.want {
+				if !strings.Contains(page, w) {
+					t.Errorf("page lacks %q", w)
+				}
+			}
+			for _, a := range tc.avoid {
+				if strings.Contains(page, a) {
+					t.Errorf("page contains %q", a)
+				}
+			}
+		})
+	}
+}
+
+func TestFormatAmount(t *testing.T) {
+	for _, tc := range []struct {
+		amount   int64
+		currency string
+		want     string
+	}{
+		{99, "eur", "0.99 €"},
+		{198, "EUR", "1.98 €"},
+		{12345, "usd", "123.45 $"},
+		{5, "eur", "0.05 €"},
+		{500, "jpy", "500 ¥"},
+		{150, "chf", "1.50 CHF"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			if got := FormatAmount(tc.amount, tc.currency); got != tc.want {
+				t.Errorf("FormatAmount(%d, %q) = %q, want %q", tc.amount, tc.currency, got, tc.want)
+			}
+		})
+	}
+}

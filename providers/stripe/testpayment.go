@@ -1,0 +1,172 @@
+package stripe
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Moving a built-in checkout session on: paying, cancelling, refunding.
+
+// ErrSessionExpired is returned (wrapped) by TestCheckout.Pay for a session past its
+// expiry: like Stripe's hosted page, it no longer takes money.
+var ErrSessionExpired = errors.New("checkout session expired")
+
+// ErrSessionPaid is returned (wrapped) by TestCheckout.Cancel for a session already paid:
+// the visitor is sent on to the success URL instead.
+var ErrSessionPaid = errors.New("checkout session already paid")
+
+// testCustomerName is what the test checkout reports as the cardholder's name, as Stripe
+// reports customer_details.name after a card payment.
+const testCustomerName = "Test Customer"
+
+// Pay marks an open session complete and paid with a new payment intent and returns the
+// URL to send the visitor to. Paying a paid session again changes nothing and returns the
+// same URL; an expired session returns an error wrapping ErrSessionExpired.
+func (tc *TestCheckout) Pay(ctx context.Context, sessionID string) (successURL string, err error) {
+	intent, err := randomID("pi_test_", 24)
+	if err != nil {
+		return "", err
+	}
+	now := tc.now()
+	// The conditions make the update a no-op for a paid or expired session, so two
+	// concurrent clicks produce one payment intent.
+	_, err = tc.db.ExecContext(ctx, `UPDATE test_checkout_sessions
+		SET status = 'complete', payment_status = 'paid', payment_intent = ?,
+		    customer_name = ?, paid_at = ?
+		WHERE id = ? AND status = 'open' AND expires_at > ?`,
+		intent, testCustomerName, now.Unix(), sessionID, now.Unix())
+	if err != nil {
+		return "", fmt.Errorf("paying test checkout session %s: %w", sessionID, err)
+	}
+	s, err := tc.Get(ctx, sessionID)
+	if err != nil {
+		return "", err
+	}
+	switch s.Status {
+	case "complete":
+		return s.SuccessURL, nil
+	case "expired":
+		return "", fmt.Errorf("paying test checkout session %s: %w", sessionID, ErrSessionExpired)
+	default:
+		return "", fmt.Errorf("paying test checkout session %s: unexpected status %q", sessionID, s.Status)
+	}
+}
+
+// Cancel returns the URL to send a visitor who gave up. Like Stripe's back link it leaves
+// the session as it is (it expires on its own). A paid session returns an error wrapping
+// ErrSessionPaid.
+func (tc *TestCheckout) Cancel(ctx context.Context, sessionID string) (cancelURL string, err error) {
+	s, err := tc.Get(ctx, sessionID)
+	if err != nil {
+		return "", err
+	}
+	if s.Status == "complete" {
+		return "", fmt.Errorf("cancelling test checkout session %s: %w", sessionID, ErrSessionPaid)
+	}
+	return s.CancelURL, nil
+}
+
+// TestRefund is a refund the test checkout recorded.
+type TestRefund struct {
+	ID             string // re_test_…
+	PaymentIntent  string
+	IdempotencyKey string
+	Amount         int64
+	Currency       string
+	CreatedAt      time.Time
+}
+
+// Refund records a full refund of a paid session's payment intent. A repeated call with
+// the same key, or any later call for an intent already refunded, succeeds without a
+// second record (as Stripe's idempotency and charge_already_refunded do); a key already
+// used for another intent, or an unknown intent, is an error.
+func (tc *TestCheckout) Refund(ctx context.Context, paymentIntent, idempotencyKey string) error {
+	if paymentIntent == "" {
+		return errors.New("refunding: no payment intent")
+	}
+	tx, err := tc.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("refunding test payment %s: %w", paymentIntent, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+
+	if idempotencyKey != "" {
+		var prior string
+		err := tx.QueryRowContext(ctx, `SELECT payment_intent FROM test_checkout_refunds WHERE idempotency_key = ?`,
+			idempotencyKey).Scan(&prior)
+		switch {
+		case err == nil && prior == paymentIntent:
+			return nil
+		case err == nil:
+			return fmt.Errorf("refunding test payment %s: idempotency key %q was used for %s", paymentIntent, idempotencyKey, prior)
+		case !errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("refunding test payment %s: %w", paymentIntent, err)
+		}
+	}
+	var (
+		amount   int64
+		currency string
+	)
+	err = tx.QueryRowContext(ctx, `SELECT amount, currency FROM test_checkout_sessions
+		WHERE payment_intent = ? AND payment_status = 'paid'`, paymentIntent).Scan(&amount, &currency)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("refunding test payment %s: no such paid payment intent", paymentIntent)
+	}
+	if err != nil {
+		return fmt.Errorf("refunding test payment %s: %w", paymentIntent, err)
+	}
+	id, err := randomID("re_test_", 24)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO test_checkout_refunds
+		(id, payment_intent, idempotency_key, amount, currency, created_at) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (payment_intent) DO NOTHING`,
+		id, paymentIntent, idempotencyKey, amount, currency, tc.now().Unix()); err != nil {
+		return fmt.Errorf("recording refund of test payment %s: %w", paymentIntent, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("recording refund of test payment %s: %w", paymentIntent, err)
+	}
+	return nil
+}
+
+// Refunds lists the recorded refunds, oldest first.
+func (tc *TestCheckout) Refunds(ctx context.Context) ([]TestRefund, error) {
+	rows, err := tc.db.QueryContext(ctx, `SELECT id, payment_intent, idempotency_key, amount, currency, created_at
+		FROM test_checkout_refunds ORDER BY created_at, rowid`)
+	if err != nil {
+		return nil, fmt.Errorf("listing test refunds: %w", err)
+	}
+	defer rows.Close()
+	var out []TestRefund
+	for rows.Next() {
+		var (
+			r       TestRefund
+			created int64
+		)
+		if err := rows.Scan(&r.ID, &r.PaymentIntent, &r.IdempotencyKey, &r.Amount, &r.Currency, &created); err != nil {
+			return nil, fmt.Errorf("listing test refunds: %w", err)
+		}
+		r.CreatedAt = time.Unix(created, 0).UTC()
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing test refunds: %w", err)
+	}
+	return out, nil
+}
+
+// RefundedIntent reports whether the payment intent has been refunded.
+func (tc *TestCheckout) RefundedIntent(ctx context.Context, paymentIntent string) (bool, error) {
+	var n int
+	err := tc.db.QueryRowContext(ctx, `SELECT count(*) FROM test_checkout_refunds WHERE payment_intent = ?`,
+		paymentIntent).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("looking up refund of test payment %s: %w", paymentIntent, err)
+	}
+	return n > 0, nil
+}

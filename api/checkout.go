@@ -44,7 +44,7 @@ func (s *server) testCheckoutPay(c *fiber.Ctx) error {
 		return err
 	}
 	ev := orders.PaymentEvent{ID: "evt_test_" + ts.ID, Type: stripe.EventCheckoutCompleted, Session: ts.Checkout()}
-	if err := s.deps.Book.HandleEvent(ctx, ev); err != nil && !errors.Is(err, orders.ErrDuplicateEvent) {
+	if err := s.deps.Book.Cashier.HandleEvent(ctx, ev); err != nil && !errors.Is(err, orders.ErrDuplicateEvent) {
 		return err
 	}
 	return c.Redirect(successURL, fiber.StatusSeeOther)
@@ -79,7 +79,7 @@ func (s *server) stripeWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	err = s.deps.Book.HandleEvent(c.UserContext(), orders.PaymentEvent{ID: ev.ID, Type: ev.Type, Session: ev.Session})
+	err = s.deps.Book.Cashier.HandleEvent(c.UserContext(), orders.PaymentEvent{ID: ev.ID, Type: ev.Type, Session: ev.Session})
 	if errors.Is(err, orders.ErrDuplicateEvent) {
 		return c.JSON(fiber.Map{"ok": true, "duplicate": true})
 	}

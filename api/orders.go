@@ -81,7 +81,7 @@ func (s *server) createTTSCheckout(c *fiber.Ctx) error {
 	if body.Order.Speed != nil {
 		speed = *body.Order.Speed
 	}
-	co, err := s.deps.Book.CreateTTS(c.UserContext(), orders.TTSRequest{
+	co, err := s.deps.Book.Desk.CreateTTS(c.UserContext(), orders.TTSRequest{
 		Params: orders.TTSParams{Voice: body.Order.Voice, Text: body.Order.Input,
 			Format: body.Order.Format, Speed: speed},
 		Email: body.Order.Email, EmailVerify: body.Order.EmailVerify, Locale: body.Order.Locale,
@@ -119,7 +119,7 @@ func (s *server) lookupSession(c *fiber.Ctx) error {
 	if id == "" {
 		return fail(fiber.StatusBadRequest, "missing_session", "sessionId is required")
 	}
-	l, err := s.deps.Book.Lookup(c.UserContext(), svc, id)
+	l, err := s.deps.Book.Cashier.Lookup(c.UserContext(), svc, id)
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func (s *server) result(c *fiber.Ctx) error {
 	if body.SessionID == "" {
 		return fail(fiber.StatusBadRequest, "missing_session", "sessionId is required")
 	}
-	o, err := s.deps.Book.Result(c.UserContext(), svc, body.SessionID)
+	o, err := s.deps.Book.Cashier.Result(c.UserContext(), svc, body.SessionID)
 	if err != nil {
 		return err
 	}

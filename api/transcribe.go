@@ -14,7 +14,7 @@ import (
 // answers its server-measured duration and price.
 func (s *server) uploadAudio(c *fiber.Ctx) error {
 	book := s.deps.Book
-	if err := book.Available(orders.STT); err != nil {
+	if err := book.Desk.Available(orders.STT); err != nil {
 		return refuseBody(c, err)
 	}
 	limit := s.cfg.MaxUploadBytes
@@ -25,7 +25,7 @@ func (s *server) uploadAudio(c *fiber.Ctx) error {
 	if err != nil {
 		return refuseBody(c, err)
 	}
-	f, err := book.IncomingFile()
+	f, err := book.Desk.IncomingFile()
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func (s *server) uploadAudio(c *fiber.Ctx) error {
 		os.Remove(f.Name())
 		return refuseBody(c, err)
 	}
-	u, amount, err := book.AcceptUpload(c.UserContext(), f.Name(), name, size)
+	u, amount, err := book.Desk.AcceptUpload(c.UserContext(), f.Name(), name, size)
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (s *server) createSTTCheckout(c *fiber.Ctx) error {
 		return err
 	}
 	req.Upload = body.Order.FilePath
-	co, err := s.deps.Book.CreateSTT(c.UserContext(), req)
+	co, err := s.deps.Book.Desk.CreateSTT(c.UserContext(), req)
 	return s.checkoutAnswer(c, co, err)
 }
 
@@ -143,7 +143,7 @@ func (s *server) createVTTCheckout(c *fiber.Ctx) error {
 		return err
 	}
 	req.Link = body.Order.SelectedFile
-	co, err := s.deps.Book.CreateVTT(c.UserContext(), req)
+	co, err := s.deps.Book.Desk.CreateVTT(c.UserContext(), req)
 	return s.checkoutAnswer(c, co, err)
 }
 
@@ -160,7 +160,7 @@ func (s *server) analyzeVideo(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}
-	info, amount, err := s.deps.Book.AnalyzeLink(c.UserContext(), body.Video)
+	info, amount, err := s.deps.Book.Desk.AnalyzeLink(c.UserContext(), body.Video)
 	if err != nil {
 		return err
 	}

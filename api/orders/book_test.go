@@ -128,7 +128,7 @@ func newFixture(t *testing.T, edit func(*Config)) *fixture {
 
 func (f *fixture) order(t *testing.T, text string) Checkout {
 	t.Helper()
-	co, err := f.book.CreateTTS(context.Background(), TTSRequest{
+	co, err := f.book.Desk.CreateTTS(context.Background(), TTSRequest{
 		Params: TTSParams{Voice: "nova", Format: "mp3", Speed: 1, Text: text},
 		Email:  "visitor@example.com", EmailVerify: "visitor@example.com", Locale: "es",
 	})
@@ -149,7 +149,7 @@ func (f *fixture) pay(t *testing.T, sessionID string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = f.book.HandleEvent(ctx, PaymentEvent{ID: "evt_" + sessionID, Type: "checkout.session.completed", Session: ts.Checkout()})
+	err = f.book.Cashier.HandleEvent(ctx, PaymentEvent{ID: "evt_" + sessionID, Type: "checkout.session.completed", Session: ts.Checkout()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func (f *fixture) waitStatus(t *testing.T, id string, want Status) Order {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		o, err := f.book.Store().Get(context.Background(), id)
+		o, err := f.book.orders.Get(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +196,7 @@ func TestPaidOrderIsProducedStoredLinkedAndMailed(t *testing.T) {
 	if co.Amount != 99 || co.Currency != "eur" || !strings.HasPrefix(co.URL, "http://parla.test/checkout/test/") {
 		t.Fatalf("checkout = %+v", co)
 	}
-	if _, err := f.book.Result(ctx, TTS, co.SessionID); !errors.Is(err, ErrUnpaid) {
+	if _, err := f.book.Cashier.Result(ctx, TTS, co.SessionID); !errors.Is(err, ErrUnpaid) {
 		t.Fatalf("Result before payment = %v, want ErrUnpaid", err)
 	}
 	f.pay(t, co.SessionID)
@@ -243,18 +243,18 @@ func TestFulfilmentHappensOnceWhateverArrivesTwice(t *testing.T) {
 	f.pay(t, co.SessionID)
 	ts, _ := f.test.Get(ctx, co.SessionID)
 	// the same event again, the confirmation page's lookup, and a second event id
-	if err := f.book.HandleEvent(ctx, PaymentEvent{ID: "evt_" + co.SessionID, Type: "checkout.session.completed", Session: ts.Checkout()}); !errors.Is(err, ErrDuplicateEvent) {
+	if err := f.book.Cashier.HandleEvent(ctx, PaymentEvent{ID: "evt_" + co.SessionID, Type: "checkout.session.completed", Session: ts.Checkout()}); !errors.Is(err, ErrDuplicateEvent) {
 		t.Errorf("repeated event = %v, want ErrDuplicateEvent", err)
 	}
-	if _, err := f.book.Lookup(ctx, TTS, co.SessionID); err != nil {
+	if _, err := f.book.Cashier.Lookup(ctx, TTS, co.SessionID); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.book.HandleEvent(ctx, PaymentEvent{ID: "evt_other", Type: "checkout.session.async_payment_succeeded", Session: ts.Checkout()}); err != nil {
+	if err := f.book.Cashier.HandleEvent(ctx, PaymentEvent{ID: "evt_other", Type: "checkout.session.async_payment_succeeded", Session: ts.Checkout()}); err != nil {
 		t.Fatal(err)
 	}
 	f.waitStatus(t, co.OrderID, Done)
 	// an expiry notice arriving late must not undo a paid order
-	if err := f.book.HandleEvent(ctx, PaymentEvent{ID: "evt_late_expiry", Type: "checkout.session.expired", Session: ts.Checkout()}); err != nil {
+	if err := f.book.Cashier.HandleEvent(ctx, PaymentEvent{ID: "evt_late_expiry", Type: "checkout.session.expired", Session: ts.Checkout()}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
@@ -277,7 +277,7 @@ func TestConfirmationPageStartsFulfilmentWithoutWebhook(t *testing.T) {
 	if _, err := f.test.Pay(ctx, co.SessionID); err != nil {
 		t.Fatal(err)
 	}
-	l, err := f.book.Lookup(ctx, TTS, co.SessionID)
+	l, err := f.book.Cashier.Lookup(ctx, TTS, co.SessionID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,10 +285,10 @@ func TestConfirmationPageStartsFulfilmentWithoutWebhook(t *testing.T) {
 		t.Fatalf("lookup after payment: session paid=%v order %s", l.Session.Paid(), l.Order.Status)
 	}
 	f.waitStatus(t, co.OrderID, Done)
-	if _, err := f.book.Lookup(ctx, STT, co.SessionID); !errors.Is(err, ErrWrongService) {
+	if _, err := f.book.Cashier.Lookup(ctx, STT, co.SessionID); !errors.Is(err, ErrWrongService) {
 		t.Errorf("lookup under another service = %v, want ErrWrongService", err)
 	}
-	if _, err := f.book.Lookup(ctx, TTS, "cs_test_unknown"); !errors.Is(err, ErrNotFound) {
+	if _, err := f.book.Cashier.Lookup(ctx, TTS, "cs_test_unknown"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown session = %v, want ErrNotFound", err)
 	}
 }
@@ -325,7 +325,7 @@ func TestFailingForGoodRefundsAndTellsTheVisitor(t *testing.T) {
 	if n := f.speaker.calls.Load(); n != 3 {
 		t.Errorf("engine ran %d times, want 3 attempts", n)
 	}
-	if _, err := f.book.Result(ctx, TTS, co.SessionID); err != nil {
+	if _, err := f.book.Cashier.Result(ctx, TTS, co.SessionID); err != nil {
 		t.Errorf("Result of a refunded order: %v", err)
 	}
 }
@@ -333,7 +333,7 @@ func TestFailingForGoodRefundsAndTellsTheVisitor(t *testing.T) {
 func TestPriceFromThePageMustMatch(t *testing.T) {
 	f := newFixture(t, nil)
 	stale := int64(99)
-	_, err := f.book.CreateTTS(context.Background(), TTSRequest{
+	_, err := f.book.Desk.CreateTTS(context.Background(), TTSRequest{
 		Params: TTSParams{Voice: "alloy", Format: "mp3", Speed: 1, Text: strings.Repeat("x", 1001)},
 		Email:  "a@example.com", EmailVerify: "a@example.com", ClientAmount: &stale, ClientCurrency: "eur",
 	})
@@ -341,7 +341,7 @@ func TestPriceFromThePageMustMatch(t *testing.T) {
 		t.Fatalf("stale price = %v, want ErrPriceMismatch", err)
 	}
 	right := int64(198)
-	if _, err := f.book.CreateTTS(context.Background(), TTSRequest{
+	if _, err := f.book.Desk.CreateTTS(context.Background(), TTSRequest{
 		Params: TTSParams{Voice: "alloy", Format: "mp3", Speed: 1, Text: strings.Repeat("x", 1001)},
 		Email:  "a@example.com", EmailVerify: "a@example.com", ClientAmount: &right, ClientCurrency: "eur",
 	}); err != nil {
@@ -391,11 +391,11 @@ func TestSweeperHonoursTheTenDays(t *testing.T) {
 	if _, err := f.files.Get(ctx, o.ResultKey); !errors.Is(err, providers.ErrNotFound) {
 		t.Errorf("result still stored after sweep: %v", err)
 	}
-	got, _ := f.book.Store().Get(ctx, o.ID)
+	got, _ := f.book.orders.Get(ctx, o.ID)
 	if got.Status != Expired {
 		t.Errorf("swept order status = %s", got.Status)
 	}
-	u, _ := f.book.Store().Get(ctx, unpaid.OrderID)
+	u, _ := f.book.orders.Get(ctx, unpaid.OrderID)
 	if u.Status != Expired || u.Email != "" {
 		t.Errorf("unpaid order after sweep = %s, email %q", u.Status, u.Email)
 	}

@@ -1,9 +1,13 @@
-// Package orders is the order book: the Order and its states, pricing, the SQL store and
-// the River workers that fulfil, refund and sweep. It knows nothing about HTTP.
+// Package orders is the order book: the Order and its states, the price rule, validation,
+// the SQL store, and the parts that take, pay, fulfil and sweep orders (see Book). It
+// knows nothing about HTTP.
 package orders
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -28,7 +32,7 @@ type Order struct {
 	ID            string
 	Service       Service
 	Status        Status
-	Params        json.RawMessage // service parameters, e.g. TTSParams; erased after delivery
+	Params        json.RawMessage // service parameters (params.go), erased after delivery
 	Email         string          // erased once the result message is sent
 	Locale        string
 	Amount        int64 // minor units
@@ -47,14 +51,6 @@ type Order struct {
 	DoneAt        time.Time
 }
 
-// TTSParams are the parameters of a text-to-speech order.
-type TTSParams struct {
-	Voice  string  `json:"voice"`
-	Format string  `json:"format"`
-	Speed  float64 `json:"speed"`
-	Text   string  `json:"text"`
-}
-
 // Paid reports whether money has been taken for the order (whatever happened next).
 func (o Order) Paid() bool {
 	switch o.Status {
@@ -64,4 +60,15 @@ func (o Order) Paid() bool {
 		return !o.PaidAt.IsZero()
 	}
 	return false
+}
+
+func newID() string { return randomString(16) }
+
+// randomString is n random bytes, URL-safe: order ids, upload ids, link tokens.
+func randomString(n int) string {
+	buf := make([]byte, n)
+	if _, err := rand.Read(buf); err != nil {
+		panic(fmt.Sprintf("crypto/rand failed: %v", err)) // never happens on Linux
+	}
+	return base64.RawURLEncoding.EncodeToString(buf)
 }

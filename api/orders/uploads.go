@@ -5,11 +5,17 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 )
 
-// Upload is an audio file a visitor sent for transcription. The file lives in the book's
-// upload directory under its ID; the visitor's own file name is kept for display only.
+// ErrUploadNotFound is returned (wrapped) for an unknown, swept or already paid upload.
+var ErrUploadNotFound = errors.New("upload not found")
+
+// Upload is an audio file a visitor sent for transcription. The file lives in the upload
+// directory under its ID; the visitor's own file name is kept for display only.
 type Upload struct {
 	ID        string
 	FileName  string
@@ -19,37 +25,85 @@ type Upload struct {
 	CreatedAt time.Time
 }
 
-// CreateUpload records an accepted upload.
-func (s *Store) CreateUpload(ctx context.Context, u Upload) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO uploads (id, file_name, size, duration_ms, created_at)
-		VALUES (?, ?, ?, ?, ?)`, u.ID, u.FileName, u.Size, u.Duration.Milliseconds(), millis(u.CreatedAt))
+// Uploads keeps visitors' audio files: one file per upload id in a directory, and a row
+// each in the uploads table. Nothing else touches either.
+type Uploads struct {
+	dir     string
+	tempDir string
+	db      *sql.DB
+	now     func() time.Time
+	log     *slog.Logger
+}
+
+// Incoming creates the scratch file an upload is streamed into. Hand it to
+// Desk.AcceptUpload, or remove it.
+func (u *Uploads) Incoming() (*os.File, error) {
+	f, err := os.CreateTemp(u.tempDir, "upload-*")
 	if err != nil {
-		return fmt.Errorf("recording upload %s: %w", u.ID, err)
+		return nil, fmt.Errorf("creating upload file: %w", err)
 	}
-	return nil
+	return f, nil
+}
+
+func (u *Uploads) path(id string) string { return filepath.Join(u.dir, id) }
+
+// keep moves the checked file at path under a new upload id and records it.
+func (u *Uploads) keep(ctx context.Context, path, fileName string, size int64, d time.Duration) (Upload, error) {
+	up := Upload{ID: randomString(18), FileName: displayName(fileName), Size: size, Duration: d, CreatedAt: u.now()}
+	if err := os.Rename(path, u.path(up.ID)); err != nil {
+		return Upload{}, fmt.Errorf("keeping upload: %w", err)
+	}
+	_, err := u.db.ExecContext(ctx, `INSERT INTO uploads (id, file_name, size, duration_ms, created_at)
+		VALUES (?, ?, ?, ?, ?)`, up.ID, up.FileName, up.Size, up.Duration.Milliseconds(), millis(up.CreatedAt))
+	if err != nil {
+		os.Remove(u.path(up.ID))
+		return Upload{}, fmt.Errorf("recording upload %s: %w", up.ID, err)
+	}
+	return up, nil
 }
 
 const uploadColumns = `id, file_name, size, duration_ms, order_id, created_at`
 
-func scanUpload(row interface{ Scan(...any) error }) (Upload, error) {
-	var u Upload
+func scanUpload(row scanner) (Upload, error) {
+	var up Upload
 	var ms, created int64
-	err := row.Scan(&u.ID, &u.FileName, &u.Size, &ms, &u.OrderID, &created)
+	err := row.Scan(&up.ID, &up.FileName, &up.Size, &ms, &up.OrderID, &created)
 	if errors.Is(err, sql.ErrNoRows) {
-		return u, ErrUploadNotFound
+		return up, ErrUploadNotFound
 	}
-	u.Duration = time.Duration(ms) * time.Millisecond
-	u.CreatedAt = fromMillis(created)
-	return u, err
+	up.Duration = time.Duration(ms) * time.Millisecond
+	up.CreatedAt = fromMillis(created)
+	return up, err
 }
 
-// GetUpload loads an upload by id.
-func (s *Store) GetUpload(ctx context.Context, id string) (Upload, error) {
-	u, err := scanUpload(s.db.QueryRowContext(ctx, `SELECT `+uploadColumns+` FROM uploads WHERE id = ?`, id))
+// row loads an upload's record.
+func (u *Uploads) row(ctx context.Context, id string) (Upload, error) {
+	up, err := scanUpload(u.db.QueryRowContext(ctx, `SELECT `+uploadColumns+` FROM uploads WHERE id = ?`, id))
 	if err != nil {
-		return u, fmt.Errorf("loading upload: %w", err)
+		return up, fmt.Errorf("loading upload: %w", err)
 	}
-	return u, nil
+	return up, nil
+}
+
+// get loads an upload whose file is still there.
+func (u *Uploads) get(ctx context.Context, id string) (Upload, error) {
+	up, err := u.row(ctx, id)
+	if err != nil {
+		return up, err
+	}
+	if _, err := os.Stat(u.path(up.ID)); err != nil {
+		return up, fmt.Errorf("%w: file of upload %s: %v", ErrUploadNotFound, up.ID, err)
+	}
+	return up, nil
+}
+
+// file returns the path and measured duration of an upload, for its transcription.
+func (u *Uploads) file(ctx context.Context, id string) (string, time.Duration, error) {
+	up, err := u.get(ctx, id)
+	if err != nil {
+		return "", 0, err
+	}
+	return u.path(up.ID), up.Duration, nil
 }
 
 // heldByNoPaidOrder is true for an upload no order holds, or whose order is unpaid
@@ -58,23 +112,39 @@ const heldByNoPaidOrder = `(order_id = ''
 	OR order_id IN (SELECT id FROM orders WHERE status = ? OR (status = ? AND paid_at = 0))
 	OR order_id NOT IN (SELECT id FROM orders))`
 
-// ClaimUpload binds an upload to a new order unless an order that has been paid holds it
+// claim binds an upload to a new order unless an order that has been paid holds it
 // already; it reports false in that case.
-func (s *Store) ClaimUpload(ctx context.Context, id, orderID string) (bool, error) {
-	return s.exec(ctx, "claiming upload "+id,
+func (u *Uploads) claim(ctx context.Context, id, orderID string) (bool, error) {
+	return execChanged(ctx, u.db, "claiming upload "+id,
 		`UPDATE uploads SET order_id = ? WHERE id = ? AND `+heldByNoPaidOrder,
 		orderID, id, AwaitingPayment, Expired)
 }
 
-// DeleteUpload forgets an upload.
-func (s *Store) DeleteUpload(ctx context.Context, id string) error {
-	_, err := s.exec(ctx, "deleting upload "+id, `DELETE FROM uploads WHERE id = ?`, id)
-	return err
+// delete removes an upload's file and row; failures are logged, and the sweeper tries again.
+func (u *Uploads) delete(ctx context.Context, id string) bool {
+	if err := os.Remove(u.path(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		u.log.Warn("deleting upload", "upload", id, "err", err)
+		return false
+	}
+	if err := execRow(ctx, u.db, "deleting upload "+id, `DELETE FROM uploads WHERE id = ?`, id); err != nil {
+		u.log.Warn("forgetting upload", "upload", id, "err", err)
+		return false
+	}
+	return true
 }
 
-// StaleUploads lists uploads older than the cutoff that no paid order holds.
-func (s *Store) StaleUploads(ctx context.Context, before time.Time) ([]Upload, error) {
-	return queryAll(ctx, s.db, scanUpload, `SELECT `+uploadColumns+` FROM uploads
-		WHERE created_at < ? AND `+heldByNoPaidOrder,
-		millis(before), AwaitingPayment, Expired)
+// sweep deletes uploads older than the cutoff that no paid order holds.
+func (u *Uploads) sweep(ctx context.Context, cutoff time.Time) (int, error) {
+	stale, err := queryAll(ctx, u.db, scanUpload, `SELECT `+uploadColumns+` FROM uploads
+		WHERE created_at < ? AND `+heldByNoPaidOrder, millis(cutoff), AwaitingPayment, Expired)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, up := range stale {
+		if u.delete(ctx, up.ID) {
+			n++
+		}
+	}
+	return n, nil
 }

@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"math"
 	"net/mail"
+	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
+
+	"parla/providers"
 )
 
 // InputError is a request the order book refuses: a stable Code the UI translates and an
@@ -100,4 +104,62 @@ func (l TTSLimits) ValidateTTS(p TTSParams) (TTSParams, error) {
 		return p, bad("text_too_long", "the text has %d characters; the maximum is %d", n, l.MaxChars)
 	}
 	return p, nil
+}
+
+// validateContact checks what every order carries besides its service's parameters: the
+// e-mail address (typed twice) and the interface language.
+func validateContact(email, verify, locale string) (string, string, error) {
+	email, err := ValidateEmail(email, verify)
+	if err != nil {
+		return "", "", err
+	}
+	locale, err = ValidateLocale(locale)
+	return email, locale, err
+}
+
+// TranscriptLanguages are the ISO 639-1 codes a visitor may name as the spoken language
+// (OpenAI's list of 57, which whisper.cpp covers too). Empty means detect.
+var TranscriptLanguages = []string{
+	"af", "ar", "hy", "az", "be", "bs", "bg", "ca", "zh", "hr", "cs", "da", "nl", "en", "et",
+	"fi", "fr", "gl", "de", "el", "he", "hi", "hu", "is", "id", "it", "ja", "kn", "kk", "ko",
+	"lv", "lt", "mk", "ms", "mr", "mi", "ne", "no", "fa", "pl", "pt", "ro", "ru", "sr", "sk",
+	"sl", "es", "sw", "sv", "tl", "ta", "th", "tr", "uk", "ur", "vi", "cy",
+}
+
+// validate checks what both transcription services share and returns the cleaned
+// format, language, e-mail and locale.
+func (r TranscriptRequest) validate() (format, language, email, locale string, err error) {
+	format = strings.ToLower(strings.TrimSpace(r.Format))
+	if format == "" {
+		format = "json"
+	}
+	if !slices.Contains(providers.TranscriptFormats, format) {
+		return "", "", "", "", bad("invalid_format", "format must be one of %s", strings.Join(providers.TranscriptFormats, ", "))
+	}
+	language = strings.ToLower(strings.TrimSpace(r.Language))
+	if language != "" && !slices.Contains(TranscriptLanguages, language) {
+		return "", "", "", "", bad("invalid_language", "language must be an ISO 639-1 code of a supported language, or empty to detect it")
+	}
+	email, locale, err = validateContact(r.Email, r.EmailVerify, r.Locale)
+	return format, language, email, locale, err
+}
+
+// displayName keeps a visitor's file name fit for display: no directories, no control
+// characters, at most 200 bytes.
+func displayName(name string) string {
+	name = filepath.Base(strings.ReplaceAll(name, `\`, "/"))
+	name = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, name)
+	if name == "." || name == "/" {
+		name = ""
+	}
+	for len(name) > 200 {
+		_, size := utf8.DecodeLastRuneInString(name)
+		name = name[:len(name)-size]
+	}
+	return name
 }

@@ -1,3 +1,6 @@
+// Package links reads visitors' video links: the address guard that keeps them off
+// loopback, private and metadata addresses, the loopback relay through which ffprobe and
+// ffmpeg read them, direct-link analysis and YouTube. ffmpeg arguments come from package media.
 package links
 
 import (

@@ -98,13 +98,13 @@ func (l *scriptedLinks) FetchAudio(_ context.Context, info links.LinkInfo, dst s
 // upload streams content into an incoming file and accepts it.
 func (f *fixture) upload(t *testing.T, content string) (Upload, int64, error) {
 	t.Helper()
-	in, err := f.book.IncomingFile()
+	in, err := f.book.Desk.IncomingFile()
 	if err != nil {
 		t.Fatal(err)
 	}
 	in.WriteString(content)
 	in.Close()
-	return f.book.AcceptUpload(context.Background(), in.Name(), "../../etc/My\x00 talk.mp3", int64(len(content)))
+	return f.book.Desk.AcceptUpload(context.Background(), in.Name(), "../../etc/My\x00 talk.mp3", int64(len(content)))
 }
 
 func (f *fixture) transcriptOrder(upload, link string) TranscriptRequest {
@@ -138,12 +138,12 @@ func TestAudioOrderFromUploadToDelivery(t *testing.T) {
 	if got := files(t, f.uploads); len(got) != 1 || got[0] != u.ID || len(files(t, f.tmp)) != 0 {
 		t.Fatalf("uploads %v, tmp %v", got, files(t, f.tmp))
 	}
-	co, err := f.book.CreateSTT(ctx, f.transcriptOrder(u.ID, ""))
+	co, err := f.book.Desk.CreateSTT(ctx, f.transcriptOrder(u.ID, ""))
 	if err != nil || co.Amount != 125 {
 		t.Fatalf("CreateSTT = %+v, %v", co, err)
 	}
 	// Paying again through a second checkout of the same upload is allowed until one is paid.
-	co2, err := f.book.CreateSTT(ctx, f.transcriptOrder(u.ID, ""))
+	co2, err := f.book.Desk.CreateSTT(ctx, f.transcriptOrder(u.ID, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,10 +168,10 @@ func TestAudioOrderFromUploadToDelivery(t *testing.T) {
 	if left := files(t, f.uploads); len(left) != 0 {
 		t.Errorf("upload kept after delivery: %v", left)
 	}
-	if _, err := f.book.CreateSTT(ctx, f.transcriptOrder(u.ID, "")); !errors.Is(err, ErrUploadNotFound) {
+	if _, err := f.book.Desk.CreateSTT(ctx, f.transcriptOrder(u.ID, "")); !errors.Is(err, ErrUploadNotFound) {
 		t.Errorf("ordering a delivered upload again: %v", err)
 	}
-	if _, err := f.book.Result(ctx, STT, co.SessionID); !errors.Is(err, ErrUnpaid) {
+	if _, err := f.book.Cashier.Result(ctx, STT, co.SessionID); !errors.Is(err, ErrUnpaid) {
 		t.Errorf("the unpaid checkout: %v", err)
 	}
 	if len(f.mails(t)) != 1 {
@@ -205,29 +205,29 @@ func TestUploadsAreRefusedCleanly(t *testing.T) {
 	} {
 		req := f.transcriptOrder(u.ID, "")
 		c.edit(&req)
-		_, err := f.book.CreateSTT(context.Background(), req)
+		_, err := f.book.Desk.CreateSTT(context.Background(), req)
 		var ie *InputError
 		if !errors.As(err, &ie) || ie.Code != c.code {
 			t.Errorf("want %s, got %v", c.code, err)
 		}
 	}
 	req := f.transcriptOrder("no-such-upload", "")
-	if _, err := f.book.CreateSTT(context.Background(), req); !errors.Is(err, ErrUploadNotFound) {
+	if _, err := f.book.Desk.CreateSTT(context.Background(), req); !errors.Is(err, ErrUploadNotFound) {
 		t.Errorf("unknown upload: %v", err)
 	}
 	req = f.transcriptOrder(u.ID, "")
 	wrong := int64(98)
 	req.ClientAmount = &wrong
-	if _, err := f.book.CreateSTT(context.Background(), req); !errors.Is(err, ErrPriceMismatch) {
+	if _, err := f.book.Desk.CreateSTT(context.Background(), req); !errors.Is(err, ErrPriceMismatch) {
 		t.Errorf("stale price: %v", err)
 	}
 	req.Format = ""
 	req.ClientAmount = nil
-	co, err := f.book.CreateSTT(context.Background(), req)
+	co, err := f.book.Desk.CreateSTT(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, _ := f.book.Store().Get(context.Background(), co.OrderID)
+	o, _ := f.book.orders.Get(context.Background(), co.OrderID)
 	if !strings.Contains(string(o.Params), `"format":"json"`) {
 		t.Errorf("empty format should mean json: %s", o.Params)
 	}
@@ -238,11 +238,11 @@ func TestSweeperDeletesUnpaidUploadsOnlyAfterTheirTime(t *testing.T) {
 	ctx := context.Background()
 	idle, _, _ := f.upload(t, "3s")
 	unpaid, _, _ := f.upload(t, "4s")
-	if _, err := f.book.CreateSTT(ctx, f.transcriptOrder(unpaid.ID, "")); err != nil {
+	if _, err := f.book.Desk.CreateSTT(ctx, f.transcriptOrder(unpaid.ID, "")); err != nil {
 		t.Fatal(err)
 	}
 	waiting, _, _ := f.upload(t, "5s")
-	co, err := f.book.CreateSTT(ctx, f.transcriptOrder(waiting.ID, ""))
+	co, err := f.book.Desk.CreateSTT(ctx, f.transcriptOrder(waiting.ID, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestSweeperDeletesUnpaidUploadsOnlyAfterTheirTime(t *testing.T) {
 		t.Errorf("left %v, want only the paid upload (%s) or none once refunded", left, waiting.ID)
 	}
 	for _, id := range []string{idle.ID, unpaid.ID} {
-		if _, err := f.book.Store().GetUpload(ctx, id); !errors.Is(err, ErrUploadNotFound) {
+		if _, err := f.book.Desk.uploads.row(ctx, id); !errors.Is(err, ErrUploadNotFound) {
 			t.Errorf("upload %s still recorded: %v", id, err)
 		}
 	}
@@ -278,7 +278,7 @@ func TestVideoOrderIsPricedFromTheServersAnalysis(t *testing.T) {
 	ctx := context.Background()
 	link := "https://videos.example/talk.mp4"
 	f.links.set(link, 90*time.Second)
-	info, amount, err := f.book.AnalyzeLink(ctx, link)
+	info, amount, err := f.book.Desk.AnalyzeLink(ctx, link)
 	if err != nil || amount != 149 || info.Duration != 90*time.Second { // ceil(99 × 90 / 60)
 		t.Fatalf("AnalyzeLink = %+v, %d, %v", info, amount, err)
 	}
@@ -288,11 +288,11 @@ func TestVideoOrderIsPricedFromTheServersAnalysis(t *testing.T) {
 	req := f.transcriptOrder("", link)
 	stale := int64(149)
 	req.ClientAmount = &stale
-	if _, err := f.book.CreateVTT(ctx, req); !errors.Is(err, ErrPriceMismatch) {
+	if _, err := f.book.Desk.CreateVTT(ctx, req); !errors.Is(err, ErrPriceMismatch) {
 		t.Fatalf("stale analysis: %v", err)
 	}
 	req.ClientAmount = nil
-	co, err := f.book.CreateVTT(ctx, req)
+	co, err := f.book.Desk.CreateVTT(ctx, req)
 	if err != nil || co.Amount != 990 {
 		t.Fatalf("CreateVTT = %+v, %v", co, err)
 	}
@@ -304,10 +304,10 @@ func TestVideoOrderIsPricedFromTheServersAnalysis(t *testing.T) {
 
 	f.links.set(link, 2*time.Hour)
 	var ie *InputError
-	if _, _, err := f.book.AnalyzeLink(ctx, link); !errors.As(err, &ie) || ie.Code != "video_too_long" {
+	if _, _, err := f.book.Desk.AnalyzeLink(ctx, link); !errors.As(err, &ie) || ie.Code != "video_too_long" {
 		t.Errorf("over the maximum: %v", err)
 	}
-	if _, _, err := f.book.AnalyzeLink(ctx, "  "); !errors.As(err, &ie) || ie.Code != "empty_link" {
+	if _, _, err := f.book.Desk.AnalyzeLink(ctx, "  "); !errors.As(err, &ie) || ie.Code != "empty_link" {
 		t.Errorf("empty link: %v", err)
 	}
 }
@@ -329,7 +329,7 @@ func TestVideoThatChangedOrVanishedIsRefundedAtOnce(t *testing.T) {
 			f := newFixture(t, func(cfg *Config) { cfg.MaxAttempts = 5; cfg.RetryBase = time.Hour })
 			link := "https://videos.example/" + c.name
 			f.links.set(link, time.Minute)
-			co, err := f.book.CreateVTT(context.Background(), f.transcriptOrder("", link))
+			co, err := f.book.Desk.CreateVTT(context.Background(), f.transcriptOrder("", link))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,148 @@
+package orders
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"parla/providers"
+)
+
+// Cashier binds payments to orders: it verifies checkout sessions with the payment
+// provider, acts on its webhook events once each, and queues the one fulfilment job of a
+// paid order, whichever of the webhook and the confirmation page comes first.
+type Cashier struct {
+	cfg      Config
+	orders   *Store
+	events   *eventRows
+	payments providers.Payments
+	queue    *jobQueue
+	log      *slog.Logger
+}
+
+// Lookup is a checkout session with the order it pays for.
+type Lookup struct {
+	Session providers.CheckoutSession
+	Order   Order
+}
+
+// Lookup verifies a session with the payment provider and returns it with its order.
+// A paid session starts fulfilment if the webhook has not done so yet.
+func (c *Cashier) Lookup(ctx context.Context, svc Service, sessionID string) (Lookup, error) {
+	o, err := c.orderFor(ctx, svc, sessionID)
+	if err != nil {
+		return Lookup{}, err
+	}
+	s, err := c.payments.GetCheckout(ctx, sessionID)
+	if err != nil {
+		return Lookup{}, fmt.Errorf("verifying session of order %s: %w", o.ID, err)
+	}
+	if s.OrderID != "" && s.OrderID != o.ID {
+		return Lookup{}, fmt.Errorf("session of order %s names order %s: %w", o.ID, s.OrderID, ErrNotFound)
+	}
+	if s.Paid() && !o.Paid() {
+		if err := c.confirmPaid(ctx, o, s.PaymentIntent); err != nil {
+			return Lookup{}, err
+		}
+		if o, err = c.orders.Get(ctx, o.ID); err != nil {
+			return Lookup{}, err
+		}
+	}
+	return Lookup{Session: s, Order: o}, nil
+}
+
+// Result returns the order paid through a session. It fails with ErrUnpaid when the
+// provider does not say it is paid.
+func (c *Cashier) Result(ctx context.Context, svc Service, sessionID string) (Order, error) {
+	o, err := c.orderFor(ctx, svc, sessionID)
+	if err != nil {
+		return Order{}, err
+	}
+	if o.Paid() {
+		return o, nil
+	}
+	l, err := c.Lookup(ctx, svc, sessionID)
+	if err != nil {
+		return Order{}, err
+	}
+	if !l.Order.Paid() {
+		return l.Order, ErrUnpaid
+	}
+	return l.Order, nil
+}
+
+func (c *Cashier) orderFor(ctx context.Context, svc Service, sessionID string) (Order, error) {
+	o, err := c.orders.BySession(ctx, sessionID)
+	if err != nil {
+		return o, err
+	}
+	if o.Service != svc {
+		return o, ErrWrongService
+	}
+	return o, nil
+}
+
+// PaymentEvent is a verified notification from the payment provider.
+type PaymentEvent struct {
+	ID      string
+	Type    string
+	Session providers.CheckoutSession
+}
+
+// HandleEvent acts on a verified webhook event once; a repeated event id returns
+// ErrDuplicateEvent. Events may arrive in any order.
+func (c *Cashier) HandleEvent(ctx context.Context, ev PaymentEvent) error {
+	fresh, err := c.events.Record(ctx, ev.ID, ev.Type, c.cfg.Now())
+	if err != nil {
+		return err
+	}
+	if !fresh {
+		return ErrDuplicateEvent
+	}
+	if err := c.applyEvent(ctx, ev); err != nil {
+		// Forget it so that the provider's retry is handled again.
+		if err2 := c.events.Forget(ctx, ev.ID); err2 != nil {
+			c.log.Error("forgetting failed event", "event", ev.ID, "err", err2)
+		}
+		return err
+	}
+	return nil
+}
+
+func (c *Cashier) applyEvent(ctx context.Context, ev PaymentEvent) error {
+	if ev.Session.ID == "" {
+		return nil
+	}
+	o, err := c.orders.BySession(ctx, ev.Session.ID)
+	if errors.Is(err, ErrNotFound) {
+		c.log.Warn("webhook for an unknown session", "event", ev.ID, "type", ev.Type)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	switch ev.Type {
+	case "checkout.session.completed", "checkout.session.async_payment_succeeded":
+		if ev.Session.Paid() {
+			return c.confirmPaid(ctx, o, ev.Session.PaymentIntent)
+		}
+	case "checkout.session.expired", "checkout.session.async_payment_failed":
+		if _, err := c.orders.Expire(ctx, o.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// confirmPaid records the payment (once) and makes sure the one fulfilment job exists.
+func (c *Cashier) confirmPaid(ctx context.Context, o Order, paymentIntent string) error {
+	changed, err := c.orders.MarkPaid(ctx, o.ID, paymentIntent, c.cfg.Now())
+	if err != nil {
+		return err
+	}
+	if changed {
+		c.log.Info("order paid", "order", o.ID)
+	}
+	return c.queue.fulfil(ctx, o.ID)
+}

@@ -1,0 +1,165 @@
+package orders
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+)
+
+// OpenSQLite opens the app's SQLite database with the settings River and the store need:
+// WAL, a busy timeout, immediate write transactions and a single connection.
+func OpenSQLite(path string) (*sql.DB, error) {
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)" +
+		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// migrations are applied in order, each once; append, never edit.
+var migrations = []string{
+	`CREATE TABLE orders (
+		id              TEXT PRIMARY KEY,
+		service         TEXT NOT NULL,
+		status          TEXT NOT NULL,
+		params          TEXT NOT NULL DEFAULT '{}',
+		email           TEXT NOT NULL DEFAULT '',
+		locale          TEXT NOT NULL DEFAULT 'en',
+		amount          INTEGER NOT NULL,
+		currency        TEXT NOT NULL,
+		session_id      TEXT,
+		payment_intent  TEXT NOT NULL DEFAULT '',
+		progress        INTEGER NOT NULL DEFAULT 0,
+		result_key      TEXT NOT NULL DEFAULT '',
+		result_name     TEXT NOT NULL DEFAULT '',
+		link_token      TEXT,
+		link_expires_at INTEGER NOT NULL DEFAULT 0,
+		error           TEXT NOT NULL DEFAULT '',
+		mailed_at       INTEGER NOT NULL DEFAULT 0,
+		created_at      INTEGER NOT NULL,
+		paid_at         INTEGER NOT NULL DEFAULT 0,
+		done_at         INTEGER NOT NULL DEFAULT 0
+	);
+	CREATE UNIQUE INDEX orders_session ON orders(session_id);
+	CREATE UNIQUE INDEX orders_link_token ON orders(link_token);
+	CREATE INDEX orders_status_created ON orders(status, created_at);
+	CREATE TABLE webhook_events (
+		id          TEXT PRIMARY KEY,
+		type        TEXT NOT NULL,
+		received_at INTEGER NOT NULL
+	);`,
+	`CREATE TABLE uploads (
+		id          TEXT PRIMARY KEY,
+		file_name   TEXT NOT NULL,
+		size        INTEGER NOT NULL,
+		duration_ms INTEGER NOT NULL,
+		order_id    TEXT NOT NULL DEFAULT '',
+		created_at  INTEGER NOT NULL
+	);
+	CREATE INDEX uploads_created ON uploads(created_at);`,
+}
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
+		return fmt.Errorf("creating schema_migrations: %w", err)
+	}
+	for i, m := range migrations {
+		version := i + 1
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("migration %d: %w", version, err)
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", version, err)
+		}
+		if n > 0 {
+			tx.Rollback()
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, m); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", version, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version) VALUES (?)`, version); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", version, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migration %d: %w", version, err)
+		}
+	}
+	return nil
+}
+
+func millis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMillis(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// execChanged runs an update and reports whether it changed a row.
+func execChanged(ctx context.Context, db *sql.DB, what, q string, args ...any) (bool, error) {
+	res, err := db.ExecContext(ctx, q, args...)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", what, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", what, err)
+	}
+	return n > 0, nil
+}
+
+// execRow runs an update whose row count does not matter.
+func execRow(ctx context.Context, db *sql.DB, what, q string, args ...any) error {
+	_, err := execChanged(ctx, db, what, q, args...)
+	return err
+}
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(...any) error }
+
+// queryAll runs a query and scans every row with scan.
+func queryAll[T any](ctx context.Context, db *sql.DB, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("listing: %w", err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("listing: %w", err)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,239 @@
+package orders
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"parla/providers"
+)
+
+// Producer makes the result of one service's paid orders. The fulfiller knows the services
+// only through it: text-to-speech (produce_tts.go) and transcripts of uploads and video
+// links (produce_transcript.go).
+type Producer interface {
+	// Available reports nil when the service can take orders, or why it cannot.
+	Available() error
+	// Produce writes the order's result to w, reporting progress (0–100, not blocking), and
+	// says what kind of file it is. A *permanentError (see permanent) refunds at once.
+	Produce(ctx context.Context, o Order, w io.Writer, progress func(percent int)) (FileKind, error)
+	// Release deletes what the visitor gave for the order once its job has ended.
+	Release(ctx context.Context, o Order)
+}
+
+// FileKind names a result file: parla-<Name>-<id>.<Ext>, served as ContentType.
+type FileKind struct{ Name, Ext, ContentType string }
+
+// Letters renders the messages a visitor receives, in the order's locale.
+type Letters interface {
+	Delivered(o Order, link string) (providers.Message, error)
+	Refunded(o Order) (providers.Message, error)
+}
+
+// permanentError is a fulfilment failure no retry can mend (the source changed, the upload
+// is gone): the order is refunded at once, with reason as its client-safe error code.
+type permanentError struct {
+	reason string
+	err    error
+}
+
+func (e *permanentError) Error() string { return e.reason + ": " + e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+func permanent(reason string, err error) error { return &permanentError{reason, err} }
+
+// fulfiller runs the one job of a paid order: produce → store → link → e-mail → done, or,
+// when that fails for good, refund and tell the visitor.
+type fulfiller struct {
+	cfg       Config
+	orders    *Store
+	jobs      *jobRows
+	producers map[Service]Producer
+	storage   providers.Storage
+	payments  providers.Payments
+	mailer    providers.Mailer
+	letters   Letters
+	queue     *jobQueue
+	log       *slog.Logger
+}
+
+// fulfil runs every step of a paid order; each step checks the row first, so a repeated
+// job resumes where the last one stopped.
+func (f *fulfiller) fulfil(ctx context.Context, id string) error {
+	o, err := f.orders.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	switch o.Status {
+	case Done, Failed, Refunded, Expired:
+		return nil
+	case AwaitingPayment:
+		return river.JobCancel(fmt.Errorf("order %s is not paid", id))
+	}
+	if err := f.jobs.StartProcessing(ctx, id); err != nil {
+		return err
+	}
+	log := f.log.With("order", id)
+	if o.ResultKey == "" {
+		started := f.cfg.Now()
+		key, name, err := f.produce(ctx, o)
+		if err != nil {
+			return fmt.Errorf("producing order %s: %w", id, err)
+		}
+		if err := f.jobs.SetResult(ctx, id, key, name, randomString(24), f.cfg.Now().Add(f.cfg.LinkTTL)); err != nil {
+			return err
+		}
+		log.Info("result stored", "took", time.Since(started).Round(time.Millisecond))
+		if o, err = f.orders.Get(ctx, id); err != nil {
+			return err
+		}
+	}
+	if o.MailedAt.IsZero() {
+		if err := f.mail(ctx, o, true); err != nil {
+			return err
+		}
+	}
+	f.release(ctx, o)
+	if err := f.jobs.Finish(ctx, id, f.cfg.Now()); err != nil {
+		return err
+	}
+	log.Info("order delivered")
+	return nil
+}
+
+// produce makes the order's result through its service's producer and stores it,
+// returning its key and file name.
+func (f *fulfiller) produce(ctx context.Context, o Order) (key, name string, err error) {
+	p, ok := f.producers[o.Service]
+	if !ok {
+		return "", "", fmt.Errorf("no producer for service %q", o.Service)
+	}
+	if err := p.Available(); err != nil {
+		return "", "", err
+	}
+	tmp, err := os.CreateTemp(f.cfg.TempDir, string(o.Service)+"-"+o.ID+"-*")
+	if err != nil {
+		return "", "", fmt.Errorf("creating scratch file: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+
+	progress := newProgressRecorder(ctx, o.ID, f.jobs, f.log)
+	defer progress.close()
+	kind, err := p.Produce(ctx, o, tmp, progress.set)
+	if err != nil {
+		return "", "", err
+	}
+	size, err := tmp.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return "", "", fmt.Errorf("measuring result: %w", err)
+	}
+	if size == 0 {
+		return "", "", errors.New("engine produced an empty file")
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return "", "", fmt.Errorf("rewinding result: %w", err)
+	}
+	name = fmt.Sprintf("parla-%s-%s.%s", kind.Name, strings.ToLower(o.ID[:8]), kind.Ext)
+	key = "results/" + o.ID + "/" + name
+	if err := f.storage.Put(ctx, key, tmp, size, kind.ContentType); err != nil {
+		return "", "", fmt.Errorf("storing result: %w", err)
+	}
+	return key, name, nil
+}
+
+// release lets the order's producer delete what the visitor gave us.
+func (f *fulfiller) release(ctx context.Context, o Order) {
+	if p, ok := f.producers[o.Service]; ok {
+		p.Release(ctx, o)
+	}
+}
+
+func (f *fulfiller) mail(ctx context.Context, o Order, delivered bool) error {
+	if o.Email == "" {
+		return nil
+	}
+	var msg providers.Message
+	var err error
+	if delivered {
+		msg, err = f.letters.Delivered(o, linkURL(f.cfg.PublicURL, o))
+	} else {
+		msg, err = f.letters.Refunded(o)
+	}
+	if err != nil {
+		return fmt.Errorf("writing message for order %s: %w", o.ID, err)
+	}
+	msg.To = o.Email
+	if err := f.mailer.Send(ctx, msg); err != nil {
+		return fmt.Errorf("mailing order %s: %w", o.ID, err)
+	}
+	return f.jobs.MarkMailed(ctx, o.ID, f.cfg.Now())
+}
+
+// giveUp ends an order that cannot be fulfilled. If the result exists and only the
+// message failed, the visitor still has the link on the confirmation page, so the order
+// is finished rather than refunded.
+func (f *fulfiller) giveUp(ctx context.Context, id string, cause error) error {
+	o, err := f.orders.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if o.ResultKey != "" {
+		f.release(ctx, o)
+		if err := f.jobs.MarkMailed(ctx, id, f.cfg.Now()); err != nil {
+			return err
+		}
+		return f.jobs.Finish(ctx, id, f.cfg.Now())
+	}
+	reason := "production_failed"
+	var pe *permanentError
+	if errors.As(cause, &pe) {
+		reason = pe.reason
+	}
+	if err := f.jobs.MarkFailed(ctx, id, reason); err != nil {
+		return err
+	}
+	if err := f.queue.refund(ctx, id); err != nil {
+		return fmt.Errorf("after %v: %w", cause, err)
+	}
+	return nil
+}
+
+// refund returns the money (idempotent per order at the provider), tells the visitor and
+// erases what they gave us. On the last attempt a message that cannot be sent no longer
+// holds the order back: the money is back either way.
+func (f *fulfiller) refund(ctx context.Context, id string, lastAttempt bool) error {
+	o, err := f.orders.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if o.Status == Refunded {
+		return nil
+	}
+	if o.PaymentIntent != "" {
+		if err := f.payments.Refund(ctx, o.PaymentIntent, "refund-"+o.ID); err != nil {
+			return fmt.Errorf("refunding order %s: %w", id, err)
+		}
+	}
+	if o.MailedAt.IsZero() {
+		if err := f.mail(ctx, o, false); err != nil {
+			f.log.Warn("telling the visitor about the refund", "order", id, "err", err)
+			if !lastAttempt {
+				return err
+			}
+		}
+	}
+	f.release(ctx, o)
+	if err := f.jobs.MarkRefunded(ctx, id); err != nil {
+		return err
+	}
+	f.log.Info("order refunded", "order", id)
+	return nil
+}

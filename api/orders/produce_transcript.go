@@ -1,0 +1,148 @@
+package orders
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"parla/media/links"
+	"parla/providers"
+	"parla/providers/transcript"
+)
+
+// AudioChecker reads the real duration of a local media file, refusing files that are
+// not audio we can transcribe (media.Runner does this with ffprobe and ffmpeg).
+type AudioChecker interface {
+	CheckAudio(ctx context.Context, path string) (time.Duration, error)
+}
+
+// LinkResolver analyses video links and fetches their audio (links.Resolver).
+type LinkResolver interface {
+	Analyze(ctx context.Context, raw string) (links.LinkInfo, error)
+	FetchAudio(ctx context.Context, info links.LinkInfo, dst string) error
+}
+
+// transcriptProducer transcribes audio- and video-to-text orders: the upload itself, or
+// the video link's audio fetched again (and measured again) after payment.
+type transcriptProducer struct {
+	engine  providers.Transcriber
+	audio   AudioChecker
+	links   LinkResolver
+	uploads *Uploads
+	tempDir string
+}
+
+func (p *transcriptProducer) Available() error { return p.engine.Available() }
+
+// fetchedShare is the progress a video order has reached once its audio is fetched.
+const fetchedShare = 20
+
+// Produce writes the order's transcript to w in the ordered format.
+func (p *transcriptProducer) Produce(ctx context.Context, o Order, w io.Writer, progress func(int)) (FileKind, error) {
+	params, err := decodeTranscriptParams(o.Params)
+	if err != nil {
+		return FileKind{}, err
+	}
+	ext, contentType, ok := transcript.Info(params.Format)
+	if !ok {
+		return FileKind{}, fmt.Errorf("unknown transcript format %q", params.Format)
+	}
+	path, duration, cleanup, err := p.source(ctx, o, params)
+	if err != nil {
+		return FileKind{}, err
+	}
+	defer cleanup()
+	start := 0
+	if o.Service == VTT {
+		start = fetchedShare
+		progress(start)
+	}
+	t, err := p.engine.Transcribe(ctx, providers.TranscribeRequest{
+		Path: path, Language: params.Language, Duration: duration,
+		Progress: func(pct int) { progress(start + pct*(95-start)/100) },
+	})
+	if err != nil {
+		return FileKind{}, fmt.Errorf("transcribing: %w", err)
+	}
+	out, err := transcript.Render(t, params.Format)
+	if err != nil {
+		return FileKind{}, err
+	}
+	if _, err := w.Write(out); err != nil {
+		return FileKind{}, fmt.Errorf("writing transcript: %w", err)
+	}
+	return FileKind{"transcript", strings.TrimPrefix(ext, "."), contentType}, nil
+}
+
+// source returns the local media file to transcribe and its duration: the upload itself,
+// or the video link's audio fetched into scratch space (removed by cleanup).
+func (p *transcriptProducer) source(ctx context.Context, o Order, params TranscriptParams) (path string, d time.Duration, cleanup func(), err error) {
+	nothing := func() {}
+	if o.Service == STT {
+		path, d, err := p.uploads.file(ctx, params.Upload)
+		if err != nil {
+			return "", 0, nothing, permanent("upload_missing", err)
+		}
+		return path, d, nothing, nil
+	}
+	if params.Link == nil {
+		return "", 0, nothing, errors.New("video order without a link")
+	}
+	path = filepath.Join(p.tempDir, "vtt-"+o.ID+"-source")
+	cleanup = func() { os.Remove(path) }
+	if err := p.links.FetchAudio(ctx, params.Link.info(), path); err != nil {
+		cleanup()
+		return "", 0, nothing, linkFailure(err)
+	}
+	d, err = p.audio.CheckAudio(ctx, path)
+	if err != nil {
+		cleanup()
+		return "", 0, nothing, permanent("source_changed", err)
+	}
+	if changed(Seconds(d), params.Seconds) {
+		cleanup()
+		return "", 0, nothing, permanent("source_changed",
+			fmt.Errorf("the video lasted %d s when paid for and %d s now", params.Seconds, Seconds(d)))
+	}
+	return path, d, cleanup, nil
+}
+
+// Release deletes the uploaded file of an audio order; a video's fetched audio is gone
+// already. Failures are logged; the sweeper catches what is left.
+func (p *transcriptProducer) Release(ctx context.Context, o Order) {
+	if o.Service != STT {
+		return
+	}
+	params, err := decodeTranscriptParams(o.Params)
+	if err != nil || params.Upload == "" {
+		return
+	}
+	p.uploads.delete(ctx, params.Upload)
+}
+
+// changed reports whether a fetched duration differs from the paid one by more than
+// encoders' rounding: 2 s, or 2 % of long videos.
+func changed(now, paid int64) bool {
+	diff := now - paid
+	if diff < 0 {
+		diff = -diff
+	}
+	return diff > max(2, paid/50)
+}
+
+// linkFailure marks the fetch failures that no retry can mend as permanent; a source
+// that does not answer is retried.
+func linkFailure(err error) error {
+	for _, gone := range []error{links.ErrVideoUnavailable, links.ErrNotMedia, links.ErrLiveStream,
+		links.ErrTooLong, links.ErrForbiddenAddress, links.ErrUnsupportedLink} {
+		if errors.Is(err, gone) {
+			return permanent("source_gone", err)
+		}
+	}
+	return fmt.Errorf("fetching the video's audio: %w", err)
+}

@@ -1,0 +1,171 @@
+package orders
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// The durable jobs, on River: one fulfilment per paid order, one refund per order that
+// failed for good, and the periodic sweep.
+
+// FulfilArgs is the one job that produces and delivers a paid order.
+type FulfilArgs struct {
+	OrderID string `json:"order_id"`
+}
+
+// Kind names the job in River's table.
+func (FulfilArgs) Kind() string { return "fulfil" }
+
+// InsertOpts makes the job unique per order for good: a second insert, from the webhook
+// and the confirmation page racing, is a no-op even after the first job completed.
+func (FulfilArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// RefundArgs refunds an order whose fulfilment failed for good and tells the visitor.
+type RefundArgs struct {
+	OrderID string `json:"order_id"`
+}
+
+// Kind names the job in River's table.
+func (RefundArgs) Kind() string { return "refund" }
+
+// InsertOpts makes the refund unique per order.
+func (RefundArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// SweepArgs runs the periodic sweep.
+type SweepArgs struct{}
+
+// Kind names the job in River's table.
+func (SweepArgs) Kind() string { return "sweep" }
+
+// jobQueue is River's client on the app's database.
+type jobQueue struct {
+	client *river.Client[*sql.Tx]
+}
+
+// newJobQueue migrates River's tables and builds its client with the book's workers.
+func newJobQueue(ctx context.Context, cfg Config, db *sql.DB, f *fulfiller, sw *sweeper, log *slog.Logger) (*jobQueue, error) {
+	driver := riversqlite.New(db)
+	migrator, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return nil, fmt.Errorf("preparing job queue migrations: %w", err)
+	}
+	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return nil, fmt.Errorf("migrating job queue: %w", err)
+	}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &fulfilWorker{f: f})
+	river.AddWorker(workers, &refundWorker{f: f})
+	river.AddWorker(workers, &sweepWorker{sw: sw})
+	client, err := river.NewClient(driver, &river.Config{
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}},
+		Workers:           workers,
+		MaxAttempts:       cfg.MaxAttempts,
+		RetryPolicy:       doublingRetry{base: cfg.RetryBase},
+		FetchPollInterval: cfg.PollInterval,
+		FetchCooldown:     min(cfg.PollInterval, 20*time.Millisecond),
+		JobTimeout:        cfg.JobTimeout,
+		Logger:            log.With("component", "river"),
+		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(
+			river.PeriodicInterval(cfg.SweepInterval),
+			func() (river.JobArgs, *river.InsertOpts) { return SweepArgs{}, nil },
+			&river.PeriodicJobOpts{RunOnStart: true},
+		)},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("building job queue: %w", err)
+	}
+	return &jobQueue{client: client}, nil
+}
+
+// fulfil queues the fulfilment of a paid order (once per order, whoever asks).
+func (q *jobQueue) fulfil(ctx context.Context, orderID string) error {
+	if _, err := q.client.Insert(ctx, FulfilArgs{OrderID: orderID}, nil); err != nil {
+		return fmt.Errorf("queueing fulfilment of order %s: %w", orderID, err)
+	}
+	return nil
+}
+
+// refund queues the refund of an order that failed for good.
+func (q *jobQueue) refund(ctx context.Context, orderID string) error {
+	if _, err := q.client.Insert(ctx, RefundArgs{OrderID: orderID}, nil); err != nil {
+		return fmt.Errorf("queueing refund of order %s: %w", orderID, err)
+	}
+	return nil
+}
+
+// doublingRetry waits base, 2×base, 4×base… (capped at an hour) between attempts.
+type doublingRetry struct {
+	base time.Duration
+}
+
+func (r doublingRetry) NextRetry(job *rivertype.JobRow) time.Time {
+	d := r.base
+	for i := 1; i < job.Attempt && d < time.Hour; i++ {
+		d *= 2
+	}
+	return time.Now().Add(min(d, time.Hour))
+}
+
+type fulfilWorker struct {
+	river.WorkerDefaults[FulfilArgs]
+	f *fulfiller
+}
+
+func (w *fulfilWorker) Work(ctx context.Context, job *river.Job[FulfilArgs]) error {
+	err := w.f.fulfil(ctx, job.Args.OrderID)
+	if err == nil {
+		return nil
+	}
+	return w.retryOrGiveUp(ctx, job, err)
+}
+
+// retryOrGiveUp lets River retry a failed fulfilment, or refunds the order when the
+// failure is permanent or the last attempt failed.
+func (w *fulfilWorker) retryOrGiveUp(ctx context.Context, job *river.Job[FulfilArgs], err error) error {
+	log := w.f.log.With("order", job.Args.OrderID, "attempt", job.Attempt)
+	var pe *permanentError
+	if errors.As(err, &pe) {
+		log.Error("fulfilment cannot succeed, refunding", "err", err)
+		return w.f.giveUp(context.WithoutCancel(ctx), job.Args.OrderID, err)
+	}
+	if job.Attempt < job.MaxAttempts {
+		if ctx.Err() == nil {
+			log.Warn("fulfilment failed, will retry", "err", err)
+		}
+		return err // or shutting down: the job goes back to the queue
+	}
+	log.Error("fulfilment failed for good, refunding", "err", err)
+	return w.f.giveUp(context.WithoutCancel(ctx), job.Args.OrderID, err)
+}
+
+type refundWorker struct {
+	river.WorkerDefaults[RefundArgs]
+	f *fulfiller
+}
+
+func (w *refundWorker) Work(ctx context.Context, job *river.Job[RefundArgs]) error {
+	return w.f.refund(ctx, job.Args.OrderID, job.Attempt >= job.MaxAttempts)
+}
+
+type sweepWorker struct {
+	river.WorkerDefaults[SweepArgs]
+	sw *sweeper
+}
+
+func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[SweepArgs]) error {
+	_, err := w.sw.Sweep(ctx)
+	return err
+}

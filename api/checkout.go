@@ -14,7 +14,7 @@ import (
 
 func (s *server) testSession(c *fiber.Ctx) (stripe.TestSession, error) {
 	if s.deps.Test == nil {
-		return stripe.TestSession{}, fail(fiber.StatusNotFound, "not_found", "the test checkout is off: real payments are configured")
+		return stripe.TestSession{}, fail("not_found", "the test checkout is off: real payments are configured")
 	}
 	return s.deps.Test.Get(c.UserContext(), c.Params("id"))
 }
@@ -36,7 +36,7 @@ func (s *server) testCheckoutPay(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	successURL, err := s.deps.Test.Pay(ctx, c.Params("id"))
 	if err != nil {
-		return testCheckoutError(err)
+		return err
 	}
 	// Tell the order book at once, as Stripe's webhook would.
 	ts, err := s.deps.Test.Get(ctx, c.Params("id"))
@@ -56,24 +56,14 @@ func (s *server) testCheckoutCancel(c *fiber.Ctx) error {
 	}
 	cancelURL, err := s.deps.Test.Cancel(c.UserContext(), c.Params("id"))
 	if err != nil {
-		return testCheckoutError(err)
+		return err
 	}
 	return c.Redirect(cancelURL, fiber.StatusSeeOther)
 }
 
-func testCheckoutError(err error) error {
-	switch {
-	case errors.Is(err, stripe.ErrSessionExpired):
-		return fail(fiber.StatusGone, "session_expired", "this checkout has expired; start again")
-	case errors.Is(err, stripe.ErrSessionPaid):
-		return fail(fiber.StatusConflict, "session_paid", "this checkout is already paid")
-	}
-	return err
-}
-
 func (s *server) stripeWebhook(c *fiber.Ctx) error {
 	if s.deps.Webhooks == nil {
-		return fail(fiber.StatusNotFound, "not_found", "Stripe is not configured")
+		return fail("not_found", "Stripe is not configured")
 	}
 	ev, err := s.deps.Webhooks.ParseWebhook(c.Body(), c.Get("Stripe-Signature"))
 	if err != nil {

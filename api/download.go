@@ -19,9 +19,7 @@ func (s *server) download(c *fiber.Ctx) error {
 	o, err := s.deps.Book.Download(ctx, c.Params("token"))
 	switch {
 	case errors.Is(err, orders.ErrNotFound):
-		return fail(fiber.StatusNotFound, "not_found", "no such download")
-	case errors.Is(err, orders.ErrLinkExpired):
-		return fail(fiber.StatusGone, "link_expired", "this link has expired and the file was removed")
+		return fail("not_found", "no such download")
 	case err != nil:
 		return err
 	}
@@ -35,7 +33,7 @@ func (s *server) download(c *fiber.Ctx) error {
 	}
 	obj, err := s.deps.Storage.Get(ctx, o.ResultKey)
 	if errors.Is(err, providers.ErrNotFound) {
-		return fail(fiber.StatusGone, "link_expired", "this file was removed")
+		return fail("link_expired", "this file was removed")
 	}
 	if err != nil {
 		return err

@@ -12,21 +12,129 @@ import (
 	"parla/providers/stripe"
 )
 
-// apiError is an error with the status, stable code and client-safe message it maps to.
-type apiError struct {
-	status  int
+// errorKind is one way a request can fail. code is stable: clients branch on it, and the
+// page shows the visitor the translation under errors.<code> (webui/src/locales). message
+// is English for people reading the API; a failure may carry a more precise one.
+type errorKind struct {
 	code    string
+	status  int
+	message string
+	// causes are the sentinel errors (tested with errors.Is) that are this kind.
+	causes []error
+}
+
+// errorKinds is the one table of what a failure becomes: kind → HTTP status → stable code →
+// message key. api/README.md lists the same codes and statuses; a test holds them equal.
+// Order matters only for causes: the first kind whose cause matches wins.
+var errorKinds = []errorKind{
+	// The request itself.
+	{code: "bad_request", status: 400, message: "the request is not valid"},
+	{code: "invalid_json", status: 400, message: "the request body is not valid JSON"},
+	{code: "invalid_products", status: 400, message: "each product needs price_data.unit_amount and a positive quantity, in one currency"},
+	{code: "missing_session", status: 400, message: "sessionId is required"},
+	{code: "not_found", status: 404, message: "no such endpoint"},
+	{code: "method_not_allowed", status: 405, message: "this endpoint does not take this method"},
+	{code: "too_large", status: 413, message: "the request body is too large"},
+	{code: "rate_limited", status: 429, message: "too many requests; try again in a minute"},
+	// Order parameters (orders.InputError carries these codes).
+	{code: "invalid_voice", status: 400, message: "unknown voice"},
+	{code: "invalid_format", status: 400, message: "unknown format"},
+	{code: "invalid_speed", status: 400, message: "the speed is out of range"},
+	{code: "empty_text", status: 400, message: "the text is empty"},
+	{code: "text_too_long", status: 400, message: "the text is too long"},
+	{code: "invalid_email", status: 400, message: "the e-mail address is not valid"},
+	{code: "email_mismatch", status: 400, message: "the two e-mail addresses differ"},
+	{code: "invalid_locale", status: 400, message: "unknown interface language"},
+	{code: "invalid_language", status: 400, message: "unknown spoken language"},
+	{code: "price_mismatch", status: 409, message: "the price shown on the page is out of date; reload the page",
+		causes: []error{orders.ErrPriceMismatch}},
+	// Uploads.
+	{code: "invalid_upload", status: 400, message: "the upload is not a complete multipart form"},
+	{code: "no_file", status: 400, message: "the form has no field named file"},
+	{code: "too_many_files", status: 400, message: "send exactly one file"},
+	{code: "empty_file", status: 400, message: "the file is empty"},
+	{code: "file_too_large", status: 413, message: "the file is larger than the limit"},
+	{code: "not_audio", status: 422, message: "the file has no audio track"},
+	{code: "unreadable_audio", status: 422, message: "the file is not audio we can read"},
+	{code: "upload_not_found", status: 404, message: "the upload is unknown, expired or already paid for; upload the file again",
+		causes: []error{orders.ErrUploadNotFound}},
+	// Video links.
+	{code: "empty_link", status: 400, message: "paste the link of a video"},
+	{code: "unsupported_link", status: 400, message: "paste an http or https link to a video file or a YouTube video",
+		causes: []error{links.ErrUnsupportedLink}},
+	{code: "forbidden_address", status: 400, message: "this link points to an address we do not fetch from",
+		causes: []error{links.ErrForbiddenAddress}},
+	{code: "live_stream", status: 422, message: "live streams cannot be transcribed; use the recording once it has ended",
+		causes: []error{links.ErrLiveStream}},
+	{code: "video_unavailable", status: 422, message: "the video is private, age-restricted or no longer available",
+		causes: []error{links.ErrVideoUnavailable}},
+	{code: "not_media", status: 422, message: "the link does not lead to a video or audio file we can read",
+		causes: []error{links.ErrNotMedia}},
+	{code: "video_too_long", status: 422, message: "the video is longer than we take; try a shorter one",
+		causes: []error{links.ErrTooLong}},
+	{code: "source_unreachable", status: 422, message: "the site of this link did not answer as expected; check the link",
+		causes: []error{links.ErrSourceUnreachable}},
+	// Sessions, results and downloads.
+	{code: "session_not_found", status: 404, message: "no order belongs to this session",
+		causes: []error{orders.ErrNotFound, providers.ErrSessionNotFound}},
+	{code: "wrong_service", status: 404, message: "this session pays for another service",
+		causes: []error{orders.ErrWrongService}},
+	{code: "payment_required", status: 402, message: "this order has not been paid",
+		causes: []error{orders.ErrUnpaid}},
+	{code: "order_refunded", status: 410, message: "the order could not be produced and the payment is refunded"},
+	{code: "order_expired", status: 410, message: "the result has expired and was removed"},
+	{code: "link_expired", status: 410, message: "this link has expired and the file was removed",
+		causes: []error{orders.ErrLinkExpired}},
+	// The built-in test checkout.
+	{code: "session_expired", status: 410, message: "this checkout has expired; start again",
+		causes: []error{stripe.ErrSessionExpired}},
+	{code: "session_paid", status: 409, message: "this checkout is already paid",
+		causes: []error{stripe.ErrSessionPaid}},
+	// Stripe's webhook.
+	{code: "invalid_signature", status: 400, message: "the webhook signature is not valid",
+		causes: []error{stripe.ErrBadSignature}},
+	{code: "invalid_payload", status: 400, message: "the webhook payload is not a readable event",
+		causes: []error{stripe.ErrBadPayload}},
+	// Ours.
+	{code: "service_unavailable", status: 503, message: "this service is not available right now",
+		causes: []error{orders.ErrServiceUnavailable}},
+	{code: "payment_provider_error", status: 503, message: "the payment provider could not be reached; try again later",
+		causes: []error{providers.ErrPaymentProvider}},
+	{code: "internal", status: 500, message: "something went wrong on our side"},
+}
+
+// kindOf finds a kind by its code. An unknown code is a programming error: it answers as
+// internal, and the table test catches it.
+func kindOf(code string) errorKind {
+	for _, k := range errorKinds {
+		if k.code == code {
+			return k
+		}
+	}
+	return kindOf("internal")
+}
+
+// apiError is a failure as the client is told it: a kind and, optionally, a message more
+// precise than the kind's.
+type apiError struct {
+	kind    errorKind
 	message string
 }
 
-func (e *apiError) Error() string { return e.code + ": " + e.message }
+func (e *apiError) Error() string { return e.kind.code + ": " + e.message }
 
-func fail(status int, code, message string) error {
-	return &apiError{status: status, code: code, message: message}
+// fail is a failure of the given code, with a precise message or, when it is empty, the
+// kind's own.
+func fail(code, message string) error {
+	k := kindOf(code)
+	if message == "" {
+		message = k.message
+	}
+	return &apiError{kind: k, message: message}
 }
 
 // classify maps any error to what the client is told. It is the one place where errors
-// become statuses and codes.
+// become statuses and codes, all through errorKinds.
 func classify(err error) *apiError {
 	var ae *apiError
 	var ie *orders.InputError
@@ -35,78 +143,32 @@ func classify(err error) *apiError {
 	case errors.As(err, &ae):
 		return ae
 	case errors.As(err, &ie):
-		return &apiError{inputStatus(ie.Code), ie.Code, ie.Message}
-	case errors.Is(err, orders.ErrUploadNotFound):
-		return &apiError{fiber.StatusNotFound, "upload_not_found", "the upload is unknown, expired or already paid for; upload the file again"}
-	case errors.Is(err, orders.ErrPriceMismatch):
-		return &apiError{fiber.StatusConflict, "price_mismatch", "the price shown on the page is out of date; reload the page"}
-	case errors.Is(err, orders.ErrServiceUnavailable):
-		return &apiError{fiber.StatusServiceUnavailable, "service_unavailable", "this service is not available right now"}
-	case errors.Is(err, orders.ErrUnpaid):
-		return &apiError{fiber.StatusPaymentRequired, "payment_required", "this order has not been paid"}
-	case errors.Is(err, orders.ErrNotFound), errors.Is(err, orders.ErrWrongService),
-		errors.Is(err, providers.ErrSessionNotFound):
-		return &apiError{fiber.StatusNotFound, "session_not_found", "no order belongs to this session"}
-	case errors.Is(err, stripe.ErrBadSignature):
-		return &apiError{fiber.StatusBadRequest, "invalid_signature", "the webhook signature is not valid"}
-	case errors.Is(err, stripe.ErrBadPayload):
-		return &apiError{fiber.StatusBadRequest, "invalid_payload", "the webhook payload is not a readable event"}
-	case errors.As(err, &fe):
-		return &apiError{fe.Code, fiberCode(fe.Code), fe.Message}
+		return &apiError{kind: kindOf(ie.Code), message: ie.Message}
 	}
-	if le := linkError(err); le != nil {
-		return le
-	}
-	return &apiError{fiber.StatusInternalServerError, "internal", "something went wrong on our side"}
-}
-
-// inputStatus is the status of a refused input: 400 unless the code says otherwise.
-func inputStatus(code string) int {
-	switch code {
-	case "not_audio", "unreadable_audio", "video_too_long":
-		return fiber.StatusUnprocessableEntity
-	}
-	return fiber.StatusBadRequest
-}
-
-// linkErrors map what analysing or fetching a video link found to what the visitor is told.
-var linkErrors = []struct {
-	err error
-	api apiError
-}{
-	{links.ErrUnsupportedLink, apiError{fiber.StatusBadRequest, "unsupported_link", "paste an http or https link to a video file or a YouTube video"}},
-	{links.ErrForbiddenAddress, apiError{fiber.StatusBadRequest, "forbidden_address", "this link points to an address we do not fetch from"}},
-	{links.ErrLiveStream, apiError{fiber.StatusUnprocessableEntity, "live_stream", "live streams cannot be transcribed; use the recording once it has ended"}},
-	{links.ErrVideoUnavailable, apiError{fiber.StatusUnprocessableEntity, "video_unavailable", "the video is private, age-restricted or no longer available"}},
-	{links.ErrNotMedia, apiError{fiber.StatusUnprocessableEntity, "not_media", "the link does not lead to a video or audio file we can read"}},
-	{links.ErrTooLong, apiError{fiber.StatusUnprocessableEntity, "video_too_long", "the video is longer than we take; try a shorter one"}},
-	{links.ErrSourceUnreachable, apiError{fiber.StatusUnprocessableEntity, "source_unreachable", "the site of this link did not answer as expected; check the link"}},
-}
-
-func linkError(err error) *apiError {
-	for _, le := range linkErrors {
-		if errors.Is(err, le.err) {
-			e := le.api
-			return &e
+	for _, k := range errorKinds {
+		for _, cause := range k.causes {
+			if errors.Is(err, cause) {
+				return &apiError{kind: k, message: k.message}
+			}
 		}
 	}
-	return nil
+	if errors.As(err, &fe) {
+		return fail(fiberCode(fe.Code), "").(*apiError)
+	}
+	return fail("internal", "").(*apiError)
 }
 
+// fiberCode names the errors Fiber itself raises (routing, body limits, the limiter).
 func fiberCode(status int) string {
 	switch status {
 	case fiber.StatusNotFound:
 		return "not_found"
-	case fiber.StatusRequestEntityTooLarge:
-		return "too_large"
 	case fiber.StatusMethodNotAllowed:
 		return "method_not_allowed"
+	case fiber.StatusRequestEntityTooLarge:
+		return "too_large"
 	case fiber.StatusTooManyRequests:
 		return "rate_limited"
-	case fiber.StatusUnsupportedMediaType:
-		return "unsupported_media_type"
-	case fiber.StatusRequestTimeout:
-		return "timeout"
 	}
 	if status >= 500 {
 		return "internal"
@@ -120,16 +182,16 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
 		e := classify(err)
 		attrs := []any{"request", requestID(c), "method", c.Method(), "route", c.Route().Path,
-			"status", e.status, "code", e.code}
-		if e.status >= 500 {
+			"status", e.kind.status, "code", e.kind.code}
+		if e.kind.status >= 500 {
 			log.Error("request failed", append(attrs, "err", err)...)
 		} else {
 			log.Info("request refused", append(attrs, "err", err)...)
 		}
-		return c.Status(e.status).JSON(errorBody(e))
+		return c.Status(e.kind.status).JSON(errorBody(e))
 	}
 }
 
 func errorBody(e *apiError) fiber.Map {
-	return fiber.Map{"ok": false, "error": fiber.Map{"code": e.code, "message": e.message}}
+	return fiber.Map{"ok": false, "error": fiber.Map{"code": e.kind.code, "message": e.message}}
 }

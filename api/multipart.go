@@ -6,8 +6,6 @@ import (
 	"mime"
 	"mime/multipart"
 	"strconv"
-
-	"github.com/gofiber/fiber/v2"
 )
 
 // multipartSlack is what a multipart body may carry beyond its file: boundaries, part
@@ -40,7 +38,7 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 func multipartBoundary(contentType string) (string, error) {
 	mt, params, err := mime.ParseMediaType(contentType)
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		return "", fail(fiber.StatusBadRequest, "invalid_upload", "send the file as multipart/form-data")
+		return "", fail("invalid_upload", "send the file as multipart/form-data")
 	}
 	return params["boundary"], nil
 }
@@ -66,7 +64,7 @@ func receiveFile(body io.Reader, boundary string, limit int64, dst io.Writer) (f
 			continue
 		}
 		if found {
-			return "", 0, fail(fiber.StatusBadRequest, "too_many_files", "send exactly one file")
+			return "", 0, fail("too_many_files", "send exactly one file")
 		}
 		found = true
 		filename = part.FileName()
@@ -79,7 +77,7 @@ func receiveFile(body io.Reader, boundary string, limit int64, dst io.Writer) (f
 		}
 	}
 	if !found {
-		return "", 0, fail(fiber.StatusBadRequest, "no_file", "the form has no field named file")
+		return "", 0, fail("no_file", "the form has no field named file")
 	}
 	return filename, size, nil
 }
@@ -92,11 +90,11 @@ func uploadReadError(err error, limit int64) error {
 	if errors.As(err, &ae) {
 		return ae
 	}
-	return fail(fiber.StatusBadRequest, "invalid_upload", "the upload is not a complete multipart form: "+err.Error())
+	return fail("invalid_upload", "the upload is not a complete multipart form: "+err.Error())
 }
 
 func tooLarge(limit int64) error {
-	return fail(fiber.StatusRequestEntityTooLarge, "file_too_large",
+	return fail("file_too_large",
 		"the file is larger than the limit of "+humanBytes(limit))
 }
 

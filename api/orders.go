@@ -14,10 +14,10 @@ import (
 func decodeJSON(c *fiber.Ctx, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(c.Body()))
 	if err := dec.Decode(v); err != nil {
-		return fail(fiber.StatusBadRequest, "invalid_json", "the request body is not valid JSON: "+err.Error())
+		return fail("invalid_json", "the request body is not valid JSON: "+err.Error())
 	}
 	if dec.More() {
-		return fail(fiber.StatusBadRequest, "invalid_json", "the request body holds more than one JSON value")
+		return fail("invalid_json", "the request body holds more than one JSON value")
 	}
 	return nil
 }
@@ -44,10 +44,10 @@ func clientTotal(items []lineItem) (amount *int64, currency string, err error) {
 			q = *it.Quantity
 		}
 		if it.PriceData.UnitAmount == nil || *it.PriceData.UnitAmount < 0 || q < 1 {
-			return nil, "", fail(fiber.StatusBadRequest, "invalid_products", "each product needs price_data.unit_amount and a positive quantity")
+			return nil, "", fail("invalid_products", "each product needs price_data.unit_amount and a positive quantity")
 		}
 		if currency != "" && it.PriceData.Currency != currency {
-			return nil, "", fail(fiber.StatusBadRequest, "invalid_products", "products use more than one currency")
+			return nil, "", fail("invalid_products", "products use more than one currency")
 		}
 		currency = it.PriceData.Currency
 		total += *it.PriceData.UnitAmount * q
@@ -117,7 +117,7 @@ func (s *server) lookupSession(c *fiber.Ctx) error {
 	}
 	id := c.Query("sessionId")
 	if id == "" {
-		return fail(fiber.StatusBadRequest, "missing_session", "sessionId is required")
+		return fail("missing_session", "sessionId is required")
 	}
 	l, err := s.deps.Book.Cashier.Lookup(c.UserContext(), svc, id)
 	if err != nil {
@@ -140,7 +140,7 @@ func (s *server) result(c *fiber.Ctx) error {
 		return err
 	}
 	if body.SessionID == "" {
-		return fail(fiber.StatusBadRequest, "missing_session", "sessionId is required")
+		return fail("missing_session", "sessionId is required")
 	}
 	o, err := s.deps.Book.Cashier.Result(c.UserContext(), svc, body.SessionID)
 	if err != nil {
@@ -151,11 +151,18 @@ func (s *server) result(c *fiber.Ctx) error {
 	case orders.Done:
 		return c.JSON(fiber.Map{"ok": true, "data": fiber.Map{"data": view["link"]}, "order": view})
 	case orders.Failed, orders.Refunded:
-		return c.Status(fiber.StatusGone).JSON(fiber.Map{"ok": false, "order": view,
-			"error": fiber.Map{"code": "order_refunded", "message": "the order could not be produced and the payment is refunded"}})
+		return failWithOrder(c, "order_refunded", view)
 	case orders.Expired:
-		return c.Status(fiber.StatusGone).JSON(fiber.Map{"ok": false, "order": view,
-			"error": fiber.Map{"code": "order_expired", "message": "the result has expired and was removed"}})
+		return failWithOrder(c, "order_expired", view)
 	}
 	return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"ok": true, "order": view})
+}
+
+// failWithOrder answers a failure of the result endpoint with the order beside the error,
+// so the page can say what happened to it.
+func failWithOrder(c *fiber.Ctx, code string, view fiber.Map) error {
+	e := fail(code, "").(*apiError)
+	body := errorBody(e)
+	body["order"] = view
+	return c.Status(e.kind.status).JSON(body)
 }

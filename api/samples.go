@@ -72,10 +72,10 @@ func (sc *sampleCache) path(ctx context.Context, voice string) (string, error) {
 func (s *server) voiceSample(c *fiber.Ctx) error {
 	voice := strings.TrimSuffix(strings.ToLower(c.Params("voice")), ".mp3")
 	if !slices.Contains(providers.Voices, voice) {
-		return fail(fiber.StatusNotFound, "invalid_voice", "no such voice")
+		return fail("not_found", "no such voice")
 	}
 	if s.deps.Speaker == nil || s.deps.Speaker.Available() != nil {
-		return fail(fiber.StatusServiceUnavailable, "service_unavailable", "text-to-speech is not available right now")
+		return fail("service_unavailable", "text-to-speech is not available right now")
 	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), 30*time.Second)
 	defer cancel()

@@ -143,7 +143,7 @@ func proxyHeader(trusted []string) string {
 }
 
 func notFound(c *fiber.Ctx) error {
-	return fail(fiber.StatusNotFound, "not_found", "no such endpoint")
+	return fail("not_found", "no such endpoint")
 }
 
 func requestID(c *fiber.Ctx) string {
@@ -175,7 +175,7 @@ func (s *server) rateLimit() fiber.Handler {
 		Expiration:   time.Minute,
 		KeyGenerator: func(c *fiber.Ctx) string { return c.IP() },
 		LimitReached: func(c *fiber.Ctx) error {
-			return fail(fiber.StatusTooManyRequests, "rate_limited", "too many requests; try again in a minute")
+			return fail("rate_limited", "too many requests; try again in a minute")
 		},
 	})
 }

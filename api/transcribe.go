@@ -80,7 +80,7 @@ func (s *server) limitBody(c *fiber.Ctx) error {
 	}
 	data, err := io.ReadAll(io.LimitReader(req.BodyStream(), int64(s.cfg.BodyLimit)+1))
 	if err != nil {
-		return refuseBody(c, fail(fiber.StatusBadRequest, "bad_request", "the request body could not be read"))
+		return refuseBody(c, fail("bad_request", "the request body could not be read"))
 	}
 	if len(data) > s.cfg.BodyLimit {
 		return refuseBody(c, fiber.ErrRequestEntityTooLarge)

@@ -124,6 +124,10 @@ type Payments interface {
 	Refund(ctx context.Context, paymentIntent, idempotencyKey string) error
 }
 
+// ErrPaymentProvider is returned (wrapped) when the payment provider cannot be reached or
+// refuses a call for reasons of its own: nothing the visitor can change, try again later.
+var ErrPaymentProvider = errors.New("payment provider unavailable")
+
 // ErrSessionNotFound is returned (wrapped) by GetCheckout for an unknown session id.
 var ErrSessionNotFound = errors.New("checkout session not found")
 

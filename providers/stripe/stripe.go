@@ -80,7 +80,7 @@ func (s *Stripe) CreateCheckout(ctx context.Context, req providers.CheckoutReque
 	params.Context = ctx
 	sess, err := s.api.CheckoutSessions.New(params)
 	if err != nil {
-		return providers.CheckoutSession{}, fmt.Errorf("creating stripe checkout for order %s: %w", req.OrderID, err)
+		return providers.CheckoutSession{}, fmt.Errorf("creating stripe checkout for order %s: %w: %w", req.OrderID, providers.ErrPaymentProvider, err)
 	}
 	return fromStripe(sess), nil
 }
@@ -195,7 +195,7 @@ func (s *Stripe) GetCheckout(ctx context.Context, sessionID string) (providers.C
 		if hasCode(err, stripego.ErrorCodeResourceMissing) {
 			return providers.CheckoutSession{}, fmt.Errorf("checkout session %s: %w: %w", sessionID, providers.ErrSessionNotFound, err)
 		}
-		return providers.CheckoutSession{}, fmt.Errorf("getting stripe checkout session %s: %w", sessionID, err)
+		return providers.CheckoutSession{}, fmt.Errorf("getting stripe checkout session %s: %w: %w", sessionID, providers.ErrPaymentProvider, err)
 	}
 	return fromStripe(sess), nil
 }
@@ -216,7 +216,7 @@ func (s *Stripe) Refund(ctx context.Context, paymentIntent, idempotencyKey strin
 		if hasCode(err, stripego.ErrorCodeChargeAlreadyRefunded) {
 			return nil
 		}
-		return fmt.Errorf("refunding payment intent %s: %w", paymentIntent, err)
+		return fmt.Errorf("refunding payment intent %s: %w: %w", paymentIntent, providers.ErrPaymentProvider, err)
 	}
 	return nil
 }

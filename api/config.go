@@ -15,10 +15,16 @@ var acceptedAudio = []string{"mp3", "mp4", "mpeg", "mpga", "m4a", "wav", "webm"}
 // voices, formats, which services are open and how payment works.
 func (s *server) publicConfig(c *fiber.Ctx) error {
 	bc := s.deps.Book.Config()
-	rule := func(svc orders.Service) orders.Rule { return bc.Pricing.Rules[svc] }
+	// price publishes a service's whole rule in the one shape the UI's priceCents reads
+	// ({unitAmount, per, rounding, minAmount}), plus its unit under the older name
+	// (unitChars for tts, perSeconds for sst and vtt) for clients that still read it.
+	price := func(svc orders.Service, legacyPer string) fiber.Map {
+		r := bc.Pricing.Rules[svc]
+		return fiber.Map{"unitAmount": r.UnitAmount, "per": r.Per, "rounding": r.Rounding, "minAmount": r.MinAmount, legacyPer: r.Per}
+	}
 	services := fiber.Map{}
 	for _, svc := range []orders.Service{orders.TTS, orders.STT, orders.VTT} {
-		if err := s.deps.Book.Available(svc); err != nil {
+		if err := s.deps.Book.Desk.Available(svc); err != nil {
 			services[string(svc)] = fiber.Map{"open": false, "reason": "engine_unavailable"}
 		} else {
 			services[string(svc)] = fiber.Map{"open": true}
@@ -37,13 +43,13 @@ func (s *server) publicConfig(c *fiber.Ctx) error {
 			"formats": bc.TTS.Formats, "defaultFormat": bc.TTS.Formats[0],
 			"speed":    fiber.Map{"min": bc.TTS.MinSpeed, "max": bc.TTS.MaxSpeed, "step": 0.01, "default": 1},
 			"maxChars": bc.TTS.MaxChars,
-			"price":    fiber.Map{"unitChars": rule(orders.TTS).Per, "unitAmount": rule(orders.TTS).UnitAmount, "rounding": rule(orders.TTS).Rounding},
+			"price":    price(orders.TTS, "unitChars"),
 		},
 		"sst": fiber.Map{"formats": providers.TranscriptFormats, "maxUploadBytes": s.cfg.MaxUploadBytes,
 			"acceptedFormats": acceptedAudio, "engine": s.cfg.STTEngine, "languages": orders.TranscriptLanguages,
-			"price": fiber.Map{"perSeconds": rule(orders.STT).Per, "unitAmount": rule(orders.STT).UnitAmount, "minAmount": rule(orders.STT).MinAmount}},
+			"price": price(orders.STT, "perSeconds")},
 		"vtt": fiber.Map{"formats": providers.TranscriptFormats, "maxSeconds": int64(bc.VTTMaxDuration.Seconds()),
 			"engine": s.cfg.STTEngine, "languages": orders.TranscriptLanguages,
-			"price": fiber.Map{"perSeconds": rule(orders.VTT).Per, "unitAmount": rule(orders.VTT).UnitAmount, "minAmount": rule(orders.VTT).MinAmount}},
+			"price": price(orders.VTT, "perSeconds")},
 	})
 }

@@ -86,6 +86,9 @@ func ParsePricing(s string) (Pricing, error) {
 }
 
 // Amount prices quantity (characters or whole seconds) of a service. Zero costs nothing.
+// GET /api/config publishes each rule as it is, and the UI's priceCents
+// (webui/src/lib/pricing.js) repeats this arithmetic: both pass the cases of
+// testdata/pricing_cases.json, so change the three together.
 func (r Rule) Amount(quantity int64) int64 {
 	if quantity <= 0 {
 		return 0

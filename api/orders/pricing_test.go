@@ -2,45 +2,23 @@ package orders
 
 import "testing"
 
-func TestDefaultPricesAtTheBoundaries(t *testing.T) {
+// The boundary cases of the default prices live in testdata/pricing_cases.json, shared
+// with the UI; here Quote must charge each of them under its service's rule.
+func TestPricingQuoteChargesTheSharedCases(t *testing.T) {
 	p := DefaultPricing()
-	tests := []struct {
-		svc      Service
-		quantity int64
-		want     int64
-	}{
-		{TTS, 0, 0},
-		{TTS, 1, 99},
-		{TTS, 999, 99},
-		{TTS, 1000, 99},
-		{TTS, 1001, 198},
-		{TTS, 50000, 4950},
-		{TTS, 100000, 9900},
-		// audio: max(99, ceil(99 × s / 100))
-		{STT, 0, 0},
-		{STT, 1, 99},
-		{STT, 59, 99},
-		{STT, 60, 99},
-		{STT, 100, 99},
-		{STT, 101, 100},
-		{STT, 3600, 3564},
-		// video: max(99, ceil(99 × s / 60))
-		{VTT, 0, 0},
-		{VTT, 1, 99},
-		{VTT, 59, 99},
-		{VTT, 60, 99},
-		{VTT, 61, 101},
-		{VTT, 90, 149},
-		{VTT, 100, 165},
-		{VTT, 101, 167},
-		{VTT, 10800, 17820},
-	}
-	for _, tt := range tests {
-		t.Run(string(tt.svc), func(t *testing.T) {
-			if got := p.Quote(tt.svc, tt.quantity); got != tt.want {
-				t.Errorf("Quote(%s, %d) = %d, want %d", tt.svc, tt.quantity, got, tt.want)
+	n := 0
+	for _, c := range loadPricingCases(t) {
+		for svc, rule := range p.Rules {
+			if c.Rule == rule {
+				n++
+				if got := p.Quote(svc, c.Quantity); got != c.Amount {
+					t.Errorf("%s: Quote(%s, %d) = %d, want %d", c.Name, svc, c.Quantity, got, c.Amount)
+				}
 			}
-		})
+		}
+	}
+	if n == 0 {
+		t.Fatal("no shared case uses a default rule")
 	}
 }
 
@@ -72,6 +50,15 @@ func TestParsePricing(t *testing.T) {
 	}
 	if got := p.Quote(STT, 101); got != 100 {
 		t.Errorf("audio rule should keep its default, got %d", got)
+	}
+	// The operator's price list of the design brief: 1,500 characters at 1.50 per 1,000,
+	// charged proportionally, cost 2.25 (not 3.00 as per started block).
+	p, err = ParsePricing(`{"rules":{"tts":{"unitAmount":150,"per":1000,"rounding":"proportional"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Quote(TTS, 1500); got != 225 {
+		t.Errorf("proportional TTS price for 1500 chars = %d, want 225", got)
 	}
 	for _, bad := range []string{`{`, `{"rules":{"xyz":{"unitAmount":1,"per":1,"rounding":"started"}}}`,
 		`{"rules":{"tts":{"unitAmount":0,"per":1,"rounding":"started"}}}`,

@@ -1,4 +1,5 @@
 import { useTranslation } from "react-i18next";
+import Field from "../order/Field.jsx";
 import Duration from "../transcription/Duration.jsx";
 
 /**
@@ -12,17 +13,15 @@ export default function AudioChooser({ accepted, onChoose, chosen, maxSize, tooL
   const accept = ["audio/*", ...accepted.map((f) => `.${f}`)].join(",");
   return (
     <>
-      <div className="field">
-        <label htmlFor="audio-file">{t("sst.fileLabel")}</label>
-        <input
-          id="audio-file"
-          type="file"
-          accept={accept}
-          onChange={(e) => onChoose(e.target.files?.[0])}
-          aria-describedby="audio-limits"
-          data-testid="file"
-        />
-      </div>
+      <Field
+        id="audio-file"
+        label={t("sst.fileLabel")}
+        type="file"
+        accept={accept}
+        onChange={(e) => onChoose(e.target.files?.[0])}
+        aria-describedby="audio-limits"
+        data-testid="file"
+      />
       <div id="audio-limits">
         <p className="hint">{t("sst.maxSize", { size: maxSize })}</p>
         <p className="hint">{t("sst.accepted", { formats: accepted.join(", ") })}</p>

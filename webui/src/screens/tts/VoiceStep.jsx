@@ -1,6 +1,7 @@
 import { useTranslation } from "react-i18next";
 import { voiceSampleUrl } from "../../api.js";
 import { formatSpeed, parseSpeed } from "../../lib/speed.js";
+import Field from "../order/Field.jsx";
 import Step from "../order/Step.jsx";
 import { voiceName } from "../../lib/voices.js";
 
@@ -27,25 +28,25 @@ export default function VoiceStep({ voices, voice, onVoice, speed, onSpeed, spee
           </div>
         ))}
       </fieldset>
-      <div className="speed">
-        <label htmlFor="speed">{t("tts.speed")}</label>
-        <input
-          id="speed"
-          type="range"
-          min={speedRange.min}
-          max={speedRange.max}
-          step={speedRange.step}
-          value={speed}
-          aria-valuetext={formatSpeed(speed)}
-          onChange={(e) => onSpeed(parseSpeed(e.target.value, speedRange))}
-        />
+      <Field
+        id="speed"
+        className="speed"
+        label={t("tts.speed")}
+        type="range"
+        min={speedRange.min}
+        max={speedRange.max}
+        step={speedRange.step}
+        value={speed}
+        aria-valuetext={formatSpeed(speed)}
+        onValue={(v) => onSpeed(parseSpeed(v, speedRange))}
+      >
         <output htmlFor="speed" className="speed-value" data-testid="speed-value">
           {formatSpeed(speed)}
         </output>
         <button type="button" className="secondary" onClick={() => onSpeed(speedRange.default)}>
           {t("tts.resetSpeed")}
         </button>
-      </div>
+      </Field>
     </Step>
   );
 }

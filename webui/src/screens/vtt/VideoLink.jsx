@@ -1,6 +1,7 @@
 import { useTranslation } from "react-i18next";
 import { formatLimit } from "../../lib/duration.js";
 import ErrorNote from "../order/ErrorNote.jsx";
+import Field from "../order/Field.jsx";
 import Duration from "../transcription/Duration.jsx";
 
 /**
@@ -19,26 +20,24 @@ export default function VideoLink({ link, onLink, onAnalyze, analyzing, error, q
           onAnalyze();
         }}
       >
-        <div className="field">
-          <label htmlFor="video-link">{t("vtt.linkLabel")}</label>
-          <div className="link-row">
-            <input
-              id="video-link"
-              type="url"
-              inputMode="url"
-              autoComplete="url"
-              placeholder="https://"
-              value={link}
-              onChange={(e) => onLink(e.target.value)}
-              aria-describedby="video-link-hint"
-              aria-invalid={error ? true : undefined}
-              dir="ltr"
-            />
-            <button type="submit" className="primary" disabled={analyzing} aria-busy={analyzing || undefined} data-testid="analyze">
-              {analyzing ? t("vtt.analyzing") : t("vtt.analyze")}
-            </button>
-          </div>
-        </div>
+        <Field
+          id="video-link"
+          label={t("vtt.linkLabel")}
+          row="link-row"
+          type="url"
+          inputMode="url"
+          autoComplete="url"
+          placeholder="https://"
+          value={link}
+          onValue={onLink}
+          aria-describedby="video-link-hint"
+          aria-invalid={error ? true : undefined}
+          dir="ltr"
+        >
+          <button type="submit" className="primary" disabled={analyzing} aria-busy={analyzing || undefined} data-testid="analyze">
+            {analyzing ? t("vtt.analyzing") : t("vtt.analyze")}
+          </button>
+        </Field>
       </form>
       <div id="video-link-hint">
         <p className="hint">{t("vtt.linkHint")}</p>

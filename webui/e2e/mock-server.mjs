@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { extname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
-import { durationCostCents } from "../src/lib/pricing.js";
+import { countChars, priceCents } from "../src/lib/pricing.js";
 import { CONFIG as FIXTURE_CONFIG } from "../test/fixtures.js";
 import { CLIP_TEXT, hasAudio, parseMultipart, probeSeconds, readBody, renderTranscript, tempDir } from "./media.mjs";
 
@@ -82,7 +82,7 @@ function quote(service, o) {
   if (!o.email || o.email !== o.emailVerify) return [400, "email_mismatch"];
   if (service === "tts") {
     if (!o.input) return [400, "empty_text"];
-    return { amount: 99 * Math.ceil([...o.input].length / 1000) };
+    return { amount: priceCents(countChars(o.input), CONFIG.tts.price) };
   }
   const format = service === "sst" ? o.response_format : o.outputFormat;
   if (format && !CONFIG[service].formats.includes(format)) return [400, "invalid_format"];
@@ -90,11 +90,11 @@ function quote(service, o) {
   if (service === "sst") {
     const up = uploads.get(o.filePath || "");
     if (!up) return [404, "upload_not_found"];
-    return { amount: durationCostCents(up.seconds, CONFIG.sst.price), seconds: up.seconds, format };
+    return { amount: priceCents(up.seconds, CONFIG.sst.price), seconds: up.seconds, format };
   }
   const seconds = probeSeconds(o.selectedFile || "");
   if (!seconds) return [422, "not_media"];
-  return { amount: durationCostCents(Math.ceil(seconds), CONFIG.vtt.price), seconds: Math.ceil(seconds), format };
+  return { amount: priceCents(Math.ceil(seconds), CONFIG.vtt.price), seconds: Math.ceil(seconds), format };
 }
 
 async function createSession(req, res, service) {
@@ -127,7 +127,7 @@ async function uploadAudio(req, res) {
   if (!hasAudio(path)) return fail(res, 422, "not_audio");
   const seconds = Math.ceil(raw);
   uploads.set(id, { name: file.filename, seconds });
-  return send(res, 200, { ok: true, file: { filename: file.filename, path: id }, duration: seconds, amount: durationCostCents(seconds, CONFIG.sst.price), currency: "eur" });
+  return send(res, 200, { ok: true, file: { filename: file.filename, path: id }, duration: seconds, amount: priceCents(seconds, CONFIG.sst.price), currency: "eur" });
 }
 
 async function analyzeVideo(req, res) {
@@ -142,7 +142,7 @@ async function analyzeVideo(req, res) {
   if (s > CONFIG.vtt.maxSeconds) return fail(res, 422, "video_too_long");
   return send(res, 200, {
     ok: true, durationMinutes: Math.floor(s / 60), durationSeconds: s % 60, totalMinutes: s / 60, duration: s,
-    amount: durationCostCents(s, CONFIG.vtt.price), currency: "eur",
+    amount: priceCents(s, CONFIG.vtt.price), currency: "eur",
   });
 }
 

@@ -9,7 +9,7 @@
 // and a final "N passed, M failed"; exits non-zero on any failure.
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { durationCostCents } from "../src/lib/pricing.js";
+import { priceCents } from "../src/lib/pricing.js";
 import { abort, assert, BASE, check, EMAIL, facts, finish, moneyOf, openBrowser, transcriptionTail, until } from "./harness.mjs";
 import { CLIP_TEXT, makeSpeechMp3, probeSeconds, tempDir } from "./media.mjs";
 
@@ -27,12 +27,12 @@ async function main() {
     await check("GET /api/config: audio-to-text is open, with its price and limits", async () => {
       config = await b.config();
       assert(config.services?.sst?.open, `sst is closed: ${JSON.stringify(config.services?.sst)}`);
-      assert(config.sst?.price?.perSeconds > 0 && config.sst.maxUploadBytes > 0, "no sst price or limit");
+      assert(config.sst?.price?.per > 0 && config.sst.price.rounding && config.sst.maxUploadBytes > 0, "no sst price or limit");
       facts.sst = { engine: config.sst.engine, price: config.sst.price, clipSeconds: seconds };
     });
     if (!config) throw new Error("no config: cannot go on");
     const money = moneyOf(config);
-    const expected = durationCostCents(seconds, config.sst.price);
+    const expected = priceCents(seconds, config.sst.price);
 
     await check("/sst: intro, provider, limits, languages, price, prompt; no pay button", async () => {
       await page.goto(`${BASE}/sst`, { waitUntil: "networkidle" });
@@ -102,7 +102,7 @@ async function main() {
       facts.uploadPercents = percents;
       assert(percents.some((p) => p > 0 && p < 100), `no intermediate percentage: ${JSON.stringify(seen.slice(0, 10))}`);
       assert(Math.abs(body.duration - seconds) <= 1, `server measured ${body.duration} s, ffprobe ${seconds} s`);
-      assert(body.amount === durationCostCents(body.duration, config.sst.price), `server amount ${body.amount} breaks the configured rule`);
+      assert(body.amount === priceCents(body.duration, config.sst.price), `server amount ${body.amount} breaks the configured rule`);
       facts.sstQuote = { duration: body.duration, amount: body.amount, expected };
       assert((await page.getByTestId("cost").textContent()) === `Cost: ${money(body.amount)}`, await page.getByTestId("cost").textContent());
       assert(/Duration: .*\(\d+:\d\d\)/.test(await page.getByTestId("server-duration").textContent()), "server duration");

@@ -8,6 +8,7 @@
 // playwright-core. Prints one line per check and a final "N passed, M failed";
 // exits non-zero on any failure.
 import { readFileSync } from "node:fs";
+import { priceCents } from "../src/lib/pricing.js";
 import { abort, assert, BASE, check, EMAIL, emailWithLink, facts, finish, LANGS, moneyOf, openBrowser, until } from "./harness.mjs";
 
 /** Kind of audio in the first bytes, or "" if they are not audio. */
@@ -29,7 +30,7 @@ async function main() {
       const res = await page.request.get(`${BASE}/api/config`);
       assert(res.ok(), `status ${res.status()}`);
       config = await res.json();
-      assert(config.tts?.price?.unitChars > 0, "no tts price");
+      assert(config.tts?.price?.per > 0 && config.tts.price.rounding, "no tts price");
       assert(config.services?.tts?.open, "tts service is closed on this server");
       facts.config = { version: config.version, paymentMode: config.payment?.mode, price: config.tts.price };
     });
@@ -126,21 +127,21 @@ async function main() {
       assert(await page.getByRole("radio", { name: "Echo" }).isChecked(), "playing a sample selects its voice");
     });
 
-    const unit = config.tts.price.unitChars;
-    const amount = config.tts.price.unitAmount;
+    const rule = config.tts.price;
+    const unit = rule.per;
     const text = "Hello from Parla. Bonjour 😀 你好 مرحبا.";
     await check("typing shows the live count (code points) and cost", async () => {
       const box = page.getByPlaceholder("Enter your text here");
       assert(await page.getByText("Enter text to convert to voice in the previous steps.").isVisible(), "prompt");
       await box.fill("x".repeat(unit + 1));
-      await until(async () => (await page.getByTestId("cost").textContent()) === `Cost: ${money(2 * amount)}`, `cost of ${unit + 1}`, 3000);
+      await until(async () => (await page.getByTestId("cost").textContent()) === `Cost: ${money(priceCents(unit + 1, rule))}`, `cost of ${unit + 1}`, 3000);
       await box.fill("");
       await box.pressSequentially("Hi 😀");
       assert((await page.getByTestId("char-count").textContent()) === "Characters: 4", await page.getByTestId("char-count").textContent());
       await box.fill(text);
       const n = [...text].length;
       assert((await page.getByTestId("char-count").textContent()) === `Characters: ${n}`, "count");
-      assert((await page.getByTestId("cost").textContent()) === `Cost: ${money(amount)}`, "cost");
+      assert((await page.getByTestId("cost").textContent()) === `Cost: ${money(priceCents(n, rule))}`, "cost");
     });
 
     await check("change voice, format and speed (keyboard, reset)", async () => {
@@ -167,7 +168,7 @@ async function main() {
       await page.getByLabel("Verify e-mail").fill(EMAIL);
       await page.getByTestId("pay").waitFor();
       assert((await page.getByText("Warning: emails do not match").count()) === 0, "warning stays");
-      assert((await page.getByTestId("pay").textContent()).includes(money(amount)), "amount on the button");
+      assert((await page.getByTestId("pay").textContent()).includes(money(priceCents([...text].length, rule))), "amount on the button");
     });
 
     await check("/tts controls have accessible names; Tab shows a visible focus", async () => {

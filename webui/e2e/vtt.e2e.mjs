@@ -9,7 +9,7 @@
 //
 // Prints one line per check and a final "N passed, M failed"; exits non-zero on any failure.
 import { formatClock } from "../src/lib/duration.js";
-import { durationCostCents } from "../src/lib/pricing.js";
+import { priceCents } from "../src/lib/pricing.js";
 import { abort, assert, BASE, check, EMAIL, facts, finish, moneyOf, openBrowser, sleep, transcriptionTail } from "./harness.mjs";
 import { CLIP_TEXT, probeSeconds } from "./media.mjs";
 
@@ -26,7 +26,7 @@ async function main() {
     await check("GET /api/config: video-to-text is open, with its price", async () => {
       config = await b.config();
       assert(config.services?.vtt?.open, `vtt is closed: ${JSON.stringify(config.services?.vtt)}`);
-      assert(config.vtt?.price?.perSeconds > 0, "no vtt price");
+      assert(config.vtt?.price?.per > 0 && config.vtt.price.rounding, "no vtt price");
       facts.vtt = { engine: config.vtt.engine, price: config.vtt.price, clipSeconds: seconds };
     });
     if (!config) throw new Error("no config: cannot go on");
@@ -67,7 +67,7 @@ async function main() {
       assert(res.status() === 200 && body.ok, `analysis answered ${res.status()} ${JSON.stringify(body)}`);
       assert(Math.abs(body.duration - seconds) <= 1, `server measured ${body.duration} s, ffprobe ${seconds} s`);
       assert(body.durationMinutes * 60 + body.durationSeconds === body.duration, JSON.stringify(body));
-      assert(body.amount === durationCostCents(body.duration, config.vtt.price), `amount ${body.amount} breaks the configured rule`);
+      assert(body.amount === priceCents(body.duration, config.vtt.price), `amount ${body.amount} breaks the configured rule`);
       facts.vttQuote = { duration: body.duration, amount: body.amount, title: body.title || "" };
       await page.getByTestId("analysis").waitFor();
       assert((await page.getByTestId("analysis").textContent()).includes(MEDIA_URL), "link not shown back");

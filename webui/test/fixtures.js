@@ -2,7 +2,7 @@ const TRANSCRIPT_FORMATS = ["json", "text", "srt", "verbose_json", "vtt"];
 // The engines' transcription languages (ISO 639-1), as the server lists them.
 const STT_LANGUAGES = "af ar hy az be bs bg ca zh hr cs da nl en et fi fr gl de el he hi hu is id it ja kn kk ko lv lt mk ms mr mi ne no fa pl pt ro ru sr sk sl es sw sv tl ta th tr uk ur vi cy".split(" ");
 
-/** A GET /api/config answer as the API contract describes it. */
+/** A GET /api/config answer as the API contract describes it (the default prices; `unitChars` and `perSeconds` are the legacy names of `per`). */
 export const CONFIG = {
   version: "v3.3.2",
   currency: "eur",
@@ -20,7 +20,7 @@ export const CONFIG = {
     defaultFormat: "mp3",
     speed: { min: 0.25, max: 4, step: 0.01, default: 1 },
     maxChars: 100000,
-    price: { unitChars: 1000, unitAmount: 99 },
+    price: { unitAmount: 99, per: 1000, rounding: "started", minAmount: 0, unitChars: 1000 },
   },
   sst: {
     formats: TRANSCRIPT_FORMATS,
@@ -28,14 +28,14 @@ export const CONFIG = {
     acceptedFormats: ["mp3", "mp4", "mpeg", "mpga", "m4a", "wav", "webm"],
     engine: "whisper",
     languages: STT_LANGUAGES,
-    price: { perSeconds: 100, unitAmount: 99, minAmount: 99 },
+    price: { unitAmount: 99, per: 100, rounding: "proportional", minAmount: 99, perSeconds: 100 },
   },
   vtt: {
     formats: TRANSCRIPT_FORMATS,
     maxSeconds: 10800,
     engine: "whisper",
     languages: STT_LANGUAGES,
-    price: { perSeconds: 60, unitAmount: 99, minAmount: 99 },
+    price: { unitAmount: 99, per: 60, rounding: "proportional", minAmount: 99, perSeconds: 60 },
   },
 };
 

@@ -1,7 +1,17 @@
+// @vitest-environment node
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { countChars, durationCostCents, formatMoney, perMinuteCents, ttsCostCents } from "../src/lib/pricing.js";
+import { countChars, formatMoney, perMinuteCents, priceCents } from "../src/lib/pricing.js";
+import { CONFIG } from "./fixtures.js";
 
-const price = { unitChars: 1000, unitAmount: 99 };
+// The boundary cases the server's Rule.Amount passes too (api/orders/pricing_cases_test.go).
+const TABLE = JSON.parse(readFileSync(new URL("../../api/orders/testdata/pricing_cases.json", import.meta.url), "utf8"));
+const CASES = TABLE.cases;
+const RULE_KEYS = ["minAmount", "per", "rounding", "unitAmount"];
+const tts = CONFIG.tts.price;
+const sst = CONFIG.sst.price;
+const vtt = CONFIG.vtt.price;
+const sameRule = (a, b) => RULE_KEYS.every((k) => a[k] === b[k]);
 
 describe("countChars", () => {
   it.each([
@@ -31,33 +41,57 @@ describe("countChars", () => {
   });
 });
 
-describe("ttsCostCents", () => {
-  it.each([
-    [0, 0],
-    [1, 99],
-    [999, 99],
-    [1000, 99],
-    [1001, 198],
-    [2000, 198],
-    [2001, 297],
-    [100000, 9900],
-  ])("%i characters cost %i cents", (chars, cents) => {
-    expect(ttsCostCents(chars, price)).toBe(cents);
+describe("priceCents: the shared table api/orders/testdata/pricing_cases.json", () => {
+  it("holds well-formed cases with unique names", () => {
+    expect(CASES.length).toBeGreaterThan(40);
+    for (const c of CASES) {
+      expect(Object.keys(c).sort(), c.name).toEqual(["amount", "name", "quantity", "rule"]);
+      expect(Object.keys(c.rule).sort(), c.name).toEqual(RULE_KEYS);
+      expect(["started", "proportional"], c.name).toContain(c.rule.rounding);
+      expect(Number.isSafeInteger(c.quantity) && Number.isSafeInteger(c.amount), c.name).toBe(true);
+    }
+    expect(new Set(CASES.map((c) => c.name)).size).toBe(CASES.length);
   });
 
-  it("follows the configured price, not constants", () => {
-    expect(ttsCostCents(1, { unitChars: 500, unitAmount: 50 })).toBe(50);
-    expect(ttsCostCents(501, { unitChars: 500, unitAmount: 50 })).toBe(100);
+  it.each(CASES.map((c) => [c.name, c]))("%s", (_, c) => {
+    expect(priceCents(c.quantity, c.rule)).toBe(c.amount);
   });
 
-  it("counts emoji and CJK text by code points at the boundary", () => {
-    expect(ttsCostCents(countChars("😀".repeat(1000)), price)).toBe(99);
-    expect(ttsCostCents(countChars("字".repeat(1001)), price)).toBe(198);
+  it("covers the rules the fixtures publish (the server's defaults) at 0, 1, per-1, per and per+1", () => {
+    for (const rule of [tts, sst, vtt]) {
+      const quantities = CASES.filter((c) => sameRule(c.rule, rule)).map((c) => c.quantity);
+      expect(quantities).toEqual(expect.arrayContaining([0, 1, rule.per - 1, rule.per, rule.per + 1]));
+    }
+  });
+});
+
+describe("priceCents in the pages' use", () => {
+  it("prices text by code points at the block boundary", () => {
+    expect(priceCents(countChars("😀".repeat(1000)), tts)).toBe(99);
+    expect(priceCents(countChars("字".repeat(1001)), tts)).toBe(198);
   });
 
-  it("is zero without a usable price", () => {
-    expect(ttsCostCents(10, null)).toBe(0);
-    expect(ttsCostCents(10, { unitChars: 0, unitAmount: 99 })).toBe(0);
+  it("follows the published rounding: an operator's proportional text price is not rounded per block", () => {
+    const rule = { unitAmount: 150, per: 1000, rounding: "proportional", minAmount: 0 };
+    expect(priceCents(1500, rule)).toBe(225);
+    expect(priceCents(1500, { ...rule, rounding: "started" })).toBe(300);
+  });
+
+  it("rounds a fractional duration up to whole seconds first", () => {
+    expect(priceCents(100.2, sst)).toBe(100); // 101 s
+    expect(priceCents(60.01, { ...vtt, rounding: "started", minAmount: 0 })).toBe(198); // 61 s: two started minutes
+  });
+
+  it("prices nothing without a usable rule", () => {
+    expect(priceCents(10, null)).toBe(0);
+    expect(priceCents(10, undefined)).toBe(0);
+    expect(priceCents(10, { ...tts, per: 0 })).toBe(0);
+    expect(priceCents(10, { ...tts, unitAmount: undefined })).toBe(0);
+    expect(priceCents(10, { ...tts, unitAmount: 1.5 })).toBe(0);
+  });
+
+  it("treats a missing minimum as none, like the server", () => {
+    expect(priceCents(1, { unitAmount: 99, per: 1000, rounding: "started" })).toBe(99);
   });
 });
 
@@ -72,38 +106,23 @@ describe("formatMoney", () => {
   });
 });
 
-describe("durationCostCents (audio and video to text)", () => {
-  const sst = { perSeconds: 100, unitAmount: 99, minAmount: 99 };
-  const vtt = { perSeconds: 60, unitAmount: 99, minAmount: 99 };
-  it.each([
-    [0, 0],
-    [1, 99], // the minimum
-    [100, 99],
-    [101, 100], // ceil(99 × 101 / 100) = ceil(99.99)
-    [65, 99],
-    [200, 198],
-    [601, 595], // ceil(594.99)
-    [3600, 3564],
-  ])("audio: %i s cost %i cents", (s, cents) => expect(durationCostCents(s, sst)).toBe(cents));
-
-  it.each([
-    [0, 0],
-    [30, 99],
-    [60, 99],
-    [61, 101], // ceil(99 × 61 / 60) = ceil(100.65)
-    [120, 198],
-    [10800, 17820],
-  ])("video: %i s cost %i cents", (s, cents) => expect(durationCostCents(s, vtt)).toBe(cents));
-
-  it("rounds a fractional duration up first and follows the configured numbers", () => {
-    expect(durationCostCents(100.2, sst)).toBe(100);
-    expect(durationCostCents(10, { perSeconds: 10, unitAmount: 50, minAmount: 0 })).toBe(50);
-    expect(durationCostCents(10, null)).toBe(0);
-  });
-
-  it("gives the per-minute price of the rule", () => {
+describe("perMinuteCents", () => {
+  it("is the rate of a proportional rule", () => {
     expect(perMinuteCents(vtt)).toBe(99);
     expect(perMinuteCents(sst)).toBeCloseTo(59.4);
     expect(formatMoney(perMinuteCents(sst), "eur", "en")).toBe("€0.59");
+  });
+
+  it("is the price of 60 seconds, before any minimum, under a per-started-unit rule", () => {
+    const started = (per, minAmount = 0) => ({ unitAmount: 50, per, rounding: "started", minAmount });
+    expect(perMinuteCents(started(60))).toBe(50);
+    expect(perMinuteCents(started(30))).toBe(100);
+    expect(perMinuteCents(started(100))).toBe(50); // one started 100-second block
+    expect(perMinuteCents(started(45, 500))).toBe(100); // two started blocks; the minimum is stated apart
+  });
+
+  it("is zero without a usable rule", () => {
+    expect(perMinuteCents(null)).toBe(0);
+    expect(perMinuteCents({ ...sst, per: 0 })).toBe(0);
   });
 });

@@ -79,6 +79,22 @@ describe("audio-to-text page", () => {
     expect(screen.queryByTestId("pay")).toBeNull(); // an estimate is not a quote
   });
 
+  it("states and estimates an operator's price per started minute", async () => {
+    const price = { unitAmount: 50, per: 60, rounding: "started", minAmount: 0, perSeconds: 60 };
+    renderSst({ ...CONFIG, sst: { ...CONFIG.sst, price } });
+    expect(screen.getByTestId("price-info").textContent).toBe("Cost: €0.50 per started minute, with a minimum of €0.00.");
+    await choose(mp3("talk.mp3")); // 65 s: two started minutes
+    expect(screen.getByText("Estimated cost: €1.00")).toBeTruthy();
+  });
+
+  it("states a price per started block of seconds with what one minute costs", () => {
+    const price = { unitAmount: 40, per: 45, rounding: "started", minAmount: 99, perSeconds: 45 };
+    renderSst({ ...CONFIG, sst: { ...CONFIG.sst, price } });
+    expect(screen.getByTestId("price-info").textContent).toBe(
+      "Cost: €0.40 per started 45 seconds (one minute costs €0.80), with a minimum of €0.99.",
+    );
+  });
+
   it("says when the browser cannot read the duration, and warns about an oversized file", async () => {
     vi.mocked(readMediaDuration).mockResolvedValueOnce(null);
     renderSst({ ...CONFIG, sst: { ...CONFIG.sst, maxUploadBytes: 500 } });

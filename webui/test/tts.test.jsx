@@ -53,6 +53,23 @@ describe("text-to-speech page", () => {
     expect(screen.getByTestId("cost").textContent).toBe("Cost: €1.98");
   });
 
+  it("states the default rule: per started block, no minimum", () => {
+    renderTts();
+    expect(screen.getByText("Price: €0.99 per started 1,000 characters.")).toBeTruthy();
+    expect(screen.queryByText(/Minimum price/)).toBeNull();
+  });
+
+  it("shows and charges an operator's proportional price with a minimum, as the server does", async () => {
+    const price = { unitAmount: 150, per: 1000, rounding: "proportional", minAmount: 50, unitChars: 1000 };
+    renderTts({ ...CONFIG, tts: { ...CONFIG.tts, price } });
+    expect(screen.getByText("Price: €1.50 per 1,000 characters, charged by the character.")).toBeTruthy();
+    expect(screen.getByText("Minimum price: €0.50.")).toBeTruthy();
+    typeText("a".repeat(1500));
+    expect(screen.getByTestId("cost").textContent).toBe("Cost: €2.25"); // not €3.00 per started block
+    typeText("a".repeat(10));
+    expect(screen.getByTestId("cost").textContent).toBe("Cost: €0.50"); // the minimum
+  });
+
   it("moves the speed in hundredths and resets it to 1", () => {
     renderTts();
     const slider = screen.getByLabelText("Speed");

@@ -51,6 +51,12 @@ describe("video-to-text page", () => {
     expect(screen.getByText(PROMPT)).toBeTruthy();
   });
 
+  it("states an operator's price per started minute", () => {
+    const price = { unitAmount: 120, per: 60, rounding: "started", minAmount: 120, perSeconds: 60 };
+    renderVtt({ ...CONFIG, vtt: { ...CONFIG.vtt, price } });
+    expect(screen.getByTestId("price-info").textContent).toBe("Cost: €1.20 per started minute, with a minimum of €1.20.");
+  });
+
   it("analyzes the link (busy meanwhile), then shows it back with title, duration and cost", async () => {
     renderVtt();
     let answer;

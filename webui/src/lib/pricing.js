@@ -1,5 +1,7 @@
-// Prices are integer cents. The rule and its numbers come from GET /api/config
-// (tts.price), so the page shows exactly what the server will charge.
+// Prices are integer cents. Each service's rule comes whole from GET /api/config
+// (tts.price, sst.price, vtt.price: {unitAmount, per, rounding, minAmount}), and
+// priceCents applies it as the server does (Rule.Amount in api/orders/pricing.go),
+// so the page shows exactly what the checkout charges. No price lives here.
 
 /** Number of characters as the server counts them: Unicode code points. */
 export function countChars(text) {
@@ -10,13 +12,34 @@ export function countChars(text) {
   return n;
 }
 
+/** A rule's numbers as BigInts, or null when it cannot price anything (missing, not whole cents, per not positive). */
+function bigRule(rule) {
+  const whole = (n) => Number.isSafeInteger(n);
+  if (!rule || !whole(rule.unitAmount) || !whole(rule.per) || !(rule.per > 0)) return null;
+  const min = rule.minAmount ?? 0;
+  if (!whole(min)) return null;
+  return { unit: BigInt(rule.unitAmount), per: BigInt(rule.per), min: BigInt(min) };
+}
+
 /**
- * Cost in cents of a text-to-speech order of `chars` characters:
- * unitAmount × ceil(chars / unitChars). Zero characters cost nothing.
+ * The price in cents of `quantity` under `rule` (GET /api/config's `price` of a
+ * service), the server's arithmetic to the cent:
+ *   quantity <= 0 → 0;
+ *   "started":      unitAmount × ceil(quantity / per);
+ *   "proportional": ceil(unitAmount × quantity / per) (any other rounding, as on the server);
+ *   then max(minAmount, amount).
+ * `quantity` is characters (code points) for text-to-speech and whole seconds for
+ * audio and video; a fractional number of seconds is rounded up first, as the
+ * server measures them. Integer arithmetic (BigInt), so no float ever rounds a cent.
+ * No usable rule prices nothing at 0.
  */
-export function ttsCostCents(chars, price) {
-  if (!price || !(price.unitChars > 0) || !(chars > 0)) return 0;
-  return price.unitAmount * Math.ceil(chars / price.unitChars);
+export function priceCents(quantity, rule) {
+  const r = bigRule(rule);
+  if (!r || !(quantity > 0)) return 0;
+  const q = BigInt(Math.ceil(quantity));
+  const ceilDiv = (a, b) => (a + b - 1n) / b;
+  const amount = rule.rounding === "started" ? r.unit * ceilDiv(q, r.per) : ceilDiv(r.unit * q, r.per);
+  return Number(amount > r.min ? amount : r.min);
 }
 
 /** Cents as a localized currency string, e.g. 99 → "€0.99" (en) or "0,99 €" (es). */
@@ -28,19 +51,13 @@ export function formatMoney(cents, currency = "eur", locale = "en") {
 }
 
 /**
- * Cost in cents of transcribing `seconds` of audio or video:
- * max(minAmount, ceil(unitAmount × seconds / perSeconds)), as the server
- * charges it (GET /api/config sst.price / vtt.price). No duration costs nothing.
+ * What one minute costs under a per-second rule, for the "… per minute" line,
+ * before any minimum. Proportional rules: the rate, unitAmount × 60 / per
+ * (possibly fractional cents, shown as "about"). Per started unit: the price of
+ * 60 seconds, unitAmount × ceil(60 / per), which is what a one-minute file is charged.
  */
-export function durationCostCents(seconds, price) {
-  if (!price || !(price.perSeconds > 0) || !(seconds > 0)) return 0;
-  // Integer arithmetic: unitAmount × seconds is exact, the division rounds up once.
-  const cents = Math.ceil((price.unitAmount * Math.ceil(seconds)) / price.perSeconds);
-  return Math.max(price.minAmount || 0, cents);
-}
-
-/** The price of one minute in (possibly fractional) cents, for the "about … per minute" line. */
-export function perMinuteCents(price) {
-  if (!price || !(price.perSeconds > 0)) return 0;
-  return (price.unitAmount * 60) / price.perSeconds;
+export function perMinuteCents(rule) {
+  if (!bigRule(rule)) return 0;
+  if (rule.rounding === "started") return priceCents(60, { ...rule, minAmount: 0 });
+  return (rule.unitAmount * 60) / rule.per;
 }

@@ -2,22 +2,18 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { uploadAudio } from "../../api.js";
 import { useConfig } from "../../config.jsx";
-import { languageById } from "../../languages.js";
 import { formatSize } from "../../lib/duration.js";
 import { readMediaDuration } from "../../lib/mediaDuration.js";
 import { restoreSstOrder, sstRecord } from "../../lib/orders.js";
-import { durationCostCents, formatMoney } from "../../lib/pricing.js";
+import { priceCents } from "../../lib/pricing.js";
 import { readJSON, SST_KEY, writeJSON } from "../../lib/storage.js";
-import ServiceClosed from "../closed/ServiceClosed.jsx";
 import Step from "../order/Step.jsx";
-import DeliverySteps from "../transcription/DeliverySteps.jsx";
-import Intro from "../transcription/Intro.jsx";
-import LanguageAndPrice from "../transcription/LanguageAndPrice.jsx";
+import TranscriptionPage from "../transcription/TranscriptionPage.jsx";
 import { useOrder } from "../transcription/useOrder.js";
 import AudioChooser from "./AudioChooser.jsx";
 import Upload from "./Upload.jsx";
 
-// Checkout refusals after which the stored upload is of no use.
+// Checkout refusals after which the stored upload is of no use: back on this page the visitor uploads again.
 const STALE_UPLOAD = ["upload_not_found", "price_mismatch"];
 
 /**
@@ -27,27 +23,24 @@ const STALE_UPLOAD = ["upload_not_found", "price_mismatch"];
  */
 export default function Sst() {
   const config = useConfig();
-  const { t, i18n } = useTranslation();
+  const { t } = useTranslation();
   const sst = config.sst;
   const initial = useMemo(() => restoreSstOrder(readJSON(SST_KEY), sst), [sst]);
-  const { email, format, language, pay, facts, steps } = useOrder("sst", initial);
+  const order = useOrder("sst", initial);
+  const { email, format, language, pay, open, locale, money } = order;
   const [upload, setUpload] = useState(initial.upload); // the server's answer: the truth for the price
   const [chosen, setChosen] = useState(null); // {file, seconds: number|null|undefined while reading}
   const [sending, setSending] = useState({ busy: false, progress: 0, error: "" });
   const [chooserKey, setChooserKey] = useState(0);
   const pick = useRef(0);
   const abort = useRef(null);
-  const open = config.services?.sst?.open !== false;
 
+  // Stores the order, with `withQuote` as its upload (the current one unless told).
+  const keep = (withQuote = upload) => writeJSON(SST_KEY, sstRecord({ email, outputFormat: format, language, upload: withQuote }));
   useEffect(() => {
-    if (open) writeJSON(SST_KEY, sstRecord({ email, outputFormat: format, language, upload }));
+    if (open) keep();
   }, [open, email, format, language, upload]);
   useEffect(() => () => abort.current?.abort(), []);
-
-  if (!open) return <ServiceClosed service="sst" reason={config.services.sst.reason} />;
-
-  const locale = languageById(i18n.language).tag;
-  const money = (cents) => formatMoney(cents, config.currency, locale);
 
   async function choose(file) {
     if (!file) return;
@@ -84,37 +77,27 @@ export default function Sst() {
     }
   }
 
-  function payUpload() {
-    writeJSON(SST_KEY, sstRecord({ email, outputFormat: format, language, upload }));
-    pay({ filePath: upload.filePath, fileName: upload.fileName, response_format: format }, upload.amount, (code) => {
-      // The upload is gone or its quote outdated: back on this page the visitor uploads again.
-      if (STALE_UPLOAD.includes(code)) writeJSON(SST_KEY, sstRecord({ email, outputFormat: format, language, upload: null }));
-    });
-  }
+  const payUpload = () => pay({ filePath: upload.filePath, fileName: upload.fileName, response_format: format }, upload.amount, keep, STALE_UPLOAD);
 
-  const estimate = chosen?.seconds ? durationCostCents(chosen.seconds, sst.price) : 0;
+  // The browser's reading of the duration, priced by the published rule; the upload's quote is the truth.
+  const estimate = chosen?.seconds ? priceCents(Math.ceil(chosen.seconds), sst.price) : 0;
+  const media = (
+    <AudioChooser
+      key={chooserKey}
+      accepted={sst.acceptedFormats}
+      onChoose={choose}
+      chosen={chosen}
+      maxSize={formatSize(sst.maxUploadBytes, locale)}
+      tooLarge={chosen && sst.maxUploadBytes > 0 && chosen.file.size > sst.maxUploadBytes}
+      estimate={estimate ? money(estimate) : ""}
+      locale={locale}
+    />
+  );
   return (
-    <article className="sst">
-      <Intro service="sst" engine={sst.engine} />
-      <ol className="steps">
-        <Step n={1} id="file" title={t("sst.step1")}>
-          <AudioChooser
-            key={chooserKey}
-            accepted={sst.acceptedFormats}
-            onChoose={choose}
-            chosen={chosen}
-            maxSize={formatSize(sst.maxUploadBytes, locale)}
-            tooLarge={chosen && sst.maxUploadBytes > 0 && chosen.file.size > sst.maxUploadBytes}
-            estimate={estimate ? money(estimate) : ""}
-            locale={locale}
-          />
-          <LanguageAndPrice {...facts} money={money} locale={locale} />
-        </Step>
-        <Step n={2} id="upload" title={t("sst.step2")}>
-          <Upload sending={sending} onUpload={send} upload={upload} cost={upload ? money(upload.amount) : ""} locale={locale} />
-        </Step>
-        <DeliverySteps n={3} {...steps} costCents={upload?.amount || 0} money={money} onPay={payUpload} />
-      </ol>
-    </article>
+    <TranscriptionPage service="sst" stepId="file" order={order} costCents={upload?.amount || 0} onPay={payUpload} media={media}>
+      <Step n={2} id="upload" title={t("sst.step2")}>
+        <Upload sending={sending} onUpload={send} upload={upload} cost={upload ? money(upload.amount) : ""} locale={locale} />
+      </Step>
+    </TranscriptionPage>
   );
 }

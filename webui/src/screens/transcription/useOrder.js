@@ -1,13 +1,16 @@
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useConfig } from "../../config.jsx";
+import { languageById } from "../../languages.js";
 import { checkout, lineItem } from "../../lib/checkout.js";
+import { formatMoney } from "../../lib/pricing.js";
 
 /**
  * The state both transcription pages share — format, e-mails, spoken
  * language, paying — and their pay action. `initial` is the order restored
  * from storage. `facts` are the props of <LanguageAndPrice>, `steps` those
- * of <DeliverySteps>.
+ * of <DeliverySteps>; `open` says whether the service is open, `locale` and
+ * `money` (cents → text) speak the visitor's language.
  */
 export function useOrder(service, initial) {
   const config = useConfig();
@@ -21,19 +24,30 @@ export function useOrder(service, initial) {
   /**
    * Pays `amount` (the server's quote) for the service's own fields in
    * `order`; the shared fields are added here. The language is sent only
-   * when chosen ("Detect automatically" sends none). `onRefused(code)` is
-   * told why the server refused the checkout.
+   * when chosen ("Detect automatically" sends none). `keep(quote)` stores the
+   * page's order: first as it is (`keep()`), and with no quote (`keep(null)`)
+   * when the server refuses the checkout with one of the `stale` codes (the
+   * upload or the video is gone or has changed), so that back on the page
+   * the visitor gets a new quote.
    */
-  async function pay(order, amount, onRefused) {
+  async function pay(order, amount, keep, stale) {
+    keep();
     setPaying(true);
     const payload = {
       order: { ...order, email, emailVerify, locale: i18n.language, ...(language && { language }) },
       products: [lineItem({ currency: config.currency, amount, name: t(`${service}.productName`), description: t("transcribe.productDescription") })],
     };
+    const onRefused = (code) => {
+      if (stale.includes(code)) keep(null);
+    };
     if (!(await checkout(service, payload, config.payment, { onRefused }))) setPaying(false);
   }
 
+  const locale = languageById(i18n.language).tag;
   return {
+    open: config.services?.[service]?.open !== false,
+    locale,
+    money: (cents) => formatMoney(cents, config.currency, locale),
     email,
     format,
     language,

@@ -3,16 +3,22 @@ import { useTranslation } from "react-i18next";
 import LanguageList from "../order/LanguageList.jsx";
 import Step from "../order/Step.jsx";
 
-/** Step 2: supported languages, the price rule, the text and its live cost. */
-export default function TextStep({ text, onText, chars, costText, unitChars, unitPrice, maxChars, locale }) {
+/**
+ * Step 2: supported languages, the price rule (config's tts.price: per started
+ * block of characters, or charged by the character, and any minimum), the text
+ * and its live cost.
+ */
+export default function TextStep({ text, onText, chars, costText, price, money, maxChars, locale }) {
   const { t } = useTranslation();
   const nf = useMemo(() => new Intl.NumberFormat(locale), [locale]);
   const tooLong = maxChars > 0 && chars > maxChars;
+  const per = nf.format(price.per);
   return (
     <Step n={2} id="text" title={t("tts.step2")}>
       <LanguageList locale={locale} />
-      <p className="info">{t("tts.costInfo", { chars: nf.format(unitChars) })}</p>
-      <p className="info">{t("tts.priceInfo", { price: unitPrice, chars: nf.format(unitChars) })}</p>
+      <p className="info">{t("tts.costInfo", { chars: per })}</p>
+      <p className="info">{t(price.rounding === "started" ? "tts.priceInfo" : "tts.priceInfoProportional", { price: money(price.unitAmount), chars: per })}</p>
+      {price.minAmount > 0 && <p className="info">{t("tts.priceMinimum", { min: money(price.minAmount) })}</p>}
       <label htmlFor="tts-text" className="sr-only">
         {t("tts.textLabel")}
       </label>

@@ -4,7 +4,7 @@ import { useConfig } from "../../config.jsx";
 import { languageById } from "../../languages.js";
 import { checkout, lineItem } from "../../lib/checkout.js";
 import { canPayTts } from "../../lib/order.js";
-import { countChars, formatMoney, ttsCostCents } from "../../lib/pricing.js";
+import { countChars, formatMoney, priceCents } from "../../lib/pricing.js";
 import { parseSpeed } from "../../lib/speed.js";
 import { voiceName } from "../../lib/voices.js";
 import { readJSON, TTS_KEY, writeJSON } from "../../lib/storage.js";
@@ -49,7 +49,7 @@ export default function Tts() {
 
   const locale = languageById(i18n.language).tag;
   const chars = countChars(text);
-  const costCents = ttsCostCents(chars, tts.price);
+  const costCents = priceCents(chars, tts.price);
   const money = (cents) => formatMoney(cents, config.currency, locale);
   const payable = canPayTts({ costCents, chars, maxChars: tts.maxChars, email, emailVerify });
 
@@ -92,8 +92,8 @@ export default function Tts() {
           onText={setText}
           chars={chars}
           costText={money(costCents)}
-          unitChars={tts.price.unitChars}
-          unitPrice={money(tts.price.unitAmount)}
+          price={tts.price}
+          money={money}
           maxChars={tts.maxChars}
           locale={locale}
         />

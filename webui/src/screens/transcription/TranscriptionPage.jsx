@@ -1,0 +1,36 @@
+import { Children } from "react";
+import { useTranslation } from "react-i18next";
+import { useConfig } from "../../config.jsx";
+import ServiceClosed from "../closed/ServiceClosed.jsx";
+import Step from "../order/Step.jsx";
+import DeliverySteps from "./DeliverySteps.jsx";
+import Intro from "./Intro.jsx";
+import LanguageAndPrice from "./LanguageAndPrice.jsx";
+
+/**
+ * The frame both transcription pages share (spec section 2), or the closed
+ * notice when the service is closed: the intro; step 1 (`media`, then the
+ * languages, the price rule and the spoken language); the page's own steps
+ * (`children`, numbered from 2); then the delivery steps numbered after them.
+ * `order` is what useOrder returned, `costCents` the server's quote (0 while
+ * there is none) and `onPay` the page's pay action.
+ */
+export default function TranscriptionPage({ service, stepId, media, order, costCents, onPay, children }) {
+  const config = useConfig();
+  const { t } = useTranslation();
+  const { open, facts, steps, money, locale } = order;
+  if (!open) return <ServiceClosed service={service} reason={config.services[service].reason} />;
+  return (
+    <article className={service}>
+      <Intro service={service} engine={config[service].engine} />
+      <ol className="steps">
+        <Step n={1} id={stepId} title={t(`${service}.step1`)}>
+          {media}
+          <LanguageAndPrice {...facts} money={money} locale={locale} />
+        </Step>
+        {children}
+        <DeliverySteps n={2 + Children.toArray(children).length} {...steps} costCents={costCents} money={money} onPay={onPay} />
+      </ol>
+    </article>
+  );
+}

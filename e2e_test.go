@@ -120,7 +120,9 @@ func (h *harness) do(method, path, ctype string, body []byte, header map[string]
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return reply{resp.StatusCode, resp.Header, b}
+	r := reply{resp.StatusCode, resp.Header, b}
+	recordErrorCode(r)
+	return r
 }
 
 func (h *harness) get(path string) reply { return h.do("GET", path, "", nil, nil) }
@@ -443,6 +445,7 @@ func TestStripeWebhooks(t *testing.T) {
 		{"tampered", bytes.Replace(completed, []byte(`"amount_total":99`), []byte(`"amount_total":1`), 1),
 			stripe.SignPayload(completed, secret, time.Now()), 400, "invalid_signature"},
 		{"stale", completed, stripe.SignPayload(completed, secret, time.Now().Add(-time.Hour)), 400, "invalid_signature"},
+		{"signed but not an event", []byte("{not json"), stripe.SignPayload([]byte("{not json"), secret, time.Now()), 400, "invalid_payload"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -470,6 +473,23 @@ func TestStripeWebhooks(t *testing.T) {
 	h.app.db.QueryRow(`SELECT COUNT(*) FROM river_job WHERE kind = 'fulfil'`).Scan(&jobs)
 	if jobs != 1 {
 		t.Errorf("%d fulfilment jobs, want exactly 1", jobs)
+	}
+}
+
+// A payment provider that cannot be reached is not the visitor's fault: 503
+// payment_provider_error, and the order is not left open.
+func TestPaymentProviderUnreachable(t *testing.T) {
+	requireMediaTools(t)
+	h := startApp(t, map[string]string{"STRIPE_SECRET_KEY": "sk_test_parla", "STRIPE_WEBHOOK_SECRET": "whsec_x",
+		"STRIPE_PUBLISHABLE_KEY": "pk_test_parla", "STRIPE_API_BASE": "http://" + testkit.FreePort(t)})
+	r := h.postJSON("/payment/tts/create-checkout-session", ttsOrder("Nobody answers.", "alloy", "mp3", 1, "u@example.com", "en"))
+	if r.status != 503 || codeOf(r) != "payment_provider_error" {
+		t.Fatalf("got %d %s, want 503 payment_provider_error", r.status, r.body)
+	}
+	var open int
+	h.app.db.QueryRow(`SELECT COUNT(*) FROM orders WHERE status = 'awaiting_payment'`).Scan(&open)
+	if open != 0 {
+		t.Errorf("%d orders left awaiting a payment that cannot happen", open)
 	}
 }
 

@@ -33,7 +33,6 @@ var errorKinds = []errorKind{
 	{code: "invalid_products", status: 400, message: "each product needs price_data.unit_amount and a positive quantity, in one currency"},
 	{code: "missing_session", status: 400, message: "sessionId is required"},
 	{code: "not_found", status: 404, message: "no such endpoint"},
-	{code: "method_not_allowed", status: 405, message: "this endpoint does not take this method"},
 	{code: "too_large", status: 413, message: "the request body is too large"},
 	{code: "rate_limited", status: 429, message: "too many requests; try again in a minute"},
 	// Order parameters (orders.InputError carries these codes).
@@ -163,8 +162,6 @@ func fiberCode(status int) string {
 	switch status {
 	case fiber.StatusNotFound:
 		return "not_found"
-	case fiber.StatusMethodNotAllowed:
-		return "method_not_allowed"
 	case fiber.StatusRequestEntityTooLarge:
 		return "too_large"
 	case fiber.StatusTooManyRequests:
@@ -194,4 +191,13 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 
 func errorBody(e *apiError) fiber.Map {
 	return fiber.Map{"ok": false, "error": fiber.Map{"code": e.kind.code, "message": e.message}}
+}
+
+// ErrorCodes lists every stable error code the API can answer, in the table's order.
+func ErrorCodes() []string {
+	codes := make([]string, len(errorKinds))
+	for i, k := range errorKinds {
+		codes[i] = k.code
+	}
+	return codes
 }

@@ -50,13 +50,23 @@ type Deps struct {
 	Log      *slog.Logger
 }
 
-// server holds what the handlers share.
+// server holds what the handlers share; the routes of the order journey
+// (order_handlers.go, transcript_handlers.go) and of payments (payment_handlers.go) are
+// methods of small types around it.
 type server struct {
 	cfg     Config
 	deps    Deps
 	log     *slog.Logger
 	samples *sampleCache
 }
+
+// orderHandlers serve the order journey: uploads and link analysis, checkout creation, the
+// session lookup and the result.
+type orderHandlers struct{ *server }
+
+// paymentHandlers serve the payment provider's side: the built-in test checkout's pages
+// and Stripe's webhook.
+type paymentHandlers struct{ *server }
 
 // New builds the Fiber app with every route.
 func New(cfg Config, deps Deps) *fiber.App {
@@ -105,19 +115,20 @@ func New(cfg Config, deps Deps) *fiber.App {
 	app.Get("/api/tts/samples/:voice", s.voiceSample)
 
 	limited := s.rateLimit()
-	app.Post("/payment/tts/create-checkout-session", limited, s.createTTSCheckout)
-	app.Post("/payment/sst/create-checkout-session", limited, s.createSTTCheckout)
-	app.Post("/payment/vtt/create-checkout-session", limited, s.createVTTCheckout)
-	app.Get("/payment/:service/checkout-session", s.lookupSession)
-	app.Post(uploadRoute, limited, s.uploadAudio)
-	app.Post("/services/vtt/analyzevideo", limited, s.analyzeVideo)
-	app.Post("/services/:service", s.result)
+	o, p := orderHandlers{s}, paymentHandlers{s}
+	app.Post("/payment/tts/create-checkout-session", limited, o.createTTSCheckout)
+	app.Post("/payment/sst/create-checkout-session", limited, o.createSTTCheckout)
+	app.Post("/payment/vtt/create-checkout-session", limited, o.createVTTCheckout)
+	app.Get("/payment/:service/checkout-session", o.lookupSession)
+	app.Post(uploadRoute, limited, o.uploadAudio)
+	app.Post("/services/vtt/analyzevideo", limited, o.analyzeVideo)
+	app.Post("/services/:service", o.result)
 
-	app.Get("/checkout/test/:id", s.testCheckoutPage)
-	app.Post("/checkout/test/:id/pay", s.testCheckoutPay)
-	app.Post("/checkout/test/:id/cancel", s.testCheckoutCancel)
+	app.Get("/checkout/test/:id", p.testCheckoutPage)
+	app.Post("/checkout/test/:id/pay", p.testCheckoutPay)
+	app.Post("/checkout/test/:id/cancel", p.testCheckoutCancel)
 
-	app.Post("/webhooks/stripe", s.stripeWebhook)
+	app.Post("/webhooks/stripe", p.stripeWebhook)
 	app.Get("/d/:token", s.download)
 
 	// API paths answer JSON 404s; /payment/success and /payment/error are pages of the app,

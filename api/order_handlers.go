@@ -68,7 +68,7 @@ type ttsCheckoutBody struct {
 	Products []lineItem `json:"products"`
 }
 
-func (s *server) createTTSCheckout(c *fiber.Ctx) error {
+func (s orderHandlers) createTTSCheckout(c *fiber.Ctx) error {
 	var body ttsCheckoutBody
 	if err := decodeJSON(c, &body); err != nil {
 		return err
@@ -91,7 +91,7 @@ func (s *server) createTTSCheckout(c *fiber.Ctx) error {
 }
 
 // checkoutAnswer tells the page where to pay.
-func (s *server) checkoutAnswer(c *fiber.Ctx, co orders.Checkout, err error) error {
+func (s orderHandlers) checkoutAnswer(c *fiber.Ctx, co orders.Checkout, err error) error {
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func (s *server) checkoutAnswer(c *fiber.Ctx, co orders.Checkout, err error) err
 }
 
 // orderView is the order as the confirmation page sees it.
-func (s *server) orderView(o orders.Order) fiber.Map {
+func (s orderHandlers) orderView(o orders.Order) fiber.Map {
 	v := fiber.Map{"id": o.ID, "service": o.Service, "status": o.Status, "progress": o.Progress,
 		"link": "", "expiresAt": "", "error": o.Error}
 	if o.Status == orders.Done {
@@ -110,7 +110,7 @@ func (s *server) orderView(o orders.Order) fiber.Map {
 	return v
 }
 
-func (s *server) lookupSession(c *fiber.Ctx) error {
+func (s orderHandlers) lookupSession(c *fiber.Ctx) error {
 	svc, err := service(c)
 	if err != nil {
 		return err
@@ -128,7 +128,7 @@ func (s *server) lookupSession(c *fiber.Ctx) error {
 		"payment_status": l.Session.PaymentStatus, "order": s.orderView(l.Order)})
 }
 
-func (s *server) result(c *fiber.Ctx) error {
+func (s orderHandlers) result(c *fiber.Ctx) error {
 	svc, err := service(c)
 	if err != nil {
 		return err

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"io"
 	"os"
 
@@ -12,7 +11,7 @@ import (
 
 // uploadAudio streams an audio upload to disk, checks it with ffprobe and ffmpeg and
 // answers its server-measured duration and price.
-func (s *server) uploadAudio(c *fiber.Ctx) error {
+func (s orderHandlers) uploadAudio(c *fiber.Ctx) error {
 	book := s.deps.Book
 	if err := book.Desk.Available(orders.STT); err != nil {
 		return refuseBody(c, err)
@@ -54,41 +53,6 @@ func (s *server) uploadAudio(c *fiber.Ctx) error {
 		"duration": orders.Seconds(u.Duration), "amount": amount, "currency": book.Config().Pricing.Currency})
 }
 
-// requestBody is the request's body as a stream: the connection itself when the server
-// streams bodies, the buffered bytes otherwise.
-func requestBody(c *fiber.Ctx) io.Reader {
-	if r := c.Context().RequestBodyStream(); r != nil {
-		return r
-	}
-	return bytes.NewReader(c.Body())
-}
-
-// refuseBody answers err without reading the rest of the body, and closes the connection
-// after the answer so that the unread bytes are never taken for the next request.
-func refuseBody(c *fiber.Ctx, err error) error {
-	c.Context().SetConnectionClose()
-	return err
-}
-
-// limitBody reads a streamed request body (larger than the buffered limit, or chunked)
-// into memory up to BodyLimit for the JSON handlers, and refuses it beyond that. Only the
-// upload route reads its body as a stream.
-func (s *server) limitBody(c *fiber.Ctx) error {
-	req := c.Request()
-	if !req.IsBodyStream() {
-		return c.Next()
-	}
-	data, err := io.ReadAll(io.LimitReader(req.BodyStream(), int64(s.cfg.BodyLimit)+1))
-	if err != nil {
-		return refuseBody(c, fail("bad_request", "the request body could not be read"))
-	}
-	if len(data) > s.cfg.BodyLimit {
-		return refuseBody(c, fiber.ErrRequestEntityTooLarge)
-	}
-	req.SetBody(data)
-	return c.Next()
-}
-
 type transcriptOrder struct {
 	Format      string `json:"response_format"`
 	Language    string `json:"language"`
@@ -115,7 +79,7 @@ type vttCheckoutBody struct {
 	Products []lineItem `json:"products"`
 }
 
-func (s *server) createSTTCheckout(c *fiber.Ctx) error {
+func (s orderHandlers) createSTTCheckout(c *fiber.Ctx) error {
 	var body sttCheckoutBody
 	if err := decodeJSON(c, &body); err != nil {
 		return err
@@ -129,7 +93,7 @@ func (s *server) createSTTCheckout(c *fiber.Ctx) error {
 	return s.checkoutAnswer(c, co, err)
 }
 
-func (s *server) createVTTCheckout(c *fiber.Ctx) error {
+func (s orderHandlers) createVTTCheckout(c *fiber.Ctx) error {
 	var body vttCheckoutBody
 	if err := decodeJSON(c, &body); err != nil {
 		return err
@@ -153,7 +117,7 @@ func transcriptRequest(o transcriptOrder, products []lineItem) (orders.Transcrip
 		EmailVerify: o.EmailVerify, Locale: o.Locale, ClientAmount: amount, ClientCurrency: currency}, err
 }
 
-func (s *server) analyzeVideo(c *fiber.Ctx) error {
+func (s orderHandlers) analyzeVideo(c *fiber.Ctx) error {
 	var body struct {
 		Video string `json:"video"`
 	}

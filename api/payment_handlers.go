@@ -12,14 +12,14 @@ import (
 // The built-in test checkout stands in for Stripe's hosted page when no Stripe key is
 // configured, so the whole product works on a fresh machine.
 
-func (s *server) testSession(c *fiber.Ctx) (stripe.TestSession, error) {
+func (s paymentHandlers) testSession(c *fiber.Ctx) (stripe.TestSession, error) {
 	if s.deps.Test == nil {
 		return stripe.TestSession{}, fail("not_found", "the test checkout is off: real payments are configured")
 	}
 	return s.deps.Test.Get(c.UserContext(), c.Params("id"))
 }
 
-func (s *server) testCheckoutPage(c *fiber.Ctx) error {
+func (s paymentHandlers) testCheckoutPage(c *fiber.Ctx) error {
 	ts, err := s.testSession(c)
 	if err != nil {
 		return err
@@ -29,7 +29,7 @@ func (s *server) testCheckoutPage(c *fiber.Ctx) error {
 	return stripe.RenderPage(c, ts)
 }
 
-func (s *server) testCheckoutPay(c *fiber.Ctx) error {
+func (s paymentHandlers) testCheckoutPay(c *fiber.Ctx) error {
 	if _, err := s.testSession(c); err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (s *server) testCheckoutPay(c *fiber.Ctx) error {
 	return c.Redirect(successURL, fiber.StatusSeeOther)
 }
 
-func (s *server) testCheckoutCancel(c *fiber.Ctx) error {
+func (s paymentHandlers) testCheckoutCancel(c *fiber.Ctx) error {
 	if _, err := s.testSession(c); err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (s *server) testCheckoutCancel(c *fiber.Ctx) error {
 	return c.Redirect(cancelURL, fiber.StatusSeeOther)
 }
 
-func (s *server) stripeWebhook(c *fiber.Ctx) error {
+func (s paymentHandlers) stripeWebhook(c *fiber.Ctx) error {
 	if s.deps.Webhooks == nil {
 		return fail("not_found", "Stripe is not configured")
 	}

@@ -1,0 +1,43 @@
+package api
+
+import (
+	"bytes"
+	"io"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// requestBody is the request's body as a stream: the connection itself when the server
+// streams bodies, the buffered bytes otherwise.
+func requestBody(c *fiber.Ctx) io.Reader {
+	if r := c.Context().RequestBodyStream(); r != nil {
+		return r
+	}
+	return bytes.NewReader(c.Body())
+}
+
+// refuseBody answers err without reading the rest of the body, and closes the connection
+// after the answer so that the unread bytes are never taken for the next request.
+func refuseBody(c *fiber.Ctx, err error) error {
+	c.Context().SetConnectionClose()
+	return err
+}
+
+// limitBody reads a streamed request body (larger than the buffered limit, or chunked)
+// into memory up to BodyLimit for the JSON handlers, and refuses it beyond that. Only the
+// upload route reads its body as a stream.
+func (s *server) limitBody(c *fiber.Ctx) error {
+	req := c.Request()
+	if !req.IsBodyStream() {
+		return c.Next()
+	}
+	data, err := io.ReadAll(io.LimitReader(req.BodyStream(), int64(s.cfg.BodyLimit)+1))
+	if err != nil {
+		return refuseBody(c, fail("bad_request", "the request body could not be read"))
+	}
+	if len(data) > s.cfg.BodyLimit {
+		return refuseBody(c, fiber.ErrRequestEntityTooLarge)
+	}
+	req.SetBody(data)
+	return c.Next()
+}

@@ -205,6 +205,9 @@ func TestPaidOrderIsProducedStoredLinkedAndMailed(t *testing.T) {
 	if o.Email != "" || string(o.Params) != "{}" {
 		t.Errorf("address or text kept after delivery: email=%q params=%s", o.Email, o.Params)
 	}
+	if l, err := f.book.Cashier.Lookup(ctx, TTS, co.SessionID); err != nil || l.Session.Email != "" {
+		t.Errorf("the session lookup still returns the address after delivery: %q, %v", l.Session.Email, err)
+	}
 	if o.Progress != 100 || o.LinkToken == "" || o.PaymentIntent == "" {
 		t.Errorf("delivered order = %+v", o)
 	}

@@ -174,7 +174,27 @@ func (f *fulfiller) mail(ctx context.Context, o Order, delivered bool) error {
 	if err := f.mailer.Send(ctx, msg); err != nil {
 		return fmt.Errorf("mailing order %s: %w", o.ID, err)
 	}
-	return f.jobs.MarkMailed(ctx, o.ID, f.cfg.Now())
+	if err := f.jobs.MarkMailed(ctx, o.ID, f.cfg.Now()); err != nil {
+		return err
+	}
+	f.forgetEmail(ctx, o)
+	return nil
+}
+
+// emailEraser is a payment provider that keeps the visitor's address where we can erase
+// it (the built-in test checkout; Stripe keeps its own records).
+type emailEraser interface {
+	EraseEmail(ctx context.Context, sessionID string) error
+}
+
+// forgetEmail erases the address at the payment provider too once the message is sent, so
+// the session lookup no longer returns it.
+func (f *fulfiller) forgetEmail(ctx context.Context, o Order) {
+	if e, ok := f.payments.(emailEraser); ok && o.SessionID != "" {
+		if err := e.EraseEmail(ctx, o.SessionID); err != nil {
+			f.log.Warn("erasing the address at the payment provider", "order", o.ID, "err", err)
+		}
+	}
 }
 
 // giveUp ends an order that cannot be fulfilled. If the result exists and only the

@@ -1,0 +1,49 @@
+package main
+
+import (
+	gobuild "go/build"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// importRules are ARCHITECTURE.md's "what may import what", for the project's own
+// packages and the few outside ones that mark a layer (HTTP, the database).
+var importRules = []struct {
+	dir     string   // package folder
+	mayUse  []string // project packages it may import (prefix match)
+	mustNot []string // outside packages it must not import
+}{
+	{"media", nil, []string{"net/http", "net", "database/sql", "github.com/gofiber/fiber/v2"}},
+	{"media/links", []string{"parla/media"}, []string{"database/sql", "github.com/gofiber/fiber/v2"}},
+	{"providers", nil, []string{"github.com/gofiber/fiber/v2"}},
+	{"providers/transcript", []string{"parla/providers"}, nil},
+	{"providers/espeak", []string{"parla/providers", "parla/media"}, []string{"github.com/gofiber/fiber/v2"}},
+	{"providers/openai", []string{"parla/providers", "parla/media"}, []string{"github.com/gofiber/fiber/v2"}},
+	{"providers/whisper", []string{"parla/providers", "parla/media"}, []string{"github.com/gofiber/fiber/v2"}},
+	{"providers/storage", []string{"parla/providers"}, []string{"github.com/gofiber/fiber/v2"}},
+	{"providers/stripe", []string{"parla/providers"}, []string{"github.com/gofiber/fiber/v2"}},
+	{"providers/mail", []string{"parla/providers"}, []string{"github.com/gofiber/fiber/v2"}},
+	{"api/orders", []string{"parla/providers", "parla/media"}, []string{"github.com/gofiber/fiber/v2", "net/http"}},
+	{"api", []string{"parla/api/orders", "parla/providers", "parla/media/links"}, nil},
+}
+
+func TestImportRules(t *testing.T) {
+	for _, r := range importRules {
+		pkg, err := gobuild.ImportDir(filepath.FromSlash(r.dir), 0)
+		if err != nil {
+			t.Fatalf("%s: %v", r.dir, err)
+		}
+		for _, imp := range pkg.Imports {
+			if strings.HasPrefix(imp, "parla") && !slices.ContainsFunc(r.mayUse, func(p string) bool {
+				return imp == p || strings.HasPrefix(imp, p+"/")
+			}) {
+				t.Errorf("%s imports %s; it may import only %v", r.dir, imp, r.mayUse)
+			}
+			if slices.Contains(r.mustNot, imp) {
+				t.Errorf("%s imports %s", r.dir, imp)
+			}
+		}
+	}
+}

@@ -59,6 +59,7 @@ func (c *clock) Advance(d time.Duration) {
 
 type fixture struct {
 	book    *Book
+	deps    Deps
 	stt     *scriptedTranscriber
 	links   *scriptedLinks
 	uploads string
@@ -105,10 +106,11 @@ func newFixture(t *testing.T, edit func(*Config)) *fixture {
 		edit(&cfg)
 	}
 	sp, stt, links := &scriptedSpeaker{}, &scriptedTranscriber{}, &scriptedLinks{durations: map[string]time.Duration{}}
-	book, err := New(context.Background(), cfg, Deps{DB: db, Payments: tc, Storage: files,
+	deps := Deps{DB: db, Payments: tc, Storage: files,
 		Mailer: mailer, Letters: MailLetters{}, Speaker: sp,
 		Transcriber: stt, Audio: lengthInFile{}, Links: links,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	book, err := New(context.Background(), cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +124,7 @@ func newFixture(t *testing.T, edit func(*Config)) *fixture {
 		book.Stop(stopCtx)
 		cancel()
 	})
-	return &fixture{book: book, test: tc, files: files, outbox: outbox, speaker: sp, clock: clk, tmp: tmp,
+	return &fixture{book: book, deps: deps, test: tc, files: files, outbox: outbox, speaker: sp, clock: clk, tmp: tmp,
 		stt: stt, links: links, uploads: uploads}
 }
 
@@ -404,5 +406,39 @@ func TestSweeperHonoursTheTenDays(t *testing.T) {
 	}
 	if rep, _ := f.book.Sweep(ctx); rep != (SweepReport{}) {
 		t.Errorf("second sweep found more: %+v", rep)
+	}
+}
+
+// A process killed in the middle of a job leaves it "running"; the next process takes it up
+// at once, and the order is delivered exactly once.
+func TestRestartReclaimsJobsOfADeadProcess(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	co := f.order(t, "Killed halfway.")
+	// The dead process had paid the order, fetched its job and started producing.
+	if err := f.book.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.pay(t, co.SessionID)
+	db := f.book.Desk.orders.db
+	if _, err := db.Exec(`UPDATE river_job SET state = 'running', attempt = 1 WHERE kind = 'fulfil'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE orders SET status = 'processing', progress = 40 WHERE id = ?`, co.OrderID); err != nil {
+		t.Fatal(err)
+	}
+	// A new process on the same database.
+	book, err := New(ctx, f.book.cfg, f.deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := book.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer book.Stop(ctx)
+	f.book = book
+	o := f.waitStatus(t, co.OrderID, Done)
+	if o.LinkToken == "" || len(f.mails(t)) != 1 || f.speaker.calls.Load() != 1 {
+		t.Errorf("after restart: order %+v, %d mails, %d engine calls", o, len(f.mails(t)), f.speaker.calls.Load())
 	}
 }

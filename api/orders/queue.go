@@ -65,6 +65,11 @@ func newJobQueue(ctx context.Context, cfg Config, db *sql.DB, f *fulfiller, sw *
 	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return nil, fmt.Errorf("migrating job queue: %w", err)
 	}
+	if n, err := reclaimOrphans(ctx, db); err != nil {
+		return nil, err
+	} else if n > 0 {
+		log.Warn("jobs left running by a process that died are queued again", "jobs", n)
+	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &fulfilWorker{f: f})
 	river.AddWorker(workers, &refundWorker{f: f})
@@ -88,6 +93,19 @@ func newJobQueue(ctx context.Context, cfg Config, db *sql.DB, f *fulfiller, sw *
 		return nil, fmt.Errorf("building job queue: %w", err)
 	}
 	return &jobQueue{client: client}, nil
+}
+
+// reclaimOrphans makes every job left running by a previous process available again. On
+// SQLite one process owns the database, so at boot a running job has no worker: it was
+// killed (a crash, kill -9, a power cut) and would otherwise wait for River's stuck-job
+// rescue, hours later. Every fulfilment step checks the order's row first, so the job
+// resumes where it stopped and delivers once.
+func reclaimOrphans(ctx context.Context, db *sql.DB) (int64, error) {
+	res, err := db.ExecContext(ctx, `UPDATE river_job SET state = 'available' WHERE state = 'running'`)
+	if err != nil {
+		return 0, fmt.Errorf("reclaiming jobs of a dead process: %w", err)
+	}
+	return res.RowsAffected()
 }
 
 // fulfil queues the fulfilment of a paid order (once per order, whoever asks).

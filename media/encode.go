@@ -13,7 +13,8 @@ import (
 // written to w is garbage and the caller discards it.
 //
 // If r is a pipe fed by a producer, the caller must unblock that producer when Encode
-// returns early (for example with io.PipeReader.CloseWithError).
+// returns early (for example with io.PipeReader.CloseWithError). EncodePieces does all of
+// that for audio that arrives in pieces.
 func (r *Runner) Encode(ctx context.Context, in Input, src io.Reader, opts EncodeOptions, w io.Writer) error {
 	f, ok := formats[opts.Format]
 	if !ok {

@@ -115,15 +115,11 @@ func (s *Speaker) Available() error {
 	return nil
 }
 
-// chunkResult is one synthesised chunk: raw samples after the WAV header.
+// chunkResult is one synthesised chunk: espeak-ng's WAV output.
 type chunkResult struct {
-	format media.WAVFormat
-	pcm    []byte
-	err    error
+	wav []byte
+	err error
 }
-
-// errEncoderDone unblocks chunk writers once the encoder has stopped reading.
-var errEncoderDone = errors.New("encoder stopped")
 
 // Speak synthesises req.Text with the voice's espeak-ng variant at req.Speed and writes the
 // file encoded as req.Format to w. Progress goes from 0 to 100 as chunks are encoded.
@@ -136,16 +132,15 @@ func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.W
 	if len(chunks) == 0 {
 		return errors.New("espeak: empty text")
 	}
-	speed := req.Speed
-	wpm, tempo := Rate(speed)
-	progress := req.Report
-	progress(0)
+	wpm, tempo := Rate(req.Speed)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	// Workers synthesise chunks into memory; at most `window` finished-but-unwritten chunks
-	// exist at once, so a 50,000-character text never sits in memory as 140 MB of samples.
+	// Workers synthesise chunks into memory; at most `window` chunks are being synthesised
+	// or wait to be encoded at once, so a 50,000-character text never sits in memory as
+	// 140 MB of samples. A slot is taken before a chunk is handed to a worker and given
+	// back when the encoder has read the chunk.
 	window := s.workers + 2
 	results := make([]chan chunkResult, len(chunks))
 	for i := range results {
@@ -155,15 +150,13 @@ func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.W
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	for range min(s.workers, len(chunks)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range jobs {
 				results[i] <- s.synthesise(ctx, chunks[i], variant, wpm)
 			}
-		}()
+		})
 	}
-	go func() {
+	wg.Go(func() {
 		defer close(jobs)
 		for i := range chunks {
 			select {
@@ -177,65 +170,47 @@ func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.W
 				return
 			}
 		}
-	}()
+	})
 	defer wg.Wait()
-	defer cancel() // runs before wg.Wait: stop workers first on an early return
+	defer cancel() // runs before wg.Wait: stop the workers first on an early return
 
-	pr, pw := io.Pipe()
-	encodeErr := make(chan error, 1)
-	started := false
-	var format media.WAVFormat
-	for i := range chunks {
-		var res chunkResult
-		select {
-		case res = <-results[i]:
-		case <-ctx.Done():
-			res.err = ctx.Err()
-		}
-		if res.err == nil && started && res.format != format {
-			res.err = fmt.Errorf("chunk %d is %+v, earlier chunks %+v", i+1, res.format, format)
-		}
-		if res.err != nil {
-			cancel() // kill the encoder rather than let it finish a truncated file
-			pw.CloseWithError(res.err)
-			if started {
-				<-encodeErr
+	pieces := media.Pieces{
+		Count: len(chunks),
+		WAV:   true,
+		Open: func(ctx context.Context, i int) (io.Reader, error) {
+			select {
+			case res := <-results[i]:
+				if res.err != nil {
+					return nil, fmt.Errorf("synthesising: %w", res.err)
+				}
+				return &slotReader{Reader: bytes.NewReader(res.wav), slots: ahead}, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
 			}
-			return fmt.Errorf("espeak: synthesising chunk %d of %d: %w", i+1, len(chunks), res.err)
-		}
-		if !started {
-			format = res.format
-			if format.BitsPerSample != 16 {
-				return fmt.Errorf("espeak: unexpected %d-bit output", format.BitsPerSample)
-			}
-			started = true
-			go func() {
-				err := s.media.Encode(ctx, media.PCM(format.SampleRate, format.Channels), pr,
-					media.EncodeOptions{Format: req.Format, Tempo: tempo}, w)
-				pr.CloseWithError(errEncoderDone) // unblock a writer if ffmpeg quit early
-				encodeErr <- err
-			}()
-		}
-		if _, err := pw.Write(res.pcm); err != nil {
-			pw.CloseWithError(err)
-			if eerr := <-encodeErr; eerr != nil {
-				return fmt.Errorf("espeak: %w", eerr)
-			}
-			return fmt.Errorf("espeak: feeding the encoder: %w", err)
-		}
-		<-ahead
-		progress((i + 1) * 99 / len(chunks))
+		},
 	}
-	pw.Close()
-	if err := <-encodeErr; err != nil {
+	opts := media.EncodeOptions{Format: req.Format, Tempo: tempo}
+	if err := s.media.EncodePieces(ctx, pieces, opts, req.Report, w); err != nil {
 		return fmt.Errorf("espeak: %w", err)
 	}
-	progress(100)
 	return nil
 }
 
-// synthesise runs one espeak-ng process for text and returns its samples. The text goes in
-// on stdin, never as an argument, so a text starting with "-" is just text.
+// slotReader is a synthesised chunk that gives its look-ahead slot back when the encoder
+// closes it.
+type slotReader struct {
+	*bytes.Reader
+	slots chan struct{}
+}
+
+// Close frees the chunk's slot, so that one more chunk may be synthesised.
+func (r *slotReader) Close() error {
+	<-r.slots
+	return nil
+}
+
+// synthesise runs one espeak-ng process for text and returns its WAV output. The text goes
+// in on stdin, never as an argument, so a text starting with "-" is just text.
 func (s *Speaker) synthesise(ctx context.Context, text, variant string, wpm int) chunkResult {
 	cmd := exec.CommandContext(ctx, s.binary,
 		"--stdout", // WAV to standard output instead of the sound card
@@ -254,15 +229,5 @@ func (s *Speaker) synthesise(ctx context.Context, text, variant string, wpm int)
 		}
 		return chunkResult{err: fmt.Errorf("running espeak-ng: %w: %s", err, strings.TrimSpace(stderr.String()))}
 	}
-	r := bytes.NewReader(out.Bytes())
-	format, err := media.ReadWAVHeader(r)
-	if err != nil {
-		return chunkResult{err: fmt.Errorf("reading espeak-ng output: %w", err)}
-	}
-	pcm := out.Bytes()[len(out.Bytes())-r.Len():]
-	if format.Channels > 0 && format.BitsPerSample > 0 {
-		frame := format.Channels * format.BitsPerSample / 8
-		pcm = pcm[:len(pcm)/frame*frame] // never let a torn sample shift the next chunk
-	}
-	return chunkResult{format: format, pcm: pcm}
+	return chunkResult{wav: out.Bytes()}
 }

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -265,5 +267,31 @@ func TestAvailable(t *testing.T) {
 				t.Errorf("got %v, want ErrUnavailable", err)
 			}
 		})
+	}
+}
+
+// TestSpeakChunkFails makes espeak-ng fail on the middle chunk: the error names the chunk
+// and espeak-ng's complaint, and no file is delivered.
+func TestSpeakChunkFails(t *testing.T) {
+	espeak := testkit.Binary(t, "espeak-ng")
+	fake := filepath.Join(t.TempDir(), "espeak-ng")
+	script := "#!/bin/sh\ntext=$(cat)\ncase \"$text\" in *Broken*) echo 'no such voice data' >&2; exit 1;; esac\n" +
+		"printf '%s' \"$text\" | exec " + espeak + " \"$@\"\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := setup(t, Config{Binary: fake, ChunkChars: 60})
+	text := "The first chunk is fine and ends right here. Broken is the second one, it fails. " +
+		"The third chunk would be fine again but never counts."
+	if n := len(media.SplitText(text, 60)); n != 3 {
+		t.Fatalf("%d chunks, want 3", n)
+	}
+	var out bytes.Buffer
+	err := s.Speak(context.Background(), providers.SpeechRequest{Voice: "alloy", Text: text, Format: "flac", Speed: 1}, &out)
+	if err == nil || !strings.Contains(err.Error(), "piece 2 of 3") || !strings.Contains(err.Error(), "no such voice data") {
+		t.Errorf("got %v, want chunk 2's espeak-ng error", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("%d bytes delivered", out.Len())
 	}
 }

@@ -3,6 +3,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,10 +46,7 @@ type Config struct {
 
 // Speaker implements providers.Speaker with OpenAI's /audio/speech endpoint.
 type Speaker struct {
-	client   *goopenai.Client
-	hasKey   bool
-	model    string
-	media    *media.Runner
+	service
 	maxChars int
 }
 
@@ -56,20 +54,11 @@ var _ providers.Speaker = (*Speaker)(nil)
 
 // NewSpeaker returns the speech engine for cfg with defaults filled in.
 func NewSpeaker(cfg Config) *Speaker {
-	if cfg.Model == "" {
-		cfg.Model = string(goopenai.TTSModel1)
-	}
-	if cfg.Media == nil {
-		cfg.Media = media.New(media.Config{})
-	}
 	if cfg.MaxChars <= 0 || cfg.MaxChars > MaxInputChars {
 		cfg.MaxChars = MaxInputChars
 	}
 	return &Speaker{
-		client:   newClient(cfg.APIKey, cfg.BaseURL, cfg.HTTPClient),
-		hasKey:   cfg.APIKey != "",
-		model:    cfg.Model,
-		media:    cfg.Media,
+		service:  newService(cfg.APIKey, cfg.BaseURL, cfg.HTTPClient, cmp.Or(cfg.Model, string(goopenai.TTSModel1)), cfg.Media),
 		maxChars: cfg.MaxChars,
 	}
 }
@@ -77,13 +66,7 @@ func NewSpeaker(cfg Config) *Speaker {
 // Available reports an error wrapping providers.ErrUnavailable when no API key is set, or
 // when ffmpeg (needed for aac and for joining long texts) is missing.
 func (s *Speaker) Available() error {
-	if !s.hasKey {
-		return fmt.Errorf("openai speech: %w: no API key configured", providers.ErrUnavailable)
-	}
-	if err := s.media.Check(); err != nil {
-		return fmt.Errorf("openai speech: %w: %v", providers.ErrUnavailable, err)
-	}
-	return nil
+	return s.available("openai speech")
 }
 
 // Speak asks the API for speech and writes the file encoded as req.Format to w.
@@ -102,51 +85,27 @@ func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.W
 	if len(chunks) == 0 {
 		return errors.New("openai speech: empty text")
 	}
-	progress := req.Report
-	progress(0)
-
 	if len(chunks) == 1 {
+		req.Report(0)
 		if err := s.speakOne(ctx, chunks[0], req.Voice, req.Format, speed, w); err != nil {
 			return err
 		}
-		progress(100)
+		req.Report(100)
 		return nil
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	pr, pw := io.Pipe()
-	encodeErr := make(chan error, 1)
-	go func() {
-		err := s.media.Encode(ctx, media.PCM(pcmRate, 1), pr, media.EncodeOptions{Format: req.Format}, w)
-		pr.CloseWithError(errEncoderDone) // unblock the writer below if ffmpeg quit early
-		encodeErr <- err
-	}()
-	fail := func(err error) error {
-		cancel()
-		pw.CloseWithError(err)
-		eerr := <-encodeErr
-		if errors.Is(err, errEncoderDone) && eerr != nil {
-			return fmt.Errorf("openai speech: %w", eerr) // ffmpeg failed first: its error is the cause
-		}
-		return fmt.Errorf("openai speech: %w", err)
+	pieces := media.Pieces{
+		Count: len(chunks),
+		Input: media.PCM(pcmRate, 1),
+		Open: func(ctx context.Context, i int) (io.Reader, error) {
+			return s.call(ctx, chunks[i], req.Voice, string(goopenai.SpeechResponseFormatPcm), speed)
+		},
 	}
-	for i, chunk := range chunks {
-		if err := s.pcmChunk(ctx, chunk, req.Voice, speed, pw); err != nil {
-			return fail(fmt.Errorf("chunk %d of %d: %w", i+1, len(chunks), err))
-		}
-		progress((i + 1) * 99 / len(chunks))
-	}
-	pw.Close()
-	if err := <-encodeErr; err != nil {
+	if err := s.media.EncodePieces(ctx, pieces, media.EncodeOptions{Format: req.Format}, req.Report, w); err != nil {
 		return fmt.Errorf("openai speech: joining %d chunks: %w", len(chunks), err)
 	}
-	progress(100)
 	return nil
 }
-
-// errEncoderDone unblocks the PCM writer once the encoder has stopped reading.
-var errEncoderDone = errors.New("encoder stopped")
 
 // call makes one /audio/speech request.
 func (s *Speaker) call(ctx context.Context, text, voice, format string, speed float64) (io.ReadCloser, error) {
@@ -178,26 +137,6 @@ func (s *Speaker) speakOne(ctx context.Context, text, voice, format string, spee
 	}
 	if _, err := io.Copy(w, body); err != nil {
 		return fmt.Errorf("openai speech: reading %s answer: %w", format, err)
-	}
-	return nil
-}
-
-// pcmChunk streams one chunk's raw samples into w, keeping whole 16-bit samples so that a
-// torn answer cannot shift every later sample by a byte.
-func (s *Speaker) pcmChunk(ctx context.Context, text, voice string, speed float64, w io.Writer) error {
-	body, err := s.call(ctx, text, voice, string(goopenai.SpeechResponseFormatPcm), speed)
-	if err != nil {
-		return err
-	}
-	defer body.Close()
-	n, err := io.Copy(w, body)
-	if err != nil {
-		return fmt.Errorf("streaming pcm answer: %w", err)
-	}
-	if n%2 == 1 {
-		if _, err := w.Write([]byte{0}); err != nil {
-			return fmt.Errorf("streaming pcm answer: %w", err)
-		}
 	}
 	return nil
 }

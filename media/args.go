@@ -29,7 +29,9 @@ type FormatInfo struct {
 	encoder string   // ffmpeg encoder
 	muxer   string   // ffmpeg output format (-f)
 	bitrate string   // -b:a, empty for lossless
-	extra   []string // further encoder options, as flag/value pairs, each commented below
+	rate    string   // -ar, the encoded sample rate; empty keeps the input's
+	level   string   // -compression_level, the encoder's effort; empty for its default
+	extra   []string // further options, as flag/value pairs, each commented below
 	seek    bool     // the muxer must seek back into its output, so ffmpeg writes a temp file
 }
 
@@ -51,27 +53,25 @@ var formats = map[string]FormatInfo{
 		bitrate: "128k",
 		// LAME quality 5 (0 best … 9 fastest): the default 3 takes ~3x longer on 50 minutes of
 		// speech with no audible gain at 128 kb/s.
-		extra: []string{"compression_level", "5"},
+		level: "5",
 	},
 	Opus: {
 		Codec: "opus", Ext: "opus", ContentType: "audio/ogg",
 		encoder: "libopus", muxer: "ogg",
 		bitrate: "48k",
-		extra: []string{
-			// Speech sources here are 22.05 kHz (espeak) or 24 kHz (OpenAI PCM): encoding at
-			// 24 kHz keeps all of it and is about 3x faster than libopus' default 48 kHz.
-			"ar", "24000",
-			// Encoder effort 5 of 10: 3x faster than the default 10, inaudible for speech.
-			"compression_level", "5",
-		},
+		// Speech sources here are 22.05 kHz (espeak) or 24 kHz (OpenAI PCM): encoding at
+		// 24 kHz keeps all of it and is about 3x faster than libopus' default 48 kHz.
+		rate: "24000",
+		// Encoder effort 5 of 10: 3x faster than the default 10, inaudible for speech.
+		level: "5",
 	},
 	AAC: {
 		Codec: "aac", Ext: "m4a", ContentType: "audio/mp4",
 		encoder: "aac", muxer: "mp4",
 		bitrate: "64k",
-		// ffmpeg's default "twoloop" coder is ~7x slower; "fast" is plenty for speech at
-		// 64 kb/s and keeps a 50,000-character order within the time budget.
 		extra: []string{
+			// ffmpeg's default "twoloop" coder is ~7x slower; "fast" is plenty for speech at
+			// 64 kb/s and keeps a 50,000-character order within the time budget.
 			"aac_coder", "fast",
 			// Rewrite the file with the index (moov) first, so playback can start before
 			// the whole download arrived.
@@ -176,6 +176,12 @@ func EncodeArgs(in Input, opts EncodeOptions, output string) ([]string, error) {
 	}
 	if f.bitrate != "" {
 		outKw["audio_bitrate"] = f.bitrate
+	}
+	if f.rate != "" {
+		outKw["ar"] = f.rate
+	}
+	if f.level != "" {
+		outKw["compression_level"] = f.level
 	}
 	for i := 0; i+1 < len(f.extra); i += 2 {
 		outKw[f.extra[i]] = f.extra[i+1]

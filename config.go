@@ -178,8 +178,13 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			continue
 		}
 		if net.ParseIP(p) == nil {
-			if _, _, err := net.ParseCIDR(p); err != nil {
+			_, n, err := net.ParseCIDR(p)
+			if err != nil {
 				errs = append(errs, fmt.Errorf("TRUSTED_PROXIES: %q is neither an IP nor a CIDR", p))
+				continue
+			}
+			if ones, _ := n.Mask.Size(); ones == 0 {
+				errs = append(errs, fmt.Errorf("TRUSTED_PROXIES: %q trusts every address, so any client could choose its own address for the rate limits", p))
 				continue
 			}
 		}
@@ -198,7 +203,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	}
 	c.ContactEmail = get("CONTACT_EMAIL", "")
 	if c.ContactEmail == "" && u != nil {
-		c.ContactEmail = "contact@" + u.Hostname()
+		c.ContactEmail = defaultContact(u.Hostname())
 	}
 	if a, err := mail.ParseAddress(c.ContactEmail); err != nil || a.Address != c.ContactEmail {
 		errs = append(errs, fmt.Errorf("CONTACT_EMAIL=%q: must be a bare e-mail address", c.ContactEmail))
@@ -218,16 +223,22 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("OPENAI_BASE_URL=%q: must be an absolute URL such as https://api.openai.com/v1", c.OpenAIBaseURL))
 		}
 	}
+	public := u != nil && u.Host != "" && !isLocalHost(u.Hostname())
 	if c.StripeSecretKey != "" {
+		errs = append(errs, stripeKeyErrors(c, public)...)
 		if c.StripeWebhookSecret == "" {
 			errs = append(errs, errors.New("STRIPE_SECRET_KEY is set but STRIPE_WEBHOOK_SECRET is not: payments would never be confirmed by webhook"))
 		}
 		if c.StripePublishableKey == "" {
 			errs = append(errs, errors.New("STRIPE_SECRET_KEY is set but STRIPE_PUBLISHABLE_KEY is not: the browser cannot open the checkout"))
 		}
-	} else if u != nil && u.Scheme == "https" && !isLocalHost(u.Hostname()) && !c.AllowTestCheckout {
+	} else if public && !c.AllowTestCheckout {
 		errs = append(errs, fmt.Errorf("PUBLIC_URL=%s is public but no STRIPE_SECRET_KEY is set: "+
 			"the built-in test checkout would give results away; set Stripe keys or ALLOW_TEST_CHECKOUT=1", c.PublicURL))
+	}
+	if public && c.AllowPrivateURLs {
+		errs = append(errs, fmt.Errorf("ALLOW_PRIVATE_URLS=1 with the public PUBLIC_URL=%s: visitors' links could reach "+
+			"this machine and its private network; it is for local development only", c.PublicURL))
 	}
 	if c.Storage == "minio" {
 		for name, v := range map[string]string{"MINIO_ENDPOINT": c.MinIOEndpoint,
@@ -238,6 +249,34 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	return c, errors.Join(errs...)
+}
+
+// stripeKeyErrors refuses Stripe keys in the wrong places: a publishable key as the secret,
+// a secret key where every browser would see it, and test keys on a public site (nobody
+// would be charged) unless ALLOW_TEST_CHECKOUT=1 says that is the intent.
+func stripeKeyErrors(c Config, public bool) []error {
+	var errs []error
+	if strings.HasPrefix(c.StripeSecretKey, "pk_") {
+		errs = append(errs, errors.New("STRIPE_SECRET_KEY holds a publishable key (pk_…); the secret key starts with sk_ or rk_"))
+	}
+	if strings.HasPrefix(c.StripePublishableKey, "sk_") || strings.HasPrefix(c.StripePublishableKey, "rk_") {
+		errs = append(errs, errors.New("STRIPE_PUBLISHABLE_KEY holds a secret key: it would be sent to every browser; use the pk_… key"))
+	}
+	isTest := strings.HasPrefix(c.StripeSecretKey, "sk_test_") || strings.HasPrefix(c.StripeSecretKey, "rk_test_")
+	if public && isTest && !c.AllowTestCheckout {
+		errs = append(errs, fmt.Errorf("PUBLIC_URL=%s is public but STRIPE_SECRET_KEY is a test key: nobody would be "+
+			"charged; use live keys or ALLOW_TEST_CHECKOUT=1", c.PublicURL))
+	}
+	return errs
+}
+
+// defaultContact is the footer's address when CONTACT_EMAIL is unset: contact@ the site's
+// host name, or contact@localhost for an address such as 127.0.0.1 or [::1].
+func defaultContact(host string) string {
+	if net.ParseIP(host) != nil {
+		return "contact@localhost"
+	}
+	return "contact@" + host
 }
 
 // PaymentMode says which checkout the visitor sees.

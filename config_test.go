@@ -52,6 +52,17 @@ func TestConfigRefusesBadSettingsWithClearMessages(t *testing.T) {
 		{"video maximum", map[string]string{"VTT_MAX_DURATION": "3"}, "VTT_MAX_DURATION"},
 		{"private urls", map[string]string{"ALLOW_PRIVATE_URLS": "maybe"}, "ALLOW_PRIVATE_URLS"},
 		{"whisper threads", map[string]string{"WHISPER_THREADS": "0"}, "WHISPER_THREADS"},
+		{"test checkout on public http", map[string]string{"PUBLIC_URL": "http://parla.example"}, "ALLOW_TEST_CHECKOUT"},
+		{"private urls in public", map[string]string{"PUBLIC_URL": "https://parla.example", "ALLOW_TEST_CHECKOUT": "1",
+			"ALLOW_PRIVATE_URLS": "1"}, "ALLOW_PRIVATE_URLS"},
+		{"stripe test key in public", map[string]string{"PUBLIC_URL": "https://parla.example", "STRIPE_SECRET_KEY": "sk_test_x",
+			"STRIPE_WEBHOOK_SECRET": "whsec_x", "STRIPE_PUBLISHABLE_KEY": "pk_test_x"}, "test key"},
+		{"publishable key as the secret", map[string]string{"STRIPE_SECRET_KEY": "pk_live_x",
+			"STRIPE_WEBHOOK_SECRET": "whsec_x", "STRIPE_PUBLISHABLE_KEY": "pk_live_x"}, "STRIPE_SECRET_KEY holds a publishable key"},
+		{"secret key for the browser", map[string]string{"STRIPE_SECRET_KEY": "sk_live_x",
+			"STRIPE_WEBHOOK_SECRET": "whsec_x", "STRIPE_PUBLISHABLE_KEY": "sk_live_x"}, "STRIPE_PUBLISHABLE_KEY holds a secret key"},
+		{"every address a proxy", map[string]string{"TRUSTED_PROXIES": "0.0.0.0/0"}, "TRUSTED_PROXIES"},
+		{"every v6 address a proxy", map[string]string{"TRUSTED_PROXIES": "10.0.0.1, ::/0"}, "TRUSTED_PROXIES"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,12 +78,30 @@ func TestConfigAcceptsExplicitTestCheckoutAndFullStripe(t *testing.T) {
 	if _, err := loadConfig(envOf(map[string]string{"PUBLIC_URL": "https://parla.example", "ALLOW_TEST_CHECKOUT": "1"})); err != nil {
 		t.Errorf("explicit test checkout refused: %v", err)
 	}
-	c, err := loadConfig(envOf(map[string]string{"PUBLIC_URL": "https://parla.example/", "STRIPE_SECRET_KEY": "sk_test_x",
-		"STRIPE_WEBHOOK_SECRET": "whsec_x", "STRIPE_PUBLISHABLE_KEY": "pk_test_x"}))
+	c, err := loadConfig(envOf(map[string]string{"PUBLIC_URL": "https://parla.example/", "STRIPE_SECRET_KEY": "sk_live_x",
+		"STRIPE_WEBHOOK_SECRET": "whsec_x", "STRIPE_PUBLISHABLE_KEY": "pk_live_x"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.PaymentMode() != "stripe" || c.PublicURL != "https://parla.example" {
 		t.Errorf("got mode %s, public URL %s", c.PaymentMode(), c.PublicURL)
+	}
+	// Staging on a public URL with Stripe's test keys, said out loud.
+	if _, err := loadConfig(envOf(map[string]string{"PUBLIC_URL": "https://staging.parla.example", "STRIPE_SECRET_KEY": "sk_test_x",
+		"STRIPE_WEBHOOK_SECRET": "whsec_x", "STRIPE_PUBLISHABLE_KEY": "pk_test_x", "ALLOW_TEST_CHECKOUT": "1"})); err != nil {
+		t.Errorf("explicit test keys in public refused: %v", err)
+	}
+}
+
+func TestConfigAcceptsLocalAddresses(t *testing.T) {
+	for _, u := range []string{"https://[::1]:8443", "http://127.0.0.1:8080", "http://localhost:8080", "http://parla.localhost"} {
+		c, err := loadConfig(envOf(map[string]string{"PUBLIC_URL": u, "ALLOW_PRIVATE_URLS": "1"}))
+		if err != nil {
+			t.Errorf("%s refused: %v", u, err)
+			continue
+		}
+		if strings.Contains(c.ContactEmail, "127.0.0.1") || strings.Contains(c.ContactEmail, "::1") {
+			t.Errorf("%s: contact %q is not an address anyone can write to", u, c.ContactEmail)
+		}
 	}
 }

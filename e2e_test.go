@@ -36,6 +36,12 @@ type harness struct {
 // startApp boots the product on embedded defaults plus env.
 func startApp(t testing.TB, env map[string]string) *harness {
 	t.Helper()
+	return startAppLogging(t, env, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+}
+
+// startAppLogging is startApp with the app's log going to log.
+func startAppLogging(t testing.TB, env map[string]string, log *slog.Logger) *harness {
+	t.Helper()
 	addr := testkit.FreePort(t)
 	all := map[string]string{"ADDR": addr, "DATA_DIR": t.TempDir(), "PUBLIC_URL": "http://" + addr,
 		"RATE_LIMIT": "0", "FULFIL_RETRY_BASE": "100ms", "LOG_LEVEL": "warn"}
@@ -46,7 +52,6 @@ func startApp(t testing.TB, env map[string]string) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithCancel(context.Background())
 	app, err := build(ctx, cfg, log)
 	if err != nil {
@@ -670,4 +675,53 @@ func TestShutdownPutsRunningJobsBack(t *testing.T) {
 	if mails, _ := filepath.Glob(filepath.Join(data, "outbox", "*.eml")); len(mails) != 1 {
 		t.Errorf("%d messages after restart, want 1", len(mails))
 	}
+}
+
+// Behind a trusted proxy the limit counts the address the proxy saw, not one the client
+// wrote at the left of X-Forwarded-For; refusals are logged at debug only, and every
+// answer forbids content sniffing.
+func TestRateLimitBehindAProxyAndQuietRefusals(t *testing.T) {
+	logged := &syncWriter{w: &bytes.Buffer{}}
+	log := slog.New(slog.NewTextHandler(logged, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	h := startAppLogging(t, map[string]string{"RATE_LIMIT": "2", "TRUSTED_PROXIES": "127.0.0.1"}, log)
+	order, _ := json.Marshal(ttsOrder("Hello.", "alloy", "mp3", 1, "r@example.com", "en"))
+	post := func(xff string) reply {
+		return h.do("POST", "/payment/tts/create-checkout-session", "application/json", order,
+			map[string]string{"X-Forwarded-For": xff})
+	}
+	for i := range 4 {
+		// A client that makes up a new leftmost address each time is still one client.
+		r := post(fmt.Sprintf("6.6.6.%d, 198.51.100.4", i))
+		if want := map[bool]int{true: 200, false: 429}[i < 2]; r.status != want {
+			t.Errorf("request %d: %d %s, want %d", i+1, r.status, r.body, want)
+		}
+	}
+	h.wantStatus(post("198.51.100.5"), 200) // another client behind the same proxy
+	for range 20 {
+		h.get("/api/nothing-here")
+	}
+	if r := h.get("/healthz"); r.header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("X-Content-Type-Options = %q", r.header.Get("X-Content-Type-Options"))
+	}
+	if out := logged.String(); strings.Contains(out, "request refused") {
+		t.Errorf("refusals logged at info:\n%s", out)
+	}
+}
+
+// syncWriter serialises writes from the app's goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

@@ -183,7 +183,9 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 		if e.kind.status >= 500 {
 			log.Error("request failed", append(attrs, "err", err)...)
 		} else {
-			log.Info("request refused", append(attrs, "err", err)...)
+			// Refusals are the visitor's business, and a flood of them must not fill the
+			// disk: they are logged at debug only.
+			log.Debug("request refused", append(attrs, "err", err)...)
 		}
 		return c.Status(e.kind.status).JSON(errorBody(e))
 	}

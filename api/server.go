@@ -6,6 +6,7 @@ package api
 import (
 	"io/fs"
 	"log/slog"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -100,6 +101,11 @@ func New(cfg Config, deps Deps) *fiber.App {
 		TrustedProxies:          cfg.TrustedProxies,
 	})
 	app.Use(recover.New())
+	app.Use(func(c *fiber.Ctx) error {
+		// Files are served as the type we say, never as what a browser guesses from them.
+		c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+		return c.Next()
+	})
 	app.Use(requestid.New())
 	app.Use(s.accessLog)
 	const uploadRoute = "/services/sst/uploadaudio"
@@ -181,10 +187,14 @@ func (s *server) rateLimit() fiber.Handler {
 	if s.cfg.RateLimit <= 0 {
 		return func(c *fiber.Ctx) error { return c.Next() }
 	}
+	trusted := trustedNets(s.cfg.TrustedProxies)
 	return limiter.New(limiter.Config{
 		Max:          s.cfg.RateLimit,
 		Expiration:   time.Minute,
-		KeyGenerator: func(c *fiber.Ctx) string { return c.IP() },
+		KeyGenerator: func(c *fiber.Ctx) string {
+			remote, _ := netip.AddrFromSlice(c.Context().RemoteIP())
+			return clientIP(remote, c.Get(fiber.HeaderXForwardedFor), trusted)
+		},
 		LimitReached: func(c *fiber.Ctx) error {
 			return fail("rate_limited", "too many requests; try again in a minute")
 		},

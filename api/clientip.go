@@ -1,0 +1,50 @@
+package api
+
+import (
+	"net/netip"
+	"strings"
+)
+
+// trustedNets parses TRUSTED_PROXIES (IPs and CIDRs, checked at boot) into prefixes.
+func trustedNets(proxies []string) []netip.Prefix {
+	var nets []netip.Prefix
+	for _, p := range proxies {
+		if pfx, err := netip.ParsePrefix(p); err == nil {
+			nets = append(nets, pfx.Masked())
+		} else if a, err := netip.ParseAddr(p); err == nil {
+			nets = append(nets, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+		}
+	}
+	return nets
+}
+
+// clientIP is the address a request is counted under for rate limits. X-Forwarded-For is
+// believed only from a trusted proxy, and then read from the right: each trusted hop
+// appends the address it saw, so the rightmost address that is not a trusted proxy is the
+// client; anything to its left was written by the client and could be anything.
+func clientIP(remote netip.Addr, forwardedFor string, trusted []netip.Prefix) string {
+	remote = remote.Unmap()
+	if !isTrusted(remote, trusted) || forwardedFor == "" {
+		return remote.String()
+	}
+	hops := strings.Split(forwardedFor, ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			return remote.String() // a hop we cannot read: count the proxy that sent it
+		}
+		if a = a.Unmap(); !isTrusted(a, trusted) {
+			return a.String()
+		}
+	}
+	return remote.String()
+}
+
+func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}

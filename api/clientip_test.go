@@ -1,0 +1,29 @@
+package api
+
+import (
+	"net/netip"
+	"testing"
+)
+
+func TestClientIPTakesTheRightmostUntrustedHop(t *testing.T) {
+	trusted := trustedNets([]string{"10.0.0.0/8", "192.0.2.7"})
+	tests := []struct {
+		name, remote, xff, want string
+	}{
+		{"no proxy configured for this peer", "203.0.113.9", "1.2.3.4", "203.0.113.9"},
+		{"trusted proxy, one hop", "10.0.0.2", "198.51.100.4", "198.51.100.4"},
+		{"client forges a leftmost address", "10.0.0.2", "6.6.6.6, 198.51.100.4", "198.51.100.4"},
+		{"two trusted proxies", "10.0.0.2", "6.6.6.6, 198.51.100.4, 192.0.2.7", "198.51.100.4"},
+		{"only trusted hops", "10.0.0.2", "10.1.1.1, 192.0.2.7", "10.0.0.2"},
+		{"no header", "10.0.0.2", "", "10.0.0.2"},
+		{"garbage hop", "10.0.0.2", "6.6.6.6, not-an-ip", "10.0.0.2"},
+		{"IPv4-mapped peer", "::ffff:10.0.0.2", "198.51.100.4", "198.51.100.4"},
+		{"IPv6 client", "10.0.0.2", "2001:db8::1", "2001:db8::1"},
+	}
+	for _, tt := range tests {
+		got := clientIP(netip.MustParseAddr(tt.remote), tt.xff, trusted)
+		if got != tt.want {
+			t.Errorf("%s: clientIP(%s, %q) = %s, want %s", tt.name, tt.remote, tt.xff, got, tt.want)
+		}
+	}
+}

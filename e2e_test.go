@@ -626,7 +626,7 @@ func TestSPAFallbackAndJSONNotFound(t *testing.T) {
 	if js.status != 200 || js.header.Get("Content-Encoding") != "gzip" || !strings.Contains(js.header.Get("Cache-Control"), "immutable") {
 		t.Errorf("app script: %d, encoding %q, cache %q", js.status, js.header.Get("Content-Encoding"), js.header.Get("Cache-Control"))
 	}
-	if c := h.get("/api/config").json(t); c["contactEmail"] != "contact@127.0.0.1" {
+	if c := h.get("/api/config").json(t); c["contactEmail"] != "contact@localhost" {
 		t.Errorf("contactEmail = %v", c["contactEmail"])
 	}
 	for _, p := range []string{"/api/unknown", "/services/tts/x/y", "/webhooks/x"} {

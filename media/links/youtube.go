@@ -217,7 +217,8 @@ func pickAudioFormat(formats youtube.FormatList) (*youtube.Format, error) {
 		if f.Bitrate >= minSpeechBitrate && (adequate == nil || lessBitrate(f, adequate)) {
 			adequate = f
 		}
-		if best == nil || lessBitrate(best, f) {
+		// The highest bitrate; on a tie the lower itag, as for adequate.
+		if best == nil || f.Bitrate > best.Bitrate || (f.Bitrate == best.Bitrate && f.ItagNo < best.ItagNo) {
 			best = f
 		}
 	}

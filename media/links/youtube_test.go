@@ -123,6 +123,7 @@ func TestPickAudioFormat(t *testing.T) {
 		}{DisplayName: "x", ID: "x.4", AudioIsDefault: isDefault}
 		return f
 	}
+	heaacAt := func(bitrate int) youtube.Format { f := heaac; f.Bitrate = bitrate; return f }
 	dubbedLow := dubbed(opusLow, false)
 	originalHigh := dubbed(opusHigh, true)
 
@@ -138,6 +139,7 @@ func TestPickAudioFormat(t *testing.T) {
 		{"exactly the floor counts", youtube.FormatList{m4a, exact}, 139, nil},
 		{"tie goes to the lower itag", youtube.FormatList{exactOpus, exact}, 139, nil},
 		{"best when all are below the floor", youtube.FormatList{muxed, heaac, opusTiny}, 600, nil},
+		{"below the floor, a tie goes to the lower itag too", youtube.FormatList{opusTiny, heaacAt(35_000)}, 599, nil},
 		{"single audio format", youtube.FormatList{heaac}, 599, nil},
 		{"mime type case ignored", youtube.FormatList{{ItagNo: 9, MimeType: "Audio/MP4", Bitrate: 64_000}}, 9, nil},
 		{"default track over a cheaper dub", youtube.FormatList{dubbedLow, originalHigh, muxed}, 251, nil},

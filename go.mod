@@ -16,6 +16,7 @@ require (
 	github.com/stripe/stripe-go/v76 v76.25.0
 	github.com/u2takey/ffmpeg-go v0.5.0
 	github.com/wneessen/go-mail v0.8.1
+	golang.org/x/net v0.60.0
 	modernc.org/sqlite v1.61.1
 )
 
@@ -58,7 +59,6 @@ require (
 	github.com/zeebo/xxh3 v1.1.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
-	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.42.0 // indirect

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"golang.org/x/net/idna"
 )
 
 // URL and address checks. They read a URL or an address and never touch the network; the
@@ -51,7 +53,18 @@ func (g *Guard) CheckURL(raw string) (*url.URL, error) {
 
 // checkHost validates a URL's host name and returns its canonical form.
 func (g *Guard) checkHost(host string) (string, error) {
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	host = strings.ToLower(host)
+	if !isASCII(host) {
+		// The HTTP client connects to the IDNA (UTS #46) form of a non-ASCII host, in which
+		// fullwidth digits and letters and the ideographic full stop are ASCII: "１２７.１" is
+		// 127.1 and "ｌｏｃａｌｈｏｓｔ" is localhost. Judge, and return, that form.
+		ascii, err := idna.Lookup.ToASCII(host)
+		if err != nil {
+			return "", fmt.Errorf("%w: bad host name", ErrUnsupportedLink)
+		}
+		host = ascii
+	}
+	host = strings.TrimSuffix(host, ".")
 	if host == "" {
 		return "", fmt.Errorf("%w: no host", ErrUnsupportedLink)
 	}
@@ -74,18 +87,18 @@ func (g *Guard) checkHost(host string) (string, error) {
 	return host, nil
 }
 
-// validHostName accepts DNS names (letters, digits, '-', '_', '.') and non-ASCII labels,
-// which the HTTP client turns into punycode.
+// validHostName accepts DNS names (letters, digits, '-', '_', '.'; non-ASCII names arrive
+// in punycode). Every label is non-empty (a trailing dot was trimmed before).
 func validHostName(host string) bool {
 	for i := 0; i < len(host); i++ {
 		c := host[i]
-		ok := c >= 0x80 || c == '-' || c == '_' || c == '.' ||
+		ok := c == '-' || c == '_' || c == '.' ||
 			(c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
 		if !ok {
 			return false
 		}
 	}
-	return !strings.Contains(host, "..")
+	return !strings.HasPrefix(host, ".") && !strings.Contains(host, "..")
 }
 
 // parseNumericHost reads host as an IP address when it is one. IPv6 must be plain (no zone).
@@ -165,6 +178,15 @@ func atonPart(p string) (uint64, bool) {
 	}
 	n, err := strconv.ParseUint(p, base, 32)
 	return n, err == nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // checkAddr refuses addr unless the guard allows private addresses.

@@ -46,6 +46,8 @@ func TestCheckURLNormalises(t *testing.T) {
 		{"http://[::FFFF:7F00:1]/", "http://[::ffff:127.0.0.1]/"},
 		{"https://[2606:4700::1]:8443/x", "https://[2606:4700::1]:8443/x"},
 		{"https://cdn.example.org/v%20x.mp4", "https://cdn.example.org/v%20x.mp4"},
+		{"https://Bücher.example/v.mp4", "https://xn--bcher-kva.example/v.mp4"},
+		{"http://１２７.０.０.１/", "http://127.0.0.1/"},
 	}
 	for _, tt := range tests {
 		u, err := g.CheckURL(tt.raw)

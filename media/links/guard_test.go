@@ -94,6 +94,13 @@ func TestGuardRefusesHostileLinks(t *testing.T) {
 		"http://0177.0.0.1:%s/",
 		"http://0177.0.0.01:%s/",
 		"http://127.0.0.1.:%s/",
+		// What the client dials is the IDNA form: fullwidth digits and letters, and the
+		// ideographic full stop, map to ASCII.
+		"http://１２７.０.０.１:%s/",
+		"http://１２７.１:%s/",
+		"http://127。0。0。1:%s/",
+		"http://ｌｏｃａｌｈｏｓｔ:%s/",
+		"http://localhost。:%s/",
 		"http://0.0.0.0:%s/",
 		"http://0:%s/",
 		"http://10.0.0.1:%s/",
@@ -143,6 +150,8 @@ func TestGuardRefusesHostileLinks(t *testing.T) {
 		"http://4294967296:%s/",
 		"http://[fe80::1%%25lo]:%s/",
 		"http://exa mple.com:%s/",
+		"http://..:%s/",
+		"http://.example.com:%s/",
 		"http://%%31%%32%%37.0.0.1:%s/",
 		"http://93.184.216.34:0/",
 		"http://93.184.216.34:99999/",

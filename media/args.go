@@ -235,6 +235,20 @@ func AtempoChain(factor float64) string {
 	return strings.Join(stages, ",")
 }
 
+// MediaFormats are the only demuxers ffmpeg and ffprobe may use on a visitor's file or
+// link (every call on one passes -format_whitelist MediaFormats). Playlist and reference
+// formats (hls, dash, concat/ffconcat, image2 and the image pipes, tee, …) are left out on
+// purpose: they make ffmpeg open the files or URLs written inside the input — a local
+// path, past the relay to any host, data: or subfile: — so a visitor's upload could read
+// the server's files. They are refused as unreadable before anything else is opened.
+const MediaFormats = "mov,matroska,webm,mp3,aac,ogg,flac,wav,avi,flv,mpegts,mpeg,asf,aiff,caf,ac3,eac3,amr,w64"
+
+// localInput is how every local input that came from a visitor is opened: the file and
+// nothing it points to (protocol "file" only), read only by a media demuxer.
+func localInput(path string) []string {
+	return []string{"-protocol_whitelist", "file", "-format_whitelist", MediaFormats, "-i", fileURL(path)}
+}
+
 // probeEntries are the fields parseProbe reads.
 const probeEntries = "format=format_name,duration,bit_rate:stream=codec_type,codec_name,sample_rate,channels,duration"
 
@@ -246,6 +260,7 @@ func ProbeArgs(path string) []string {
 		// A local file and nothing it points to: a crafted playlist cannot make ffprobe
 		// open other files, URLs or subprocess-like protocols.
 		"-protocol_whitelist", "file",
+		"-format_whitelist", MediaFormats,
 		"-show_entries", probeEntries,
 		"-of", "json",
 		fileURL(path),

@@ -112,6 +112,7 @@ func TestAtempoChain(t *testing.T) {
 func TestProbeArgs(t *testing.T) {
 	got := ProbeArgs("/tmp/-odd:name.mp3")
 	want := []string{"-hide_banner", "-loglevel", "error", "-protocol_whitelist", "file",
+		"-format_whitelist", "mov,matroska,webm,mp3,aac,ogg,flac,wav,avi,flv,mpegts,mpeg,asf,aiff,caf,ac3,eac3,amr,w64",
 		"-show_entries", "format=format_name,duration,bit_rate:stream=codec_type,codec_name,sample_rate,channels,duration",
 		"-of", "json", "file:/tmp/-odd:name.mp3"}
 	if !slices.Equal(got, want) {

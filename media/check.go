@@ -20,24 +20,28 @@ var (
 	ErrDurationMismatch = errors.New("duration in the header does not match the content")
 )
 
-// MeasureArgs builds the ffmpeg arguments that read every packet of the first audio stream
-// of the local file at path without decoding it (stream copy into the null muxer) and
-// report the time reached on standard output, so the real length is known whatever the
-// header claims.
+// MeasureArgs builds the ffmpeg arguments that decode every sample of the first audio
+// stream of the local file at path and report, on standard output, the time those samples
+// last. Container timestamps can lie (an MP4 whose timescales are multiplied by 100 says a
+// hundredth of its length, and so does a stream copy that follows them); the decoded
+// samples are what an engine transcribes, so they set the price.
 func MeasureArgs(path string) []string {
-	return []string{
-		"-nostdin", "-hide_banner", "-loglevel", "error",
-		"-protocol_whitelist", "file",
-		"-i", fileURL(path),
-		"-map", "0:a:0", "-c", "copy",
+	args := []string{"-nostdin", "-hide_banner", "-loglevel", "error"}
+	args = append(args, localInput(path)...)
+	return append(args,
+		"-map", "0:a:0",
+		// Every frame's timestamp becomes the number of samples decoded before it over the
+		// decoder's own rate, so the time reached is the samples' length, whatever the
+		// container said.
+		"-af", "asetpts=N/SR/TB",
 		"-f", "null",
 		"-progress", "pipe:1", "-nostats",
 		"-",
-	}
+	)
 }
 
 // Measure returns the length of the first audio stream of the local file at path as its
-// packets say, not as its header claims.
+// decoded samples say, not as its header or timestamps claim.
 func (r *Runner) Measure(ctx context.Context, path string) (time.Duration, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -89,17 +93,21 @@ func (r *Runner) CheckAudio(ctx context.Context, path string) (time.Duration, er
 	return checkDurations(info.Duration, measured)
 }
 
-// checkDurations decides the duration to trust from the header's claim and the packets'
-// measure: the measure, as long as the claim does not overstate it by more than 2 s and
-// 5 % (encoders' headers and padding differ a little, not by hours).
+// checkDurations decides the duration to trust from the header's claim and the decoded
+// samples' measure: the measure, unless the two disagree grossly. A claim may overstate
+// the samples by 2 s or 5 % (encoders' headers and padding differ a little, not by hours)
+// and understate them up to half (a VBR MP3 without an index is only estimated); beyond
+// that the file is lying about itself and is refused.
 func checkDurations(claimed, measured time.Duration) (time.Duration, error) {
 	if measured <= 0 {
-		return 0, fmt.Errorf("%w: no audio packets", ErrUnreadable)
+		return 0, fmt.Errorf("%w: no audio samples", ErrUnreadable)
 	}
 	if claimed <= 0 {
 		return measured, nil
 	}
-	if diff := claimed - measured; diff > 2*time.Second && diff > measured/20 {
+	over := claimed - measured
+	under := measured - 2*claimed
+	if (over > 2*time.Second && over > measured/20) || under > 2*time.Second {
 		return 0, fmt.Errorf("%w: header says %s, content holds %s", ErrDurationMismatch,
 			claimed.Round(time.Second), measured.Round(time.Millisecond))
 	}

@@ -1,10 +1,13 @@
 package media
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,14 +17,10 @@ import (
 func TestMeasureArgs(t *testing.T) {
 	got := MeasureArgs("/tmp/-x:y.mp3")
 	want := []string{"-nostdin", "-hide_banner", "-loglevel", "error", "-protocol_whitelist", "file",
-		"-i", "file:/tmp/-x:y.mp3", "-map", "0:a:0", "-c", "copy", "-f", "null", "-progress", "pipe:1", "-nostats", "-"}
-	if len(got) != len(want) {
-		t.Fatalf("got %q", got)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("arg %d: got %q, want %q", i, got[i], want[i])
-		}
+		"-format_whitelist", MediaFormats, "-i", "file:/tmp/-x:y.mp3", "-map", "0:a:0",
+		"-af", "asetpts=N/SR/TB", "-f", "null", "-progress", "pipe:1", "-nostats", "-"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("args\n got %q\nwant %q", got, want)
 	}
 }
 
@@ -42,7 +41,10 @@ func TestCheckDurations(t *testing.T) {
 	}{
 		{5 * time.Second, 4990 * time.Millisecond, 4990 * time.Millisecond, nil},
 		{0, 3 * time.Second, 3 * time.Second, nil},
-		{4 * time.Second, 5 * time.Second, 5 * time.Second, nil},           // header short: trust packets
+		{4 * time.Second, 5 * time.Second, 5 * time.Second, nil},           // header short: trust samples
+		{60 * time.Second, 100 * time.Second, 100 * time.Second, nil},      // a VBR estimate, under half off
+		{10 * time.Second, 958 * time.Second, 0, ErrDurationMismatch},      // timescales ×100: priced as 10 s
+		{50 * time.Millisecond, 5 * time.Second, 0, ErrDurationMismatch},   // the same on a short clip
 		{62 * time.Minute, 60 * time.Minute, 60 * time.Minute, nil},        // 2 min over, but under 5 %
 		{3 * time.Hour, 5 * time.Second, 0, ErrDurationMismatch},           // hours claimed, seconds held
 		{5 * time.Second, 2500 * time.Millisecond, 0, ErrDurationMismatch}, // truncated
@@ -76,6 +78,7 @@ func TestCheckAudio(t *testing.T) {
 	}
 
 	mp3, _ := os.ReadFile(filepath.Join(dir, "speech.mp3"))
+	m4a, _ := os.ReadFile(filepath.Join(dir, "speech.m4a"))
 	write := func(name string, data []byte) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, data, 0o644); err != nil {
@@ -98,6 +101,7 @@ func TestCheckAudio(t *testing.T) {
 		{"first 300 bytes", write("tiny.mp3", mp3[:300]), ErrUnreadable},
 		{"truncated in the middle", write("half.mp3", mp3[:len(mp3)/2]), ErrDurationMismatch},
 		{"header claims hours", liar, ErrDurationMismatch},
+		{"timescales multiplied by 100", write("scaled.m4a", scaleTimescales(t, m4a, 100)), ErrDurationMismatch},
 		{"video without audio", silentVideo, ErrNoAudio},
 	} {
 		d, err := r.CheckAudio(ctx, c.path)
@@ -105,4 +109,35 @@ func TestCheckAudio(t *testing.T) {
 			t.Errorf("%s: got %v, %v; want %v", c.name, d, err, c.err)
 		}
 	}
+}
+
+// scaleTimescales multiplies the timescale of an MP4's movie header (mvhd) and of every
+// media header (mdhd) by factor, leaving the sample tables alone: every timestamp then
+// says 1/factor of the real time, while the samples are all still there.
+func scaleTimescales(t *testing.T, mp4 []byte, factor uint32) []byte {
+	t.Helper()
+	out := slices.Clone(mp4)
+	n := 0
+	for _, box := range []string{"mvhd", "mdhd"} {
+		for i := 0; ; {
+			j := bytes.Index(out[i:], []byte(box))
+			if j < 0 {
+				break
+			}
+			at := i + j + 4 // version byte
+			// version 0: 4-byte creation and modification times; version 1: 8-byte.
+			ts := at + 4 + 8
+			if out[at] == 1 {
+				ts = at + 4 + 16
+			}
+			v := binary.BigEndian.Uint32(out[ts:])
+			binary.BigEndian.PutUint32(out[ts:], v*factor)
+			n++
+			i = ts
+		}
+	}
+	if n < 2 {
+		t.Fatalf("found %d mvhd/mdhd boxes", n)
+	}
+	return out
 }

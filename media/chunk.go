@@ -68,10 +68,9 @@ func ceilDiv(a, b time.Duration) time.Duration {
 // recognition at out, with bitrate in bits per second (SpeechBitrate).
 func ReencodeArgs(in, out string, bitrate int) []string {
 	args := append([]string(nil), globalArgs...)
+	// A local file and nothing it points to (see MediaFormats).
+	args = append(args, localInput(in)...)
 	args = append(args,
-		// A local file and nothing it points to (see ProbeArgs).
-		"-protocol_whitelist", "file",
-		"-i", fileURL(in),
 		// The first audio stream only: no video, cover art, subtitles or second soundtrack.
 		"-map", "0:a:0",
 		"-ac", "1",
@@ -104,8 +103,8 @@ func ChunkArgs(in, out string, start, length time.Duration) []string {
 	if length > 0 {
 		args = append(args, "-t", seconds(length))
 	}
-	args = append(args,
-		"-i", fileURL(in),
+	// Our own MP3 (ReencodeArgs' output), read as nothing else.
+	args = append(args, "-format_whitelist", "mp3", "-i", fileURL(in),
 		"-map", "0:a:0",
 		"-c:a", "copy",
 		"-map_metadata", "-1",

@@ -82,7 +82,7 @@ func TestPlanChunksInvariants(t *testing.T) {
 func TestReencodeArgs(t *testing.T) {
 	got := ReencodeArgs("/up/-odd:name.mkv", "/tmp/x/audio.mp3", 32000)
 	want := []string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-		"-protocol_whitelist", "file", "-i", "file:/up/-odd:name.mkv",
+		"-protocol_whitelist", "file", "-format_whitelist", MediaFormats, "-i", "file:/up/-odd:name.mkv",
 		"-map", "0:a:0", "-ac", "1", "-ar", "16000",
 		"-c:a", "libmp3lame", "-b:a", "32000", "-compression_level", "5",
 		"-map_metadata", "-1", "-protocol_whitelist", "file", "-f", "mp3", "file:/tmp/x/audio.mp3"}
@@ -93,7 +93,7 @@ func TestReencodeArgs(t *testing.T) {
 
 func TestChunkArgs(t *testing.T) {
 	head := []string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-protocol_whitelist", "file"}
-	tail := []string{"-i", "file:/t/in.mp3", "-map", "0:a:0", "-c:a", "copy", "-map_metadata", "-1",
+	tail := []string{"-format_whitelist", "mp3", "-i", "file:/t/in.mp3", "-map", "0:a:0", "-c:a", "copy", "-map_metadata", "-1",
 		"-protocol_whitelist", "file", "-f", "mp3", "file:/t/c1.mp3"}
 	tests := []struct {
 		name          string

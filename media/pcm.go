@@ -18,11 +18,10 @@ const PCMRate = 16000
 // PCMRate on standard output.
 func PCMArgs(path string) []string {
 	args := append([]string{}, globalArgs...)
+	// A local file and nothing it points to: a crafted playlist cannot make ffmpeg open
+	// other files, URLs or subprocess-like protocols.
+	args = append(args, localInput(path)...)
 	return append(args,
-		// A local file and nothing it points to: a crafted playlist cannot make ffmpeg
-		// open other files, URLs or subprocess-like protocols.
-		"-protocol_whitelist", "file",
-		"-i", fileURL(path),
 		// Audio only: no video decoding, however big the picture.
 		"-vn",
 		// Mono by averaging the channels, resampled to 16 kHz.

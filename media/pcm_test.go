@@ -17,7 +17,7 @@ import (
 func TestPCMArgs(t *testing.T) {
 	want := []string{
 		"-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-		"-protocol_whitelist", "file",
+		"-protocol_whitelist", "file", "-format_whitelist", MediaFormats,
 		"-i", "file:/tmp/up/-rf:x.mp4",
 		"-vn", "-ac", "1", "-ar", "16000", "-f", "f32le", "pipe:1",
 	}

@@ -5,12 +5,6 @@ import ffmpeg "github.com/u2takey/ffmpeg-go"
 // Visitors' links reach ffmpeg and ffprobe only as loopback relay URLs (package
 // media/links); these builders are the only argument lists such a URL is ever opened with.
 
-// RemoteFormats are the demuxers ffmpeg may use on a relayed link. Playlist and reference
-// formats (hls, dash, concat, image2, …) are left out on purpose: they make ffmpeg open the
-// URLs written inside the file itself — past the relay, straight to any host — and with
-// "file" allowed they read local files.
-const RemoteFormats = "mov,matroska,webm,mp3,aac,ogg,flac,wav,avi,flv,mpegts,mpeg,asf,aiff,caf,ac3,eac3,amr,w64"
-
 // relayWhitelist is the only protocol set a relayed link is opened with: HTTP over TCP to
 // the relay. No file, pipe, crypto, data, subfile, hls, concat, etc.
 const relayWhitelist = "http,tcp"
@@ -22,7 +16,7 @@ func RemoteProbeArgs(url string) []string {
 		"-hide_banner",
 		"-loglevel", "error",
 		"-protocol_whitelist", relayWhitelist,
-		"-format_whitelist", RemoteFormats,
+		"-format_whitelist", MediaFormats,
 		"-show_entries", probeEntries,
 		"-of", "json",
 		url,
@@ -36,7 +30,7 @@ func RemoteProbeArgs(url string) []string {
 func FetchAudioArgs(input, dst string) []string {
 	return ffmpeg.Input(input, ffmpeg.KwArgs{
 		"protocol_whitelist": relayWhitelist,
-		"format_whitelist":   RemoteFormats,
+		"format_whitelist":   MediaFormats,
 	}).Output(fileURL(dst), ffmpeg.KwArgs{
 		// The first audio stream only; no video, subtitles or data streams.
 		"map": "0:a:0",

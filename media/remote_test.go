@@ -13,7 +13,7 @@ func TestRemoteProbeArgs(t *testing.T) {
 	}{
 		{"http://127.0.0.1:4000/t/abc/media.mp4", []string{"-hide_banner", "-loglevel", "error",
 			"-protocol_whitelist", "http,tcp",
-			"-format_whitelist", RemoteFormats,
+			"-format_whitelist", MediaFormats,
 			"-show_entries", "format=format_name,duration,bit_rate:stream=codec_type,codec_name,sample_rate,channels,duration",
 			"-of", "json", "http://127.0.0.1:4000/t/abc/media.mp4"}},
 	}
@@ -29,7 +29,7 @@ func TestRemoteProbeArgs(t *testing.T) {
 		}
 	}
 	for _, demuxer := range []string{"hls", "dash", "concat", "image2", "tee", "ffmetadata", "lavfi"} {
-		if slices.Contains(strings.Split(RemoteFormats, ","), demuxer) {
+		if slices.Contains(strings.Split(MediaFormats, ","), demuxer) {
 			t.Errorf("demuxer %s is whitelisted for remote links", demuxer)
 		}
 	}
@@ -38,7 +38,7 @@ func TestRemoteProbeArgs(t *testing.T) {
 func TestFetchAudioArgs(t *testing.T) {
 	got := FetchAudioArgs("http://127.0.0.1:4000/t/abc/media.mp4", "/tmp/-odd:name.mka")
 	want := []string{
-		"-format_whitelist", RemoteFormats, "-protocol_whitelist", "http,tcp", "-i", "http://127.0.0.1:4000/t/abc/media.mp4",
+		"-format_whitelist", MediaFormats, "-protocol_whitelist", "http,tcp", "-i", "http://127.0.0.1:4000/t/abc/media.mp4",
 		"-f", "matroska", "-c:a", "copy", "-dn", "-map", "0:a:0", "-map_metadata", "-1",
 		"-protocol_whitelist", "file", "-sn", "-vn", "file:/tmp/-odd:name.mka",
 		"-nostdin", "-hide_banner", "-loglevel", "error", "-y",

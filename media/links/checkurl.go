@@ -98,7 +98,7 @@ func validHostName(host string) bool {
 			return false
 		}
 	}
-	return !strings.HasPrefix(host, ".") && !strings.Contains(host, "..")
+	return !strings.HasPrefix(host, ".") && !strings.HasSuffix(host, ".") && !strings.Contains(host, "..")
 }
 
 // parseNumericHost reads host as an IP address when it is one. IPv6 must be plain (no zone).

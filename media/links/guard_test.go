@@ -152,6 +152,8 @@ func TestGuardRefusesHostileLinks(t *testing.T) {
 		"http://exa mple.com:%s/",
 		"http://..:%s/",
 		"http://.example.com:%s/",
+		"http://0..:%s/",
+		"http://example.com..:%s/",
 		"http://%%31%%32%%37.0.0.1:%s/",
 		"http://93.184.216.34:0/",
 		"http://93.184.216.34:99999/",

@@ -1,0 +1,77 @@
+package media
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// packetMeasureArgs is how the length was measured before it came from decoded samples:
+// stream-copy every packet into the null muxer and read the time reached. It is kept here
+// as the benchmarks' baseline; it follows container timestamps, which can lie.
+func packetMeasureArgs(path string) []string {
+	return []string{"-nostdin", "-hide_banner", "-loglevel", "error", "-protocol_whitelist", "file",
+		"-i", fileURL(path), "-map", "0:a:0", "-c", "copy", "-f", "null", "-progress", "pipe:1", "-nostats", "-"}
+}
+
+// benchFile makes a file of about 25 MB (the upload limit) of speech-like audio: tone plus
+// noise, encoded with the given ffmpeg output options.
+func benchFile(b *testing.B, r *Runner, name string, length time.Duration, enc ...string) string {
+	b.Helper()
+	path := b.TempDir() + "/" + name
+	secs := strconv.Itoa(int(length.Seconds()))
+	args := []string{"-nostdin", "-hide_banner", "-loglevel", "error",
+		"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=" + secs,
+		"-f", "lavfi", "-i", "anoisesrc=color=pink:amplitude=0.1:sample_rate=44100:duration=" + secs,
+		"-filter_complex", "[0][1]amix=inputs=2,aformat=channel_layouts=stereo"}
+	args = append(append(args, enc...), "file:"+path)
+	if err := r.FFmpeg(context.Background(), args, nil, nil); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkMeasure25MB measures the length of 25 MB uploads: by counting decoded samples
+// (what prices uploads now) and, as the baseline in the same run, by the packet measure it
+// replaced. mp3 at 128 kb/s is 26 minutes; opus at 8 kb/s is about 7 hours.
+func BenchmarkMeasure25MB(b *testing.B) {
+	r := New(Config{})
+	if err := r.Check(); err != nil {
+		b.Skip(err)
+	}
+	files := []struct {
+		name   string
+		length time.Duration
+		enc    []string
+	}{
+		{"mp3-128k-26min", 26 * time.Minute, []string{"-c:a", "libmp3lame", "-b:a", "128k", "-f", "mp3"}},
+		{"opus-8k-7h", 7 * time.Hour, []string{"-ac", "1", "-c:a", "libopus", "-b:a", "8k", "-f", "ogg"}},
+	}
+	for _, f := range files {
+		path := benchFile(b, r, f.name, f.length, f.enc...)
+		st, _ := os.Stat(path)
+		b.Run(f.name+"/samples", func(b *testing.B) {
+			for b.Loop() {
+				d, err := r.Measure(context.Background(), path)
+				if err != nil || d < f.length-time.Second || d > f.length+time.Second {
+					b.Fatalf("measured %v, %v; want %v", d, err, f.length)
+				}
+			}
+			b.ReportMetric(float64(st.Size())/1e6, "MB")
+		})
+		b.Run(f.name+"/packets", func(b *testing.B) {
+			for b.Loop() {
+				var out bytes.Buffer
+				if err := r.FFmpeg(context.Background(), packetMeasureArgs(path), nil, &out); err != nil {
+					b.Fatal(err)
+				}
+				if d := parseProgressTime(out.Bytes()); d < f.length-time.Second {
+					b.Fatalf("packets say %v, want %v", d, f.length)
+				}
+			}
+		})
+	}
+}

@@ -53,6 +53,20 @@ describe("confirmation page", () => {
     expect(JSON.parse(fetch.mock.calls[1][1].body)).toEqual({ sessionId: "cs_1" });
   });
 
+  it("says where the link went when the server has already forgotten the address", async () => {
+    localStorage.setItem("sessionId", "cs_3");
+    localStorage.setItem("tts", JSON.stringify({ email: "typed@example.com" }));
+    const answers = [
+      json(200, { ok: true, email: "", name: "", payment_intent: "pi_3", status: "complete", order: { status: "done", progress: 100 } }),
+      json(200, { ok: true, data: { data: "http://x/d/t3" }, order: { status: "done", progress: 100 } }),
+    ];
+    vi.stubGlobal("fetch", vi.fn(async () => answers.shift()));
+    renderPage();
+    await waitFor(() => expect(screen.getByTestId("success")).toBeTruthy());
+    expect(screen.getByText("Your audio file has been sent to typed@example.com.")).toBeTruthy();
+    expect(localStorage.getItem("tts")).toBeNull();
+  });
+
   it.each(["sst", "vtt"])("%s: asks its own service, speaks of the transcription, clears only that order", async (service) => {
     window.history.replaceState(null, "", `/${service}-payment/success`);
     localStorage.setItem("sessionId", "cs_2");

@@ -3,7 +3,7 @@ import { useTranslation } from "react-i18next";
 import { fetchResult, lookupSession } from "../../api.js";
 import { useConfig } from "../../config.jsx";
 import i18n from "../../i18n.js";
-import { ORDER_KEYS, read, remove, SESSION_KEY } from "../../lib/storage.js";
+import { ORDER_KEYS, read, readJSON, remove, SESSION_KEY } from "../../lib/storage.js";
 import Loader from "../../Loader.jsx";
 import { Link, navigate } from "../../router.jsx";
 
@@ -40,6 +40,9 @@ export default function Confirmation({ service }) {
   const { t } = useTranslation();
   const config = useConfig();
   const [sessionId] = useState(initialSessionId);
+  // The address the visitor typed, kept on their own device: the server forgets it once
+  // the message is sent, and the page still says where the link went.
+  const [typedEmail] = useState(() => readJSON(ORDER_KEYS[service])?.email || "");
   const [state, setState] = useState({ phase: "processing", order: null, email: "", link: "", unpaid: false });
 
   useEffect(() => {
@@ -56,7 +59,7 @@ export default function Confirmation({ service }) {
     }
     (async () => {
       const session = await lookupSession(service, sessionId, { signal: ctl.signal });
-      setState((s) => ({ ...s, email: session.email || "", order: session.order || null }));
+      setState((s) => ({ ...s, email: session.email || typedEmail, order: session.order || null }));
       let unpaid = 0;
       for (let attempt = 0; ; attempt++) {
         try {

@@ -130,8 +130,8 @@ func numericPart(s string) bool {
 		return false
 	}
 	if rest, ok := strings.CutPrefix(s, "0x"); ok {
-		_, err := strconv.ParseUint("0"+rest, 16, 64)
-		return err == nil
+		// Any length: a hex number too big for an address is a malformed address, not a name.
+		return strings.Trim(rest, "0123456789abcdef") == ""
 	}
 	return strings.Trim(s, "0123456789") == ""
 }

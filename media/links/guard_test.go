@@ -148,6 +148,8 @@ func TestGuardRefusesHostileLinks(t *testing.T) {
 		"http://08.0.0.1:%s/",
 		"http://1.2.3.4.5:%s/",
 		"http://4294967296:%s/",
+		"http://0x100000000:%s/",
+		"http://0xffffffffffffffffffff:%s/",
 		"http://[fe80::1%%25lo]:%s/",
 		"http://exa mple.com:%s/",
 		"http://..:%s/",

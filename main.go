@@ -43,6 +43,11 @@ func main() {
 		os.Exit(2)
 	}
 	log := newLogger(cfg)
+	if soft, hard, err := raiseFileLimit(); err != nil {
+		log.Warn("cannot raise the open-files limit", "soft", soft, "hard", hard, "err", err)
+	} else {
+		log.Info("open-files limit", "soft", soft, "hard", hard)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	app, err := build(ctx, cfg, log)
@@ -203,6 +208,25 @@ func newMailer(cfg Config) (providers.Mailer, error) {
 	return mail.NewSMTP(sc)
 }
 
+// raiseFileLimit lifts the soft limit on open files to the hard one, so that the sockets,
+// files and ffmpeg pipes of a busy server do not run out at a distribution's default of
+// 1024. It returns the limits in force.
+func raiseFileLimit() (soft, hard uint64, err error) {
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		return 0, 0, err
+	}
+	if l.Cur < l.Max {
+		want := l
+		want.Cur = l.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &want); err != nil {
+			return l.Cur, l.Max, err
+		}
+		l = want
+	}
+	return l.Cur, l.Max, nil
+}
+
 // Run serves on ln and works jobs until ctx ends, then shuts down in order: stop taking
 // requests, let running jobs finish (or put them back), close the database.
 func (a *App) Run(ctx context.Context, ln net.Listener) error {
@@ -212,7 +236,8 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	served := make(chan error, 1)
-	go func() { served <- a.http.Listener(ln) }()
+	guarded := api.NewListener(ln, api.DefaultPerAddress, a.log)
+	go func() { served <- a.http.Listener(guarded) }()
 	a.log.Info("parla is up", "addr", ln.Addr().String(), "public_url", a.cfg.PublicURL,
 		"tts", a.cfg.TTSEngine, "storage", a.cfg.Storage, "payments", a.cfg.PaymentMode())
 	var serveErr error

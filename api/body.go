@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"io"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -14,6 +15,24 @@ func requestBody(c *fiber.Ctx) io.Reader {
 		return r
 	}
 	return bytes.NewReader(c.Body())
+}
+
+// uploadIdle is how long an upload may send nothing before it is cut: its deadline moves
+// on with every read, so a 25 MB file on a slow line gets the time it needs.
+const uploadIdle = 30 * time.Second
+
+// progressDeadline extends a connection's read deadline by idle after every read.
+type progressDeadline struct {
+	r    io.Reader
+	conn interface{ SetReadDeadline(time.Time) error }
+	idle time.Duration
+}
+
+func (p *progressDeadline) Read(b []byte) (int, error) {
+	if err := p.conn.SetReadDeadline(time.Now().Add(p.idle)); err != nil {
+		return 0, err
+	}
+	return p.r.Read(b)
 }
 
 // refuseBody answers err without reading the rest of the body, and closes the connection

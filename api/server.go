@@ -90,10 +90,13 @@ func New(cfg Config, deps Deps) *fiber.App {
 		BodyLimit:                    cfg.BodyLimit,
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
-		// Long enough for a 25 MB upload on a slow line.
-		ReadTimeout:             10 * time.Minute,
+		// Headers and small bodies must arrive within seconds, and an idle keep-alive
+		// connection is closed as quickly: a socket that sends nothing holds nothing for
+		// long. An upload's body keeps its connection while bytes keep coming (see
+		// uploadIdle); results are written within WriteTimeout.
+		ReadTimeout:             30 * time.Second,
 		WriteTimeout:            5 * time.Minute,
-		IdleTimeout:             2 * time.Minute,
+		IdleTimeout:             15 * time.Second,
 		ErrorHandler:            errorHandler(deps.Log),
 		DisableStartupMessage:   true,
 		ProxyHeader:             proxyHeader(cfg.TrustedProxies),
@@ -189,8 +192,8 @@ func (s *server) rateLimit() fiber.Handler {
 	}
 	trusted := trustedNets(s.cfg.TrustedProxies)
 	return limiter.New(limiter.Config{
-		Max:          s.cfg.RateLimit,
-		Expiration:   time.Minute,
+		Max:        s.cfg.RateLimit,
+		Expiration: time.Minute,
 		KeyGenerator: func(c *fiber.Ctx) string {
 			remote, _ := netip.AddrFromSlice(c.Context().RemoteIP())
 			return clientIP(remote, c.Get(fiber.HeaderXForwardedFor), trusted)

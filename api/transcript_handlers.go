@@ -28,7 +28,7 @@ func (s orderHandlers) uploadAudio(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	body := requestBody(c)
+	body := io.Reader(&progressDeadline{r: requestBody(c), conn: c.Context().Conn(), idle: uploadIdle})
 	name, size, err := receiveFile(body, boundary, limit, f)
 	if err == nil {
 		// The multipart form ends before a chunked body's last chunk; read that too, so the

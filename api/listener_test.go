@@ -33,8 +33,10 @@ type fakeConn struct {
 	closed bool
 }
 
-func (c *fakeConn) RemoteAddr() net.Addr { return net.TCPAddrFromAddrPort(netip.MustParseAddrPort(c.from)) }
-func (c *fakeConn) Close() error         { c.closed = true; return nil }
+func (c *fakeConn) RemoteAddr() net.Addr {
+	return net.TCPAddrFromAddrPort(netip.MustParseAddrPort(c.from))
+}
+func (c *fakeConn) Close() error { c.closed = true; return nil }
 
 func TestListenerRetriesWhatPassesAndCapsEachAddress(t *testing.T) {
 	var conns []*fakeConn

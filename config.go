@@ -70,6 +70,9 @@ type Config struct {
 	ShutdownGrace  time.Duration  // SHUTDOWN_TIMEOUT: how long running jobs may finish (default 30s)
 	LogLevel       slog.Level     // LOG_LEVEL: debug, info (default), warn, error
 	LogFormat      string         // LOG_FORMAT: text (default) or json
+
+	// checkpoint is no setting: tests set it to crash the process at a fulfilment step.
+	checkpoint func(orderID, step string)
 }
 
 // loadConfig reads and validates the configuration; the error lists every problem.

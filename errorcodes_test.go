@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,8 +54,15 @@ var producedElsewhere = map[string]string{
 // test produces is a code nobody knows to work.
 func TestMain(m *testing.M) {
 	if os.Getenv("PARLA_TEST_RUN_MAIN") == "1" {
-		main() // this test binary stands in for the server binary (see startProcess)
-		return
+		// This test binary stands in for the server binary (see startProcess), and may be
+		// told to die at a fulfilment step as kill -9 would kill it.
+		crashAt := os.Getenv("PARLA_TEST_CRASH_AT")
+		os.Exit(run(func(_, step string) {
+			if step == crashAt {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {}
+			}
+		}))
 	}
 	flag.Parse()
 	code := m.Run()

@@ -36,12 +36,18 @@ import (
 // Version is the label in the footer.
 const Version = "v3.3.2"
 
-func main() {
+func main() { os.Exit(run(nil)) }
+
+// run starts the server from the environment and serves until a signal; it returns the
+// process's exit code. checkpoint, nil in the product, is called at each fulfilment step
+// (tests crash the process there).
+func run(checkpoint func(orderID, step string)) int {
 	cfg, err := loadConfig(os.Getenv)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "parla: configuration is not valid:\n%v\n", err)
-		os.Exit(2)
+		return 2
 	}
+	cfg.checkpoint = checkpoint
 	log := newLogger(cfg)
 	if soft, hard, err := raiseFileLimit(); err != nil {
 		log.Warn("cannot raise the open-files limit", "soft", soft, "hard", hard, "err", err)
@@ -53,17 +59,18 @@ func main() {
 	app, err := build(ctx, cfg, log)
 	if err != nil {
 		log.Error("cannot start", "err", err)
-		os.Exit(1)
+		return 1
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		log.Error("cannot listen", "addr", cfg.Addr, "err", err)
-		os.Exit(1)
+		return 1
 	}
 	if err := app.Run(ctx, ln); err != nil {
 		log.Error("stopped with an error", "err", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 func newLogger(cfg Config) *slog.Logger {
@@ -158,7 +165,7 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 		TTS: orders.TTSLimits{Voices: providers.Voices, Formats: providers.SpeechFormats,
 			MinSpeed: 0.25, MaxSpeed: 4, MaxChars: cfg.TTSMaxChars},
 		Workers: cfg.Workers, MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, JobTimeout: cfg.JobTimeout,
-		SweepInterval: cfg.SweepInterval,
+		SweepInterval: cfg.SweepInterval, Checkpoint: cfg.checkpoint,
 	}, orders.Deps{
 		DB: a.db, Payments: payments, Storage: store, Mailer: mailer, Letters: orders.MailLetters{},
 		Speaker: speaker, Transcriber: transcriber, Audio: runner, Links: links,

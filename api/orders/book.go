@@ -38,6 +38,9 @@ type Config struct {
 	SweepInterval time.Duration // how often the sweeper runs (10 min)
 	Workers       int           // concurrent fulfilments (2)
 	Now           func() time.Time
+	// Checkpoint, when set, is called after each fulfilment step ("producing", "stored",
+	// "mailed", "finished"): crash tests stop the process there. Nil in the product.
+	Checkpoint func(orderID, step string)
 }
 
 func (c *Config) defaults() {
@@ -64,6 +67,9 @@ func (c *Config) defaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Checkpoint == nil {
+		c.Checkpoint = func(string, string) {}
 	}
 	if c.Pricing.Rules == nil {
 		c.Pricing = DefaultPricing()

@@ -82,6 +82,7 @@ func (f *fulfiller) fulfil(ctx context.Context, id string) error {
 	}
 	log := f.log.With("order", id)
 	if o.ResultKey == "" {
+		f.cfg.Checkpoint(id, "producing")
 		started := f.cfg.Now()
 		key, name, err := f.produce(ctx, o)
 		if err != nil {
@@ -91,6 +92,7 @@ func (f *fulfiller) fulfil(ctx context.Context, id string) error {
 			return err
 		}
 		log.Info("result stored", "took", time.Since(started).Round(time.Millisecond))
+		f.cfg.Checkpoint(id, "stored")
 		if o, err = f.orders.Get(ctx, id); err != nil {
 			return err
 		}
@@ -99,11 +101,13 @@ func (f *fulfiller) fulfil(ctx context.Context, id string) error {
 		if err := f.mail(ctx, o, true); err != nil {
 			return err
 		}
+		f.cfg.Checkpoint(id, "mailed")
 	}
 	f.release(ctx, o)
 	if err := f.jobs.Finish(ctx, id, f.cfg.Now()); err != nil {
 		return err
 	}
+	f.cfg.Checkpoint(id, "finished")
 	log.Info("order delivered")
 	return nil
 }

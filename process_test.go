@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -106,5 +107,75 @@ func TestIdleFloodUnderLowFileLimit(t *testing.T) {
 	}
 	if cmd.ProcessState != nil {
 		t.Fatalf("the server exited: %v", cmd.ProcessState)
+	}
+}
+
+// postJSON posts v to url and decodes the JSON answer into a map.
+func postJSON(t *testing.T, url string, v string) (int, map[string]any) {
+	t.Helper()
+	resp, err := noRedirect.Post(url, "application/json", strings.NewReader(v))
+	if err != nil {
+		return 0, nil
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m
+}
+
+// filesUnder lists the regular files below dir.
+func filesUnder(dir string) []string {
+	var out []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// A process killed (SIGKILL) at any step of a fulfilment, then started again on the same
+// data, delivers the order within a minute: one result file, one e-mail.
+func TestKilledAtEachFulfilmentStepDeliversOnce(t *testing.T) {
+	requireMediaTools(t)
+	for _, step := range []string{"producing", "stored", "mailed", "finished"} {
+		t.Run(step, func(t *testing.T) {
+			data := t.TempDir()
+			base, cmd := startProcess(t, "", map[string]string{"DATA_DIR": data, "PARLA_TEST_CRASH_AT": step})
+			died := make(chan error, 1)
+			go func() { died <- cmd.Wait() }()
+			status, co := postJSON(t, base+"/payment/tts/create-checkout-session",
+				`{"order":{"voice":"echo","input":"Killed and born again.","format":"mp3","speed":1,"email":"k@example.com","emailVerify":"k@example.com","locale":"en"}}`)
+			if status != 200 {
+				t.Fatalf("checkout: %d %v", status, co)
+			}
+			sessionID := co["sessionId"].(string)
+			postJSON(t, base+"/checkout/test/"+sessionID+"/pay", "")
+			select {
+			case <-died:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the process did not die at %q", step)
+			}
+
+			base, _ = startProcess(t, "", map[string]string{"DATA_DIR": data})
+			deadline := time.Now().Add(time.Minute)
+			for {
+				status, r := postJSON(t, base+"/services/tts", `{"sessionId":"`+sessionID+`"}`)
+				if status == 200 {
+					break
+				}
+				if status != 202 || time.Now().After(deadline) {
+					t.Fatalf("after the restart: %d %v", status, r)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			if results := filesUnder(filepath.Join(data, "files")); len(results) != 1 {
+				t.Errorf("result files %v, want one", results)
+			}
+			if mails := filesUnder(filepath.Join(data, "outbox")); len(mails) != 1 {
+				t.Errorf("e-mails %v, want one", mails)
+			}
+		})
 	}
 }

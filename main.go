@@ -93,6 +93,19 @@ type App struct {
 	closers []io.Closer
 }
 
+// emptyDir removes everything inside dir and says how many entries went.
+func emptyDir(dir string) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	for _, e := range entries {
+		errs = append(errs, os.RemoveAll(filepath.Join(dir, e.Name())))
+	}
+	return len(entries), errors.Join(errs...)
+}
+
 // build makes every part from the configuration and wires them together.
 func build(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	tmpDir := filepath.Join(cfg.DataDir, "tmp")
@@ -100,6 +113,13 @@ func build(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		if err := os.MkdirAll(d, 0o750); err != nil {
 			return nil, fmt.Errorf("creating %s: %w", d, err)
 		}
+	}
+	// One process owns DATA_DIR: scratch files found at start belong to one that died
+	// (half-produced results, half-received uploads, fetched video audio).
+	if n, err := emptyDir(tmpDir); err != nil {
+		log.Warn("clearing scratch space", "err", err)
+	} else if n > 0 {
+		log.Info("scratch files of a previous process removed", "files", n)
 	}
 	db, err := orders.OpenSQLite(filepath.Join(cfg.DataDir, "parla.db"))
 	if err != nil {

@@ -179,3 +179,15 @@ func TestKilledAtEachFulfilmentStepDeliversOnce(t *testing.T) {
 		})
 	}
 }
+
+// Scratch files left by a process that died are removed when the next one starts.
+func TestStartClearsScratchOfADeadProcess(t *testing.T) {
+	data := t.TempDir()
+	left := filepath.Join(data, "tmp", "tts-order-123-half")
+	os.MkdirAll(filepath.Dir(left), 0o750)
+	os.WriteFile(left, []byte("half a result"), 0o600)
+	h := startApp(t, map[string]string{"DATA_DIR": data})
+	if files := filesUnder(filepath.Join(h.cfg.DataDir, "tmp")); len(files) != 0 {
+		t.Errorf("scratch files after start: %v", files)
+	}
+}

@@ -248,6 +248,9 @@ func TestRenderSmallCases(t *testing.T) {
 	segsOnly := providers.Transcript{Segments: []providers.Segment{
 		{Start: 0, End: sec(1), Text: " One."}, {Start: sec(1), End: sec(2), Text: "二。"}, {Start: sec(2), End: sec(3), Text: "Three."},
 	}}
+	// Engines can cut a character in two between segments (whisper.cpp splits at tokens).
+	brokenText := providers.Transcript{Text: "caf\xc3 \xe6\x9d"}
+	brokenSegs := providers.Transcript{Segments: []providers.Segment{{Start: 0, End: sec(1), Text: "\x9d\xb1東京"}}}
 	tests := []struct {
 		name   string
 		t      providers.Transcript
@@ -263,6 +266,9 @@ func TestRenderSmallCases(t *testing.T) {
 		{"empty json", empty, "json", `{"text":""}` + "\n"},
 		{"empty verbose_json", empty, "verbose_json", `{"task":"transcribe","language":"","duration":0,"text":"","segments":[]}` + "\n"},
 		{"text joined from segments", segsOnly, "text", "One.二。 Three.\n"},
+		{"invalid UTF-8 in text", brokenText, "text", "caf\uFFFD \uFFFD\n"},
+		{"invalid UTF-8 in srt", brokenSegs, "srt", "1\n00:00:00,000 --> 00:00:01,000\n\uFFFD東京\n\n"},
+		{"invalid UTF-8 in vtt", brokenSegs, "vtt", "WEBVTT\n\n00:00:00.000 --> 00:00:01.000\n\uFFFD東京\n\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,6 +27,7 @@ package transcript
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -67,11 +68,26 @@ func Render(t providers.Transcript, name string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown transcript format %q", name)
 	}
-	out, err := f.render(t)
+	out, err := f.render(validUTF8(t))
 	if err != nil {
 		return nil, fmt.Errorf("rendering %s transcript: %w", normalize(name), err)
 	}
 	return out, nil
+}
+
+// validUTF8 returns t with every run of invalid UTF-8 in its texts replaced by U+FFFD, as
+// encoding/json already does for the json formats: engines can split a character between
+// segments (whisper.cpp cuts at token boundaries), and srt, vtt and text files are UTF-8.
+// t's segments are copied, never changed.
+func validUTF8(t providers.Transcript) providers.Transcript {
+	t.Text = strings.ToValidUTF8(t.Text, "\uFFFD")
+	if slices.ContainsFunc(t.Segments, func(s providers.Segment) bool { return !utf8.ValidString(s.Text) }) {
+		t.Segments = slices.Clone(t.Segments)
+		for i := range t.Segments {
+			t.Segments[i].Text = strings.ToValidUTF8(t.Segments[i].Text, "\uFFFD")
+		}
+	}
+	return t
 }
 
 func normalize(name string) string {

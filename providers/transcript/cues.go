@@ -1,6 +1,8 @@
 package transcript
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -35,6 +37,9 @@ func cues(t providers.Transcript) []cue {
 	for _, s := range subtitleTimes(segs, t.Duration) {
 		out = append(out, splitSegment(s)...)
 	}
+	// A long segment's later cues start after its own start, possibly after the start of
+	// the next segment (which may overlap it): WebVTT wants the cues ordered by start.
+	slices.SortStableFunc(out, func(a, b cue) int { return cmp.Compare(a.start, b.start) })
 	return out
 }
 

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -154,6 +155,28 @@ func TestSubtitleTimes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A long segment is shown as several cues; when the next segment overlaps it, the cues
+// still come in order of start, as WebVTT requires.
+func TestCuesOrderedWhenASplitSegmentIsOverlapped(t *testing.T) {
+	long := "This sentence is deliberately much longer than a single subtitle line can hold, so it is shared out over several readable cues."
+	got := cues(providers.Transcript{Segments: []providers.Segment{
+		seg(0, sec(10), long), seg(sec(3), sec(4), "Overlapping."),
+	}})
+	var starts []time.Duration
+	var first []string
+	for _, c := range got {
+		starts = append(starts, c.start)
+		first = append(first, c.lines[0])
+	}
+	want := []time.Duration{0, sec(3), 5483 * time.Millisecond}
+	if !slices.Equal(starts, want) {
+		t.Fatalf("cue starts %v, want %v (first lines %q)", starts, want, first)
+	}
+	if first[1] != "Overlapping." {
+		t.Errorf("second cue %q, want the overlapping segment", first[1])
 	}
 }
 

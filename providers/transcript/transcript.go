@@ -21,6 +21,8 @@
 //     short by the next segment's start or the end of the audio when they come later
 //     (WebVTT requires an end after the start, and a cue nobody can see is useless).
 //     Overlapping segments stay overlapping: both formats allow it and players show both.
+//     Cues are written in order of start, so the later cues of a long segment come after
+//     those of a segment that overlaps it.
 //     verbose_json keeps the engine's order and zero-length segments, as OpenAI does.
 //   - A transcript with text but no segments gets one subtitle segment spanning its Duration.
 package transcript

@@ -233,7 +233,7 @@ func TestPaidOrderIsProducedStoredLinkedAndMailed(t *testing.T) {
 	if len(mails) != 1 {
 		t.Fatalf("%d messages in the outbox, want 1", len(mails))
 	}
-	if !strings.Contains(mails[0], "To: <visitor@example.com>") && !strings.Contains(mails[0], "To: visitor@example.com") {
+	if !strings.Contains(mails[0], "To: <visitor@example.com>") && !strings.Contains(mails[0], "To: <visitor@example.com>") {
 		t.Errorf("message not addressed to the visitor:\n%s", mails[0][:min(len(mails[0]), 600)])
 	}
 	if !strings.Contains(mails[0], f.book.Link(o)) {
@@ -440,5 +440,64 @@ func TestRestartReclaimsJobsOfADeadProcess(t *testing.T) {
 	o := f.waitStatus(t, co.OrderID, Done)
 	if o.LinkToken == "" || len(f.mails(t)) != 1 || f.speaker.calls.Load() != 1 {
 		t.Errorf("after restart: order %+v, %d mails, %d engine calls", o, len(f.mails(t)), f.speaker.calls.Load())
+	}
+}
+
+// A payment that arrives after the order expired and was erased is refunded at once, with
+// a letter to the address the payment provider knows that says why. Never silent.
+func TestLatePaymentIsRefundedWithALetterThatSaysWhy(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	co := f.order(t, "Paid by a slow bank.")
+	if _, err := f.test.Pay(ctx, co.SessionID); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(25 * time.Hour) // the notification is a day late; the sweep came first
+	if rep, err := f.book.Sweep(ctx); err != nil || rep.Unpaid != 1 {
+		t.Fatalf("sweep = %+v, %v", rep, err)
+	}
+	ts, err := f.test.Get(ctx, co.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.book.Cashier.HandleEvent(ctx, PaymentEvent{ID: "evt_late", Type: "checkout.session.async_payment_succeeded", Session: ts.Checkout()}); err != nil {
+		t.Fatal(err)
+	}
+	o := f.waitStatus(t, co.OrderID, Refunded)
+	if o.Error != "payment_late" || o.Email != "" {
+		t.Errorf("late order = status %s, error %q, email %q", o.Status, o.Error, o.Email)
+	}
+	refunds, _ := f.test.Refunds(ctx)
+	if len(refunds) != 1 || refunds[0].PaymentIntent != ts.PaymentIntent {
+		t.Errorf("refunds = %+v", refunds)
+	}
+	mails := f.mails(t)
+	if len(mails) != 1 || !strings.Contains(mails[0], "To: <visitor@example.com>") || !strings.Contains(mails[0], "caduc") {
+		t.Errorf("mails (es) = %q", mails)
+	}
+	if f.speaker.calls.Load() != 0 {
+		t.Error("the engine worked for an erased order")
+	}
+}
+
+// A payment whose amount is not the order's price is refunded, not fulfilled.
+func TestPaymentOfTheWrongAmountIsRefunded(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	co := f.order(t, "Priced at 99.")
+	if _, err := f.test.Pay(ctx, co.SessionID); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := f.test.Get(ctx, co.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ts.Checkout()
+	s.AmountTotal = 1
+	if err := f.book.Cashier.HandleEvent(ctx, PaymentEvent{ID: "evt_cheap", Type: "checkout.session.completed", Session: s}); err != nil {
+		t.Fatal(err)
+	}
+	if o := f.waitStatus(t, co.OrderID, Refunded); o.Error != "amount_mismatch" || f.speaker.calls.Load() != 0 {
+		t.Errorf("order %+v, engine calls %d", o, f.speaker.calls.Load())
 	}
 }

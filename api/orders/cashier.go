@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"parla/providers"
 )
@@ -42,7 +43,7 @@ func (c *Cashier) Lookup(ctx context.Context, svc Service, sessionID string) (Lo
 		return Lookup{}, fmt.Errorf("session of order %s names order %s: %w", o.ID, s.OrderID, ErrNotFound)
 	}
 	if s.Paid() && !o.Paid() {
-		if err := c.confirmPaid(ctx, o, s.PaymentIntent); err != nil {
+		if err := c.confirmPaid(ctx, o, s); err != nil {
 			return Lookup{}, err
 		}
 		if o, err = c.orders.Get(ctx, o.ID); err != nil {
@@ -125,7 +126,7 @@ func (c *Cashier) applyEvent(ctx context.Context, ev PaymentEvent) error {
 	switch ev.Type {
 	case "checkout.session.completed", "checkout.session.async_payment_succeeded":
 		if ev.Session.Paid() {
-			return c.confirmPaid(ctx, o, ev.Session.PaymentIntent)
+			return c.confirmPaid(ctx, o, ev.Session)
 		}
 	case "checkout.session.expired", "checkout.session.async_payment_failed":
 		if _, err := c.orders.Expire(ctx, o.ID); err != nil {
@@ -135,14 +136,35 @@ func (c *Cashier) applyEvent(ctx context.Context, ev PaymentEvent) error {
 	return nil
 }
 
-// confirmPaid records the payment (once) and makes sure the one fulfilment job exists.
-func (c *Cashier) confirmPaid(ctx context.Context, o Order, paymentIntent string) error {
-	changed, err := c.orders.MarkPaid(ctx, o.ID, paymentIntent, c.cfg.Now())
+// confirmPaid records the payment (once) and makes sure the one fulfilment job exists. A
+// payment that cannot be fulfilled is refunded at once, with a letter that says why: one
+// for an order that had expired and been erased before the money came (an asynchronous
+// method, a webhook days late), or one whose amount is not the order's price.
+func (c *Cashier) confirmPaid(ctx context.Context, o Order, s providers.CheckoutSession) error {
+	late := o.Status == Expired && o.PaidAt.IsZero()
+	changed, err := c.orders.MarkPaid(ctx, o.ID, s.PaymentIntent, c.cfg.Now())
 	if err != nil {
 		return err
 	}
-	if changed {
-		c.log.Info("order paid", "order", o.ID)
+	if !changed {
+		return c.queue.fulfil(ctx, o.ID) // already paid: make sure its job exists
 	}
-	return c.queue.fulfil(ctx, o.ID)
+	c.log.Info("order paid", "order", o.ID)
+	reason := ""
+	switch {
+	case late:
+		reason = "payment_late"
+	case s.AmountTotal > 0 && (s.AmountTotal != o.Amount || !strings.EqualFold(s.Currency, o.Currency)):
+		reason = "amount_mismatch"
+		c.log.Error("paid amount differs from the order's price", "order", o.ID,
+			"paid", s.AmountTotal, "currency", s.Currency, "price", o.Amount)
+	}
+	if reason == "" {
+		return c.queue.fulfil(ctx, o.ID)
+	}
+	c.log.Warn("payment cannot be fulfilled, refunding", "order", o.ID, "reason", reason)
+	if err := c.orders.FailPayment(ctx, o.ID, reason, s.Email); err != nil {
+		return err
+	}
+	return c.queue.refund(ctx, o.ID)
 }

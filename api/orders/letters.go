@@ -16,5 +16,5 @@ func (MailLetters) Delivered(o Order, link string) (providers.Message, error) {
 
 // Refunded tells the visitor the order could not be produced and was refunded.
 func (MailLetters) Refunded(o Order) (providers.Message, error) {
-	return mail.Render(mail.Refunded, o.Locale, mail.Data{Service: mail.Service(o.Service), OrderRef: o.ID})
+	return mail.Render(mail.Refunded, o.Locale, mail.Data{Service: mail.Service(o.Service), OrderRef: o.ID, Reason: o.Error})
 }

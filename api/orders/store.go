@@ -107,6 +107,15 @@ func (s *Store) MarkPaid(ctx context.Context, id, paymentIntent string, at time.
 		Paid, paymentIntent, millis(at), id, AwaitingPayment, Expired)
 }
 
+// FailPayment marks a just-paid order that cannot be fulfilled as failed for reason,
+// keeping the address the payment provider knows (the order's own may be erased) so that
+// the refund letter reaches the visitor.
+func (s *Store) FailPayment(ctx context.Context, id, reason, email string) error {
+	return execRow(ctx, s.db, "failing the payment of order "+id,
+		`UPDATE orders SET status = ?, error = ?, email = CASE WHEN email = '' THEN ? ELSE email END
+		 WHERE id = ? AND status = ?`, Failed, reason, email, id, Paid)
+}
+
 // Expire marks an unpaid order whose checkout lapsed as expired and erases its data.
 func (s *Store) Expire(ctx context.Context, id string) (bool, error) {
 	return execChanged(ctx, s.db, "expiring order "+id,

@@ -56,6 +56,7 @@ type Data struct {
 	Link      string    // Delivered: the absolute http(s) download link
 	ExpiresAt time.Time // Delivered: when the link stops working; shown in UTC
 	OrderRef  string    // Refunded: required; Delivered: shown when set
+	Reason    string    // Refunded: why (an order error code); said when the catalog explains it
 }
 
 // Locale returns the supported interface language for a requested one: the six codes as
@@ -117,12 +118,15 @@ func Render(kind Kind, locale string, d Data) (providers.Message, error) {
 			return providers.Message{}, fmt.Errorf("rendering %s mail: no order reference", kind)
 		}
 		v.Subject = fill("refunded.subject")
-		v.Blocks = []block{
-			{Text: fill("refunded.intro")},
-			{Text: tr["refunded.refund"]},
-			{Text: fill("reference")},
-			{Text: tr["refunded.apology"]},
+		v.Blocks = []block{{Text: fill("refunded.intro")}}
+		if why, ok := tr["refunded.reason."+d.Reason]; ok {
+			v.Blocks = append(v.Blocks, block{Text: why})
 		}
+		v.Blocks = append(v.Blocks,
+			block{Text: tr["refunded.refund"]},
+			block{Text: fill("reference")},
+			block{Text: tr["refunded.apology"]},
+		)
 	default:
 		return providers.Message{}, fmt.Errorf("rendering mail: unknown kind %s", kind)
 	}

@@ -268,3 +268,24 @@ func TestFormatDate(t *testing.T) {
 		}
 	}
 }
+
+func TestRefundedSaysWhy(t *testing.T) {
+	for _, lng := range Locales() {
+		for _, reason := range []string{"source_changed", "source_gone", "upload_missing", "payment_late"} {
+			m, err := Render(Refunded, lng, Data{Service: "vtt", OrderRef: "ord_1", Reason: reason})
+			if err != nil {
+				t.Fatal(err)
+			}
+			why := catalog[lng]["refunded.reason."+reason]
+			if why == "" || !strings.Contains(m.Text, why) {
+				t.Errorf("%s %s: the message does not say why:\n%s", lng, reason, m.Text)
+			}
+		}
+		plain, _ := Render(Refunded, lng, Data{Service: "tts", OrderRef: "ord_2", Reason: "production_failed"})
+		for key, text := range catalog[lng] {
+			if strings.HasPrefix(key, "refunded.reason.") && strings.Contains(plain.Text, text) {
+				t.Errorf("%s: a failed production is explained as %s", lng, key)
+			}
+		}
+	}
+}

@@ -60,6 +60,7 @@ func (c *clock) Advance(d time.Duration) {
 type fixture struct {
 	book    *Book
 	deps    Deps
+	logs    *lockedBuffer
 	stt     *scriptedTranscriber
 	links   *scriptedLinks
 	uploads string
@@ -106,10 +107,11 @@ func newFixture(t *testing.T, edit func(*Config)) *fixture {
 		edit(&cfg)
 	}
 	sp, stt, links := &scriptedSpeaker{}, &scriptedTranscriber{}, &scriptedLinks{durations: map[string]time.Duration{}}
+	logs := &lockedBuffer{}
 	deps := Deps{DB: db, Payments: tc, Storage: files,
 		Mailer: mailer, Letters: MailLetters{}, Speaker: sp,
 		Transcriber: stt, Audio: lengthInFile{}, Links: links,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	book, err := New(context.Background(), cfg, deps)
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +126,7 @@ func newFixture(t *testing.T, edit func(*Config)) *fixture {
 		book.Stop(stopCtx)
 		cancel()
 	})
-	return &fixture{book: book, deps: deps, test: tc, files: files, outbox: outbox, speaker: sp, clock: clk, tmp: tmp,
+	return &fixture{book: book, deps: deps, logs: logs, test: tc, files: files, outbox: outbox, speaker: sp, clock: clk, tmp: tmp,
 		stt: stt, links: links, uploads: uploads}
 }
 
@@ -500,4 +502,22 @@ func TestPaymentOfTheWrongAmountIsRefunded(t *testing.T) {
 	if o := f.waitStatus(t, co.OrderID, Refunded); o.Error != "amount_mismatch" || f.speaker.calls.Load() != 0 {
 		t.Errorf("order %+v, engine calls %d", o, f.speaker.calls.Load())
 	}
+}
+
+// lockedBuffer is the book's log in tests, written from its goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -65,7 +65,7 @@ func (d *Desk) AcceptUpload(ctx context.Context, path, fileName string, size int
 		return Upload{}, 0, err
 	}
 	kept = true
-	d.log.Info("upload accepted", "upload", u.ID, "bytes", size, "seconds", Seconds(length))
+	d.log.Info("upload accepted", "upload", uploadRef(u.ID), "bytes", size, "seconds", Seconds(length))
 	return u, d.QuoteSeconds(STT, length), nil
 }
 
@@ -110,7 +110,7 @@ func (d *Desk) CreateSTT(ctx context.Context, req TranscriptRequest) (Checkout, 
 		return Checkout{}, err
 	}
 	if !ok {
-		return Checkout{}, fmt.Errorf("%w: upload %s is paid for already", ErrUploadNotFound, u.ID)
+		return Checkout{}, fmt.Errorf("%w: %s is paid for already", ErrUploadNotFound, uploadRef(u.ID))
 	}
 	return d.openCheckout(ctx, o, productFor(STT, p.Seconds))
 }

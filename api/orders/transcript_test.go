@@ -177,6 +177,11 @@ func TestAudioOrderFromUploadToDelivery(t *testing.T) {
 	if len(f.mails(t)) != 1 {
 		t.Errorf("%d messages", len(f.mails(t)))
 	}
+	// The upload id lets whoever holds it order the file's transcription: logs carry a
+	// reference instead.
+	if logs := f.logs.String(); strings.Contains(logs, u.ID) || !strings.Contains(logs, uploadRef(u.ID)) {
+		t.Errorf("the log names the upload by its id, or not at all:\n%s", logs)
+	}
 }
 
 func TestUploadsAreRefusedCleanly(t *testing.T) {
@@ -359,6 +364,7 @@ func TestDisplayName(t *testing.T) {
 	for in, want := range map[string]string{
 		"talk.mp3": "talk.mp3", "../../etc/passwd": "passwd", `C:\Users\me\voice.m4a`: "voice.m4a",
 		"a\r\nb.mp3": "ab.mp3", "": "", "/": "", strings.Repeat("я", 150): strings.Repeat("я", 100),
+		"evil\u202Egpj.mp3": "evilgpj.mp3", "\u2066مرحبا\u2069.m4a": "مرحبا.m4a", "a\u200Fb\u061C.wav": "ab.wav",
 	} {
 		if got := displayName(in); got != want {
 			t.Errorf("displayName(%q) = %q, want %q", in, got, want)

@@ -2,6 +2,8 @@ package orders
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -47,6 +49,13 @@ func (u *Uploads) Incoming() (*os.File, error) {
 
 func (u *Uploads) path(id string) string { return filepath.Join(u.dir, id) }
 
+// uploadRef names an upload in logs and errors without giving its id away: the id is what
+// lets a visitor order the file's transcription, and logs are read by more people.
+func uploadRef(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return "upload#" + hex.EncodeToString(sum[:4])
+}
+
 // keep moves the checked file at path under a new upload id and records it.
 func (u *Uploads) keep(ctx context.Context, path, fileName string, size int64, d time.Duration) (Upload, error) {
 	up := Upload{ID: randomString(18), FileName: displayName(fileName), Size: size, Duration: d, CreatedAt: u.now()}
@@ -57,7 +66,7 @@ func (u *Uploads) keep(ctx context.Context, path, fileName string, size int64, d
 		VALUES (?, ?, ?, ?, ?)`, up.ID, up.FileName, up.Size, up.Duration.Milliseconds(), millis(up.CreatedAt))
 	if err != nil {
 		os.Remove(u.path(up.ID))
-		return Upload{}, fmt.Errorf("recording upload %s: %w", up.ID, err)
+		return Upload{}, fmt.Errorf("recording %s: %w", uploadRef(up.ID), err)
 	}
 	return up, nil
 }
@@ -92,7 +101,7 @@ func (u *Uploads) get(ctx context.Context, id string) (Upload, error) {
 		return up, err
 	}
 	if _, err := os.Stat(u.path(up.ID)); err != nil {
-		return up, fmt.Errorf("%w: file of upload %s: %v", ErrUploadNotFound, up.ID, err)
+		return up, fmt.Errorf("%w: the file of %s is gone", ErrUploadNotFound, uploadRef(up.ID))
 	}
 	return up, nil
 }
@@ -115,7 +124,7 @@ const heldByNoPaidOrder = `(order_id = ''
 // claim binds an upload to a new order unless an order that has been paid holds it
 // already; it reports false in that case.
 func (u *Uploads) claim(ctx context.Context, id, orderID string) (bool, error) {
-	return execChanged(ctx, u.db, "claiming upload "+id,
+	return execChanged(ctx, u.db, "claiming "+uploadRef(id),
 		`UPDATE uploads SET order_id = ? WHERE id = ? AND `+heldByNoPaidOrder,
 		orderID, id, AwaitingPayment, Expired)
 }
@@ -123,11 +132,11 @@ func (u *Uploads) claim(ctx context.Context, id, orderID string) (bool, error) {
 // delete removes an upload's file and row; failures are logged, and the sweeper tries again.
 func (u *Uploads) delete(ctx context.Context, id string) bool {
 	if err := os.Remove(u.path(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		u.log.Warn("deleting upload", "upload", id, "err", err)
+		u.log.Warn("deleting upload", "upload", uploadRef(id), "err", err)
 		return false
 	}
-	if err := execRow(ctx, u.db, "deleting upload "+id, `DELETE FROM uploads WHERE id = ?`, id); err != nil {
-		u.log.Warn("forgetting upload", "upload", id, "err", err)
+	if err := execRow(ctx, u.db, "deleting "+uploadRef(id), `DELETE FROM uploads WHERE id = ?`, id); err != nil {
+		u.log.Warn("forgetting upload", "upload", uploadRef(id), "err", err)
 		return false
 	}
 	return true

@@ -48,7 +48,7 @@ func ValidateEmail(email, verify string) (string, error) {
 	if email == "" {
 		return "", bad("invalid_email", "an e-mail address is required")
 	}
-	if len(email) > maxEmailLen || strings.ContainsAny(email, "\r\n\x00") {
+	if len(email) > maxEmailLen || strings.ContainsAny(email, "\r\n\x00") || strings.ContainsFunc(email, isBidiControl) {
 		return "", bad("invalid_email", "the e-mail address is not valid")
 	}
 	addr, err := mail.ParseAddress(email)
@@ -144,12 +144,24 @@ func (r TranscriptRequest) validate() (format, language, email, locale string, e
 	return format, language, email, locale, err
 }
 
-// displayName keeps a visitor's file name fit for display: no directories, no control
-// characters, at most 200 bytes.
+// isBidiControl reports the characters that reorder text around them (U+202E makes
+// "evil\u202Egpj.exe" read "evilexe.jpg"): never needed in a file name or an address.
+func isBidiControl(r rune) bool {
+	switch {
+	case r == 0x061C, r == 0x200E, r == 0x200F:
+		return true
+	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
+}
+
+// displayName keeps a visitor's file name fit for display: no directories, no control or
+// bidirectional-override characters, at most 200 bytes.
 func displayName(name string) string {
 	name = filepath.Base(strings.ReplaceAll(name, `\`, "/"))
 	name = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if r < 0x20 || r == 0x7f || isBidiControl(r) {
 			return -1
 		}
 		return r

@@ -29,6 +29,8 @@ func TestValidateEmail(t *testing.T) {
 		{"no at", "example.com", "example.com", "invalid_email"},
 		{"no dot in domain", "a@localhost", "a@localhost", "invalid_email"},
 		{"display name", "Eve <e@example.com>", "Eve <e@example.com>", "invalid_email"},
+		{"right-to-left override", "moc.elpmaxe\u202E@a.com", "moc.elpmaxe\u202E@a.com", "invalid_email"},
+		{"isolate", "\u2067a@example.com", "\u2067a@example.com", "invalid_email"},
 		{"CR LF header injection", "a@example.com\r\nBcc: x@evil.com", "a@example.com\r\nBcc: x@evil.com", "invalid_email"},
 		{"LF inside", "a\n@example.com", "a\n@example.com", "invalid_email"},
 		{"two addresses", "a@example.com, b@example.com", "a@example.com, b@example.com", "invalid_email"},

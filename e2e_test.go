@@ -603,6 +603,20 @@ func TestCheckoutCreationIsRateLimitedPerClient(t *testing.T) {
 	if r.status != 429 || r.json(t)["error"].(map[string]any)["code"] != "rate_limited" {
 		t.Errorf("third checkout in a minute: %d %s", r.status, r.body)
 	}
+	// Session lookups ask the payment provider: limited in their own bucket; the result
+	// polling of a paying visitor (about once a second) is not.
+	sessionID, _ := startApp(t, nil).checkout(order) // any id will do: the count is the point
+	for i := range 3 {
+		r := h.get("/payment/tts/checkout-session?sessionId=" + sessionID)
+		if want := map[bool]int{true: 404, false: 429}[i < 2]; r.status != want {
+			t.Errorf("lookup %d: %d %s, want %d", i+1, r.status, r.body, want)
+		}
+	}
+	for range 5 {
+		if r := h.postJSON("/services/tts", map[string]string{"sessionId": sessionID}); r.status == 429 {
+			t.Fatalf("result polling is rate limited: %s", r.body)
+		}
+	}
 }
 
 func TestSPAFallbackAndJSONNotFound(t *testing.T) {

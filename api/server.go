@@ -27,7 +27,7 @@ type Config struct {
 	PaymentMode    string   // "test" (built-in checkout) or "stripe"
 	PublishableKey string   // Stripe.js key, stripe mode only
 	ContactEmail   string   // the footer's contact address
-	RateLimit      int      // checkout creations per client per minute; 0 = unlimited
+	RateLimit      int      // checkout creations, uploads, analyses, and session lookups per client per minute; 0 = unlimited
 	TrustedProxies []string // proxies whose X-Forwarded-For is believed
 	SamplesDir     string   // cache of generated voice samples
 	BodyLimit      int      // largest JSON body accepted (bytes)
@@ -128,7 +128,9 @@ func New(cfg Config, deps Deps) *fiber.App {
 	app.Post("/payment/tts/create-checkout-session", limited, o.createTTSCheckout)
 	app.Post("/payment/sst/create-checkout-session", limited, o.createSTTCheckout)
 	app.Post("/payment/vtt/create-checkout-session", limited, o.createVTTCheckout)
-	app.Get("/payment/:service/checkout-session", o.lookupSession)
+	// The lookup asks the payment provider each time: its own bucket, as generous as the
+	// others (a confirmation page asks once per load). The result polling is not limited.
+	app.Get("/payment/:service/checkout-session", s.rateLimit(), o.lookupSession)
 	app.Post(uploadRoute, limited, o.uploadAudio)
 	app.Post("/services/vtt/analyzevideo", limited, o.analyzeVideo)
 	app.Post("/services/:service", o.result)

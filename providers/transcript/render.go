@@ -88,18 +88,27 @@ func marshal(v any) ([]byte, error) {
 
 // renderSRT numbers the cues from 1, with comma-separated milliseconds and a blank line
 // after each cue. SRT has no escaping; a "-->" in the text, which readers could take for a
-// timing line, becomes "->".
+// timing line, becomes "->" (see srtText).
 func renderSRT(t providers.Transcript) ([]byte, error) {
 	var b bytes.Buffer
 	for i, c := range cues(t) {
 		fmt.Fprintf(&b, "%d\n%s --> %s\n", i+1, timestamp(c.start, ','), timestamp(c.end, ','))
 		for _, l := range c.lines {
-			b.WriteString(strings.ReplaceAll(l, "-->", "->"))
+			b.WriteString(srtText(l))
 			b.WriteByte('\n')
 		}
 		b.WriteByte('\n')
 	}
 	return b.Bytes(), nil
+}
+
+// srtText shortens every "-->" in l to "->" until none is left: one pass would turn "--->"
+// into "-->".
+func srtText(l string) string {
+	for strings.Contains(l, "-->") {
+		l = strings.ReplaceAll(l, "-->", "->")
+	}
+	return l
 }
 
 // vttEscaper escapes what WebVTT cue text reserves (it also turns "-->" into "--&gt;").

@@ -250,6 +250,7 @@ func TestRenderSmallCases(t *testing.T) {
 	}}
 	// Engines can cut a character in two between segments (whisper.cpp splits at tokens).
 	brokenText := providers.Transcript{Text: "caf\xc3 \xe6\x9d"}
+	arrows := providers.Transcript{Segments: []providers.Segment{{Start: 0, End: sec(1), Text: "a --> b ---> c ----> d"}}}
 	brokenSegs := providers.Transcript{Segments: []providers.Segment{{Start: 0, End: sec(1), Text: "\x9d\xb1東京"}}}
 	tests := []struct {
 		name   string
@@ -267,6 +268,8 @@ func TestRenderSmallCases(t *testing.T) {
 		{"empty verbose_json", empty, "verbose_json", `{"task":"transcribe","language":"","duration":0,"text":"","segments":[]}` + "\n"},
 		{"text joined from segments", segsOnly, "text", "One.二。 Three.\n"},
 		{"invalid UTF-8 in text", brokenText, "text", "caf\uFFFD \uFFFD\n"},
+		{"no arrow survives in srt", arrows, "srt", "1\n00:00:00,000 --> 00:00:01,000\na -> b -> c -> d\n\n"},
+		{"arrows escaped in vtt", arrows, "vtt", "WEBVTT\n\n00:00:00.000 --> 00:00:01.000\na --&gt; b ---&gt; c ----&gt; d\n\n"},
 		{"invalid UTF-8 in srt", brokenSegs, "srt", "1\n00:00:00,000 --> 00:00:01,000\n\uFFFD東京\n\n"},
 		{"invalid UTF-8 in vtt", brokenSegs, "vtt", "WEBVTT\n\n00:00:00.000 --> 00:00:01.000\n\uFFFD東京\n\n"},
 	}

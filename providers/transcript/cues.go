@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -43,11 +44,15 @@ func cues(t providers.Transcript) []cue {
 	return out
 }
 
-// clampTimes makes a segment's times valid on their own: no negative time, no end before
-// the start, and a start no earlier than prevStart.
+// maxTime is the latest time a segment keeps: a whole millisecond one ZeroLengthCue short
+// of the largest time.Duration (about 292 years), so that no cue's end overflows.
+const maxTime = time.Duration(math.MaxInt64)/time.Millisecond*time.Millisecond - ZeroLengthCue
+
+// clampTimes makes a segment's times valid on their own: no negative time, none past
+// maxTime, no end before the start, and a start no earlier than prevStart.
 func clampTimes(s providers.Segment, prevStart time.Duration) providers.Segment {
-	s.Start = max(s.Start, prevStart, 0)
-	s.End = max(s.End, s.Start)
+	s.Start = min(max(s.Start, prevStart, 0), maxTime)
+	s.End = min(max(s.End, s.Start), maxTime)
 	return s
 }
 

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -142,6 +143,10 @@ func TestSubtitleTimes(t *testing.T) {
 			[][2]time.Duration{{sec(9), sec(10)}}},
 		{"milliseconds kept", []providers.Segment{seg(1234*ms, 5678*ms, "a")}, 0,
 			[][2]time.Duration{{1234 * ms, 5678 * ms}}},
+		// A broken engine's times at the end of time.Duration: a cue's end must not overflow.
+		{"times past the last representable second capped", []providers.Segment{
+			seg(math.MaxInt64, math.MaxInt64, "a"), seg(math.MaxInt64-1000, math.MaxInt64, "b")}, 0,
+			[][2]time.Duration{{maxTime, maxTime + sec(1)}, {maxTime, maxTime + sec(1)}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

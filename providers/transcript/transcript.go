@@ -14,10 +14,11 @@
 //     scripts without spaces) into lines of balanced length and shown as several cues, its
 //     time shared out in proportion to the runes of each cue. A word longer than a line stays
 //     whole on its own line.
-//   - Times are made valid rather than trusted. Everywhere: a negative time becomes 0 and an
-//     end before its start is raised to the start. In srt and vtt also: a segment that starts
-//     before the previous one is moved to the previous start (WebVTT requires non-decreasing
-//     cue starts), and a zero-length segment (start == end) is shown for ZeroLengthCue, cut
+//   - Times are made valid rather than trusted. Everywhere: a negative time becomes 0, one
+//     past about 292 years (where time.Duration ends) is capped, and an end before its start
+//     is raised to the start. In srt and vtt also: a segment that starts before the previous
+//     one is moved to the previous start (WebVTT requires non-decreasing cue starts), and a
+//     zero-length segment (start == end) is shown for ZeroLengthCue, cut
 //     short by the next segment's start or the end of the audio when they come later
 //     (WebVTT requires an end after the start, and a cue nobody can see is useless).
 //     Overlapping segments stay overlapping: both formats allow it and players show both.

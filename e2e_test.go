@@ -277,6 +277,17 @@ func TestEndToEndOnEmbeddedDefaults(t *testing.T) {
 		t.Errorf("subject is not the localized (encoded) one:\n%s", msg[:min(len(msg), 400)])
 	}
 
+	// An interrupted download resumes: one byte range at a time, 416 past the end.
+	full := h.get(link).body
+	head := h.do("GET", link, "", nil, map[string]string{"Range": "bytes=0-99"})
+	rest := h.do("GET", link, "", nil, map[string]string{"Range": "bytes=100-"})
+	if head.status != 206 || rest.status != 206 || !bytes.Equal(append(head.body, rest.body...), full) ||
+		head.header.Get("Content-Range") != fmt.Sprintf("bytes 0-99/%d", len(full)) {
+		t.Errorf("ranges: %d %q + %d, %d+%d bytes of %d", head.status, head.header.Get("Content-Range"),
+			rest.status, len(head.body), len(rest.body), len(full))
+	}
+	h.wantStatus(h.do("GET", link, "", nil, map[string]string{"Range": fmt.Sprintf("bytes=%d-", len(full))}), 416)
+
 	h.wantStatus(h.get("/payment/sst/checkout-session?sessionId="+sessionID), 404)
 	done := h.postJSON("/services/tts", map[string]string{"sessionId": sessionID}).json(t)
 	if done["order"].(map[string]any)["status"] != "done" {

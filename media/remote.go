@@ -28,8 +28,20 @@ func RemoteProbeArgs(url string) []string {
 // the source made it and costs no CPU (the speech-to-text path decodes it anyway); Matroska
 // holds every codec a video's audio comes in (AAC, Opus, Vorbis, MP3, AC-3, FLAC, PCM).
 func FetchAudioArgs(input, dst string) []string {
+	return copyAudioArgs(input, relayWhitelist, dst)
+}
+
+// ExtractAudioArgs is FetchAudioArgs for a video downloaded whole to the local file src
+// (from a host that does not serve byte ranges).
+func ExtractAudioArgs(src, dst string) []string {
+	return copyAudioArgs(fileURL(src), "file", dst)
+}
+
+// copyAudioArgs copies the first audio stream of input, opened with the given protocols
+// and only media demuxers, into the Matroska file dst.
+func copyAudioArgs(input, protocols, dst string) []string {
 	return ffmpeg.Input(input, ffmpeg.KwArgs{
-		"protocol_whitelist": relayWhitelist,
+		"protocol_whitelist": protocols,
 		"format_whitelist":   MediaFormats,
 	}).Output(fileURL(dst), ffmpeg.KwArgs{
 		// The first audio stream only; no video, subtitles or data streams.

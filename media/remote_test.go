@@ -47,3 +47,16 @@ func TestFetchAudioArgs(t *testing.T) {
 		t.Errorf("args\n got %q\nwant %q", got, want)
 	}
 }
+
+func TestExtractAudioArgs(t *testing.T) {
+	got := ExtractAudioArgs("/tmp/x/-v.source", "/tmp/x/a.mka")
+	want := []string{
+		"-format_whitelist", MediaFormats, "-protocol_whitelist", "file", "-i", "file:/tmp/x/-v.source",
+		"-f", "matroska", "-c:a", "copy", "-dn", "-map", "0:a:0", "-map_metadata", "-1",
+		"-protocol_whitelist", "file", "-sn", "-vn", "file:/tmp/x/a.mka",
+		"-nostdin", "-hide_banner", "-loglevel", "error", "-y",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("args\n got %q\nwant %q", got, want)
+	}
+}

@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -171,6 +174,13 @@ func (r *Resolver) FetchAudio(ctx context.Context, info LinkInfo, dst string) er
 	if err != nil {
 		return err
 	}
+	ranged, err := r.servesRanges(ctx, u)
+	if err != nil {
+		return err
+	}
+	if !ranged {
+		return r.fetchWhole(ctx, u, info, dst)
+	}
 	rl, err := r.cfg.Guard.Relay(ctx, u, 0)
 	if err != nil {
 		return err
@@ -179,7 +189,121 @@ func (r *Resolver) FetchAudio(ctx context.Context, info LinkInfo, dst string) er
 	if err := r.cfg.Runner.FFmpeg(ctx, media.FetchAudioArgs(rl.URL, dst), nil, nil); err != nil {
 		return runError("fetching audio from", u, rl, err)
 	}
+	if srcErr := rl.Stats.Err(); srcErr != nil {
+		return r.trustFetched(ctx, fmt.Errorf("fetching audio from %s: %w", u.Hostname(), srcErr), info, dst)
+	}
 	return nil
+}
+
+// servesRanges asks the source for its first byte: a host that answers 206 serves byte
+// ranges, and ffmpeg may read it through the relay, seeking as it likes.
+func (r *Resolver) servesRanges(ctx context.Context, u *url.URL) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return false, fmt.Errorf("%w: %v", ErrUnsupportedLink, err)
+	}
+	req.Header.Set("Range", "bytes=0-0")
+	resp, err := r.cfg.Guard.Client().Do(req)
+	if err != nil {
+		return false, sourceFailure(u, err)
+	}
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusPartialContent:
+		return true, nil
+	case resp.StatusCode == http.StatusOK:
+		return false, nil
+	}
+	return false, fmt.Errorf("%w: %s answered %s", ErrSourceUnreachable, u.Hostname(), resp.Status)
+}
+
+// fetchWhole downloads a video from a host without byte ranges to scratch space next to
+// dst (at most GuardConfig.MaxBytes, all of it or an error), then copies its audio out
+// locally. Through the relay, ffmpeg's seeks on such a host (an MP4 indexed at its end)
+// would restart the transfer and write a broken file.
+func (r *Resolver) fetchWhole(ctx context.Context, u *url.URL, info LinkInfo, dst string) error {
+	src := dst + ".source"
+	defer os.Remove(src)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnsupportedLink, err)
+	}
+	resp, err := r.cfg.Guard.StreamClient().Do(req)
+	if err != nil {
+		return sourceFailure(u, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%w: %s answered %s", ErrSourceUnreachable, u.Hostname(), resp.Status)
+	}
+	f, err := os.Create(src)
+	if err != nil {
+		return fmt.Errorf("downloading from %s: %w", u.Hostname(), err)
+	}
+	limit := r.cfg.Guard.cfg.MaxBytes
+	n, err := io.Copy(f, io.LimitReader(resp.Body, limit+1))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	var cut error // the transfer ended early: the audio is kept only if it is all there
+	switch {
+	case n > limit:
+		return fmt.Errorf("%w: %s sends more than %d bytes", ErrSourceUnreachable, u.Hostname(), limit)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		cut = fmt.Errorf("%w: %s hung up after %d bytes", ErrSourceUnreachable, u.Hostname(), n)
+	case err != nil:
+		return sourceFailure(u, err)
+	case resp.ContentLength >= 0 && n != resp.ContentLength:
+		cut = fmt.Errorf("%w: %s sent %d of the %d bytes it announced", ErrSourceUnreachable, u.Hostname(), n, resp.ContentLength)
+	}
+	if err := r.cfg.Runner.FFmpeg(ctx, media.ExtractAudioArgs(src, dst), nil, nil); err != nil {
+		if cut != nil {
+			return cut
+		}
+		if ctx.Err() != nil || errors.Is(err, media.ErrMissingTool) {
+			return err
+		}
+		return fmt.Errorf("%w: copying the audio of %s: %v", ErrNotMedia, u.Hostname(), err)
+	}
+	return r.trustFetched(ctx, cut, info, dst)
+}
+
+// sourceFailure explains a failed request to the source: the guard's refusals as they are,
+// anything else (timeouts, resets, cut transfers) as a source that did not answer, which
+// is retried.
+func sourceFailure(u *url.URL, err error) error {
+	for _, refusal := range []error{ErrForbiddenAddress, ErrUnsupportedLink, ErrSourceUnreachable, context.Canceled} {
+		if errors.Is(err, refusal) {
+			return fmt.Errorf("reading %s: %w", u.Hostname(), err)
+		}
+	}
+	return fmt.Errorf("%w: reading %s: %v", ErrSourceUnreachable, u.Hostname(), err)
+}
+
+// trustFetched decides whether audio ffmpeg finished writing can be used when the source
+// misbehaved on the way (srcErr: it hung up, or sent less than it announced): ffmpeg ends
+// cleanly at a cut, so only a file of the analysed length is kept. Anything shorter is the
+// source's failure, which is retried (srcErr wraps ErrSourceUnreachable), not a changed
+// video to refund.
+func (r *Resolver) trustFetched(ctx context.Context, srcErr error, info LinkInfo, dst string) error {
+	if srcErr == nil {
+		return nil
+	}
+	got, err := r.cfg.Runner.CheckAudio(ctx, dst)
+	if err == nil && !lengthDiffers(got, info.Duration) {
+		return nil
+	}
+	return srcErr
+}
+
+// lengthDiffers reports lengths further apart than encoders' rounding: 2 s, or 2 % of long
+// media (the order book refunds a paid video whose length changed by more).
+func lengthDiffers(a, b time.Duration) bool {
+	d := a - b
+	if d < 0 {
+		d = -d
+	}
+	return d > max(2*time.Second, b/50)
 }
 
 // siteFor finds the Site that reads a link analysed earlier.

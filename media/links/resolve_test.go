@@ -88,8 +88,9 @@ func makeLinkClips(t testing.TB) linkClips {
 func (c linkClips) path(name string) string { return filepath.Join(c.dir, name) }
 
 // clipServer serves a directory the ways video hosts do: /files/ with Range support
-// (http.ServeContent), /plain/ without Range, /live/ without a length; /gone is a 404 and
-// /page an HTML page. served counts the body bytes sent.
+// (http.ServeContent), /plain/ without Range, /live/ without a length, /short/ announcing
+// more than it sends, /cut/ hanging up halfway, /slow/ in small slow pieces, /moved/ redirecting to /files/; /gone
+// is a 404 and /page an HTML page. served counts the body bytes sent.
 type clipServer struct {
 	*httptest.Server
 	served atomic.Int64
@@ -129,6 +130,33 @@ func serveClips(t testing.TB, dir string) *clipServer {
 			io.Copy(countingWriter{w, &cs.served}, f)
 		}
 	})
+	mux.HandleFunc("/short/{name}", func(w http.ResponseWriter, r *http.Request) {
+		// Announces more than it sends, then hangs up: a transfer broken off.
+		if f := open(w, r.PathValue("name")); f != nil {
+			defer f.Close()
+			st, _ := f.Stat()
+			w.Header().Set("Content-Length", fmt.Sprint(st.Size()+4096))
+			io.Copy(countingWriter{w, &cs.served}, f)
+		}
+	})
+	mux.HandleFunc("/cut/{name}", func(w http.ResponseWriter, r *http.Request) {
+		// Announces the whole file, sends the first half, hangs up: every time.
+		if f := open(w, r.PathValue("name")); f != nil {
+			defer f.Close()
+			st, _ := f.Stat()
+			w.Header().Set("Content-Length", fmt.Sprint(st.Size()))
+			io.CopyN(countingWriter{w, &cs.served}, f, st.Size()/2)
+		}
+	})
+	mux.HandleFunc("/slow/{name}", func(w http.ResponseWriter, r *http.Request) {
+		if f := open(w, r.PathValue("name")); f != nil {
+			defer f.Close()
+			http.ServeContent(slowWriter{countingWriter{w, &cs.served}, w.(http.Flusher)}, r, "", time.Time{}, f)
+		}
+	})
+	mux.HandleFunc("/moved/{name}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/files/"+r.PathValue("name"), http.StatusFound)
+	})
 	mux.HandleFunc("/gone", http.NotFound)
 	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -137,6 +165,27 @@ func serveClips(t testing.TB, dir string) *clipServer {
 	cs.Server = httptest.NewServer(mux)
 	t.Cleanup(cs.Close)
 	return cs
+}
+
+// slowWriter sends at most 16 KB at a time, 5 ms apart.
+type slowWriter struct {
+	http.ResponseWriter
+	f http.Flusher
+}
+
+func (s slowWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		k, err := s.ResponseWriter.Write(p[:min(len(p), 16<<10)])
+		n += k
+		if err != nil {
+			return n, err
+		}
+		s.f.Flush()
+		p = p[k:]
+		time.Sleep(5 * time.Millisecond)
+	}
+	return n, nil
 }
 
 type countingWriter struct {

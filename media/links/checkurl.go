@@ -245,7 +245,8 @@ var forbiddenRanges = func() []addrRange {
 }()
 
 // forbiddenReason says why addr must not be dialled, or "" when it may. IPv6 forms that
-// carry an IPv4 address (mapped, compatible, 6to4, NAT64) are judged by that address.
+// carry an IPv4 address (mapped, compatible, translated, 6to4, NAT64) are judged by that
+// address.
 func forbiddenReason(addr netip.Addr) string {
 	addr = addr.Unmap().WithZone("")
 	for _, r := range forbiddenRanges {
@@ -263,8 +264,10 @@ func forbiddenReason(addr netip.Addr) string {
 
 var (
 	compatPrefix = netip.MustParsePrefix("::/96")
-	nat64Prefix  = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour    = netip.MustParsePrefix("2002::/16")
+	// IPv4-translated addresses (RFC 2765, SIIT): ::ffff:0:a.b.c.d.
+	translatedPrefix = netip.MustParsePrefix("::ffff:0:0:0/96")
+	nat64Prefix      = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour        = netip.MustParsePrefix("2002::/16")
 )
 
 // embeddedIPv4 returns the IPv4 address an IPv6 address routes to, for the forms that embed one.
@@ -274,7 +277,7 @@ func embeddedIPv4(addr netip.Addr) (netip.Addr, bool) {
 	}
 	b := addr.As16()
 	switch {
-	case compatPrefix.Contains(addr), nat64Prefix.Contains(addr):
+	case compatPrefix.Contains(addr), translatedPrefix.Contains(addr), nat64Prefix.Contains(addr):
 		return netip.AddrFrom4([4]byte(b[12:16])), true
 	case sixToFour.Contains(addr):
 		return netip.AddrFrom4([4]byte(b[2:6])), true

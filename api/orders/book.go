@@ -148,7 +148,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 	return &Book{
 		Desk: &Desk{cfg: cfg, orders: orders, uploads: uploads, producers: producers,
 			payments: deps.Payments, audio: deps.Audio, links: deps.Links, log: deps.Log},
-		Cashier: &Cashier{cfg: cfg, orders: orders, events: &eventRows{db: deps.DB},
+		Cashier: &Cashier{cfg: cfg, orders: orders, uploads: uploads, events: &eventRows{db: deps.DB},
 			payments: deps.Payments, queue: queue, log: deps.Log},
 		cfg: cfg, log: deps.Log, orders: orders, queue: queue, sweeper: sw,
 	}, nil

@@ -16,6 +16,7 @@ import (
 type Cashier struct {
 	cfg      Config
 	orders   *Store
+	uploads  *Uploads
 	events   *eventRows
 	payments providers.Payments
 	queue    *jobQueue
@@ -136,10 +137,26 @@ func (c *Cashier) applyEvent(ctx context.Context, ev PaymentEvent) error {
 	return nil
 }
 
+// holdsUpload claims an audio order's upload for it now that it is paid: the first paid
+// order of a file wins, a second one (another tab, another checkout) is refunded.
+func (c *Cashier) holdsUpload(ctx context.Context, o Order) bool {
+	p, err := decodeTranscriptParams(o.Params)
+	if err != nil || p.Upload == "" {
+		return true // nothing to claim: fulfilment reports what is wrong
+	}
+	ok, err := c.uploads.claimPaid(ctx, p.Upload, o.ID)
+	if err != nil {
+		c.log.Warn("claiming the upload of a paid order", "order", o.ID, "err", err)
+		return true // the job checks again; a database error must not refund
+	}
+	return ok
+}
+
 // confirmPaid records the payment (once) and makes sure the one fulfilment job exists. A
 // payment that cannot be fulfilled is refunded at once, with a letter that says why: one
 // for an order that had expired and been erased before the money came (an asynchronous
-// method, a webhook days late), or one whose amount is not the order's price.
+// method, a webhook days late), one for a file another paid order holds, or one whose
+// amount is not the order's price.
 func (c *Cashier) confirmPaid(ctx context.Context, o Order, s providers.CheckoutSession) error {
 	late := o.Status == Expired && o.PaidAt.IsZero()
 	changed, err := c.orders.MarkPaid(ctx, o.ID, s.PaymentIntent, c.cfg.Now())
@@ -154,6 +171,8 @@ func (c *Cashier) confirmPaid(ctx context.Context, o Order, s providers.Checkout
 	switch {
 	case late:
 		reason = "payment_late"
+	case o.Service == STT && !c.holdsUpload(ctx, o):
+		reason = "upload_taken"
 	case s.AmountTotal > 0 && (s.AmountTotal != o.Amount || !strings.EqualFold(s.Currency, o.Currency)):
 		reason = "amount_mismatch"
 		c.log.Error("paid amount differs from the order's price", "order", o.ID,

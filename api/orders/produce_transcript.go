@@ -122,7 +122,7 @@ func (p *transcriptProducer) Release(ctx context.Context, o Order) {
 	if err != nil || params.Upload == "" {
 		return
 	}
-	p.uploads.delete(ctx, params.Upload)
+	p.uploads.release(ctx, params.Upload, o.ID)
 }
 
 // changed reports whether a fetched duration differs from the paid one by more than

@@ -371,3 +371,34 @@ func TestDisplayName(t *testing.T) {
 		}
 	}
 }
+
+// Two checkouts of one upload (two tabs), both paid: the first payment gets the transcript,
+// the second is refunded with a letter, and the file stays until the first job ends.
+func TestTwoPaidOrdersOfOneUpload(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	u, _, err := f.upload(t, "12s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := f.book.Desk.CreateSTT(ctx, f.transcriptOrder(u.ID, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := f.book.Desk.CreateSTT(ctx, f.transcriptOrder(u.ID, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.pay(t, second.SessionID) // the later checkout is paid first: it holds the file
+	f.pay(t, first.SessionID)
+	if o := f.waitStatus(t, first.OrderID, Refunded); o.Error != "upload_taken" {
+		t.Errorf("the second payment: %+v", o)
+	}
+	if o := f.waitStatus(t, second.OrderID, Done); o.ResultKey == "" {
+		t.Errorf("the first payment: %+v", o)
+	}
+	refunds, _ := f.test.Refunds(ctx)
+	if len(refunds) != 1 || len(f.mails(t)) != 2 {
+		t.Errorf("%d refunds, %d mails; want 1 and 2", len(refunds), len(f.mails(t)))
+	}
+}

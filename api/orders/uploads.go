@@ -129,6 +129,24 @@ func (u *Uploads) claim(ctx context.Context, id, orderID string) (bool, error) {
 		orderID, id, AwaitingPayment, Expired)
 }
 
+// claimPaid makes a just-paid order the upload's holder unless another paid order holds
+// it; it reports false in that case (two checkouts of one file, both paid).
+func (u *Uploads) claimPaid(ctx context.Context, id, orderID string) (bool, error) {
+	return execChanged(ctx, u.db, "claiming "+uploadRef(id)+" for a payment",
+		`UPDATE uploads SET order_id = ? WHERE id = ? AND (order_id = ? OR `+heldByNoPaidOrder+`)`,
+		orderID, id, orderID, AwaitingPayment, Expired)
+}
+
+// release deletes an upload once the job of the order holding it has ended; an order
+// that does not hold it (a second payment for the same file, refunded) leaves it alone.
+func (u *Uploads) release(ctx context.Context, id, orderID string) {
+	up, err := u.row(ctx, id)
+	if err != nil || up.OrderID != orderID {
+		return
+	}
+	u.delete(ctx, id)
+}
+
 // delete removes an upload's file and row; failures are logged, and the sweeper tries again.
 func (u *Uploads) delete(ctx context.Context, id string) bool {
 	if err := os.Remove(u.path(id)); err != nil && !errors.Is(err, os.ErrNotExist) {

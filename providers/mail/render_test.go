@@ -271,7 +271,7 @@ func TestFormatDate(t *testing.T) {
 
 func TestRefundedSaysWhy(t *testing.T) {
 	for _, lng := range Locales() {
-		for _, reason := range []string{"source_changed", "source_gone", "upload_missing", "payment_late"} {
+		for _, reason := range []string{"source_changed", "source_gone", "upload_missing", "payment_late", "upload_taken"} {
 			m, err := Render(Refunded, lng, Data{Service: "vtt", OrderRef: "ord_1", Reason: reason})
 			if err != nil {
 				t.Fatal(err)

@@ -70,6 +70,10 @@ var ErrNotFound = errors.New("object not found")
 
 // Message is one e-mail, already rendered. From is fixed by the sender's configuration.
 type Message struct {
+	// ID, when set, names the message for good (letters: order id and kind): it becomes
+	// the Message-ID, so a message sent again after a crash is the same message to the
+	// recipient's system, and the outbox keeps one file per ID.
+	ID      string
 	To      string
 	Subject string
 	Text    string

@@ -39,7 +39,7 @@ type Config struct {
 	Workers       int           // concurrent fulfilments (2)
 	Now           func() time.Time
 	// Checkpoint, when set, is called after each fulfilment step ("producing", "stored",
-	// "mailed", "finished"): crash tests stop the process there. Nil in the product.
+	// "sent", "mailed", "finished"): crash tests stop the process there. Nil in the product.
 	Checkpoint func(orderID, step string)
 }
 

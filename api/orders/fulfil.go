@@ -166,18 +166,23 @@ func (f *fulfiller) mail(ctx context.Context, o Order, delivered bool) error {
 	}
 	var msg providers.Message
 	var err error
+	kind := "delivered"
 	if delivered {
 		msg, err = f.letters.Delivered(o, linkURL(f.cfg.PublicURL, o))
 	} else {
+		kind = "refunded"
 		msg, err = f.letters.Refunded(o)
 	}
 	if err != nil {
 		return fmt.Errorf("writing message for order %s: %w", o.ID, err)
 	}
-	msg.To = o.Email
+	// One letter of each kind per order: sent again after a crash between sending and
+	// recording, it is the same message (same Message-ID; one outbox file).
+	msg.ID, msg.To = "parla."+o.ID+"."+kind, o.Email
 	if err := f.mailer.Send(ctx, msg); err != nil {
 		return fmt.Errorf("mailing order %s: %w", o.ID, err)
 	}
+	f.cfg.Checkpoint(o.ID, "sent")
 	if err := f.jobs.MarkMailed(ctx, o.ID, f.cfg.Now()); err != nil {
 		return err
 	}

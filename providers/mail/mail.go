@@ -13,6 +13,7 @@ import (
 	netmail "net/mail"
 	"strings"
 	"time"
+	"unicode"
 
 	gomail "github.com/wneessen/go-mail"
 
@@ -74,7 +75,7 @@ func newMsg(from *netmail.Address, m providers.Message, now time.Time) (*gomail.
 	msg.ToMailAddress(to)
 	msg.Subject(m.Subject)
 	msg.SetDateWithValue(now)
-	id, err := messageID(from, now)
+	id, err := messageID(from, m.ID, now)
 	if err != nil {
 		return nil, err
 	}
@@ -91,18 +92,32 @@ func newMsg(from *netmail.Address, m providers.Message, now time.Time) (*gomail.
 	return msg, nil
 }
 
-// messageID makes a unique Message-ID in the sender's domain (go-mail's default would use
-// this machine's host name).
-func messageID(from *netmail.Address, now time.Time) (string, error) {
+// messageID makes the Message-ID in the sender's domain (go-mail's default would use this
+// machine's host name): the message's own ID when it has one, else a unique one.
+func messageID(from *netmail.Address, stable string, now time.Time) (string, error) {
 	domain := "localhost"
 	if i := strings.LastIndexByte(from.Address, '@'); i >= 0 && i < len(from.Address)-1 {
 		domain = from.Address[i+1:]
+	}
+	if id := safeID(stable); id != "" {
+		return id + "@" + domain, nil
 	}
 	r, err := randomHex(12)
 	if err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("%d.%s@%s", now.UnixNano(), r, domain), nil
+}
+
+// safeID keeps the letters, digits and . _ - of a message ID: what a Message-ID and a file
+// name can both hold.
+func safeID(id string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x80 && (r == '.' || r == '_' || r == '-' || unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return r
+		}
+		return -1
+	}, id)
 }
 
 func randomHex(n int) (string, error) {

@@ -40,7 +40,8 @@ func NewOutbox(dir string) (*Outbox, error) {
 func (o *Outbox) Dir() string { return o.dir }
 
 // Send writes m to a new file named <UTC timestamp>-<random>.eml, so names sort by time and
-// never collide. The file appears whole or not at all (written aside, then renamed).
+// never collide, or <ID>.eml for a message with an ID, which is written once: sending it
+// again is a no-op. The file appears whole or not at all (written aside, then renamed).
 func (o *Outbox) Send(ctx context.Context, m providers.Message) error {
 	now := time.Now().UTC()
 	msg, err := newMsg(o.from, m, now)
@@ -56,6 +57,12 @@ func (o *Outbox) Send(ctx context.Context, m providers.Message) error {
 	}
 	// Fixed-width nanoseconds keep lexical order equal to time order.
 	name := now.Format("20060102T150405.000000000Z") + "-" + suffix + ".eml"
+	if id := safeID(m.ID); id != "" {
+		name = id + ".eml"
+		if _, err := os.Stat(filepath.Join(o.dir, name)); err == nil {
+			return nil // sent already (a retry after a crash)
+		}
+	}
 
 	tmp, err := os.CreateTemp(o.dir, ".tmp-*.eml.part")
 	if err != nil {

@@ -129,3 +129,35 @@ func TestNewOutboxErrors(t *testing.T) {
 		})
 	}
 }
+
+// A letter with an ID is written once: sent again (a retry after a crash between sending
+// and recording), it is the same file with the same Message-ID.
+func TestOutboxWritesALetterWithAnIDOnce(t *testing.T) {
+	dir := t.TempDir()
+	o, err := mail.NewOutbox(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := providers.Message{ID: "parla.ord_1.delivered", To: "a@example.com", Subject: "Ready", Text: "Here."}
+	for range 2 {
+		if err := o.Send(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "parla.ord_1.delivered.eml" {
+		t.Fatalf("outbox holds %v", entries)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, entries[0].Name()))
+	if !strings.Contains(string(data), "Message-ID: <parla.ord_1.delivered@localhost>") {
+		t.Errorf("no stable Message-ID:\n%s", data)
+	}
+	// Path tricks in an ID stay inside the outbox.
+	evil := providers.Message{ID: "../../etc/x", To: "a@example.com", Subject: "S", Text: "T"}
+	if err := o.Send(context.Background(), evil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "....etcx.eml")); err != nil {
+		t.Errorf("an ID with slashes: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -50,6 +51,11 @@ func clientTotal(items []lineItem) (amount *int64, currency string, err error) {
 			return nil, "", fail("invalid_products", "products use more than one currency")
 		}
 		currency = it.PriceData.Currency
+		// unit × q and the sum must stay within int64: a wrapped total could even come out
+		// equal to the server's price.
+		if unit := *it.PriceData.UnitAmount; unit > 0 && q > (math.MaxInt64-total)/unit {
+			return nil, "", fail("invalid_products", "the products add up to more than any price")
+		}
 		total += *it.PriceData.UnitAmount * q
 	}
 	return &total, currency, nil

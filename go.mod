@@ -15,6 +15,7 @@ require (
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/stripe/stripe-go/v76 v76.25.0
 	github.com/u2takey/ffmpeg-go v0.5.0
+	github.com/valyala/fasthttp v1.51.0
 	github.com/wneessen/go-mail v0.8.1
 	golang.org/x/net v0.60.0
 	modernc.org/sqlite v1.61.1
@@ -54,7 +55,6 @@ require (
 	github.com/tinylib/msgp v1.6.4 // indirect
 	github.com/u2takey/go-utils v0.3.1 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
-	github.com/valyala/fasthttp v1.51.0 // indirect
 	github.com/valyala/tcplisten v1.0.0 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs every Go fuzz target (func FuzzXxx) of the repository for FUZZTIME each, one target per
+# `go test` invocation as Go requires, and fails if any target fails. The seed corpora in each
+# package's testdata/fuzz/ also run as ordinary tests under `go test`; this mutates them.
+#
+#   FUZZTIME          how long each target runs (default 5s; any -fuzztime value)
+#   FUZZMINIMIZETIME  cap on minimising one new input (default 2s). Go's default is 60s, and
+#                     while a worker minimises it tries nothing else, so a short run would
+#                     mostly minimise.
+#
+# A failing input is written by Go to <package>/testdata/fuzz/<target>/ and printed here; commit
+# it with the fix so it stays a regression test.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+GO="${GO:-go}"
+FUZZTIME="${FUZZTIME:-5s}"
+FUZZMINIMIZETIME="${FUZZMINIMIZETIME:-2s}"
+
+# Packages with a fuzz target: the directories of test files that declare one. `go test
+# -list` then names the targets exactly.
+mapfile -t pkgs < <(grep -rlE --include='*_test.go' --exclude-dir=node_modules --exclude-dir=.git \
+	'^func Fuzz[A-Z0-9_]' . | xargs -r -n1 dirname | sort -u)
+
+passed=0
+failed=0
+failures=()
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+for pkg in "${pkgs[@]}"; do
+	if ! names=$("$GO" test -list '^Fuzz' "$pkg" 2>"$log"); then
+		echo "fuzz: FAIL listing $pkg"
+		cat "$log"
+		failed=$((failed + 1))
+		failures+=("$pkg (list)")
+		continue
+	fi
+	for name in $(grep '^Fuzz' <<<"$names"); do
+		start=$SECONDS
+		# -parallel: the number of fuzzing workers; the CI machine has 2 cores.
+		if "$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" \
+			-fuzzminimizetime "$FUZZMINIMIZETIME" -parallel 2 "$pkg" >"$log" 2>&1; then
+			passed=$((passed + 1))
+			echo "fuzz: ok   ${pkg#./}.$name ($((SECONDS - start))s)"
+		else
+			failed=$((failed + 1))
+			failures+=("${pkg#./}.$name")
+			echo "fuzz: FAIL ${pkg#./}.$name ($((SECONDS - start))s)"
+			tail -n 60 "$log"
+		fi
+	done
+done
+
+if ((failed > 0)); then
+	printf 'fuzz: failed: %s\n' "${failures[@]}"
+fi
+echo "fuzz: $passed passed, $failed failed"
+((failed == 0))

@@ -435,8 +435,8 @@ func FuzzYouTubeAnalyze(f *testing.F) {
 				seconds = int64(n)
 			}
 		}
-		// The library multiplies without checking: beyond about 292 years the duration wraps
-		// (see the report in fuzz_test history); below, it must be exact.
+		// kkdai/youtube multiplies lengthSeconds by time.Second unchecked: beyond about 292
+		// years the duration wraps (18446744074 s reads as 0.29 s); below, it must be exact.
 		if seconds <= math.MaxInt64/int64(time.Second) && info.Duration != time.Duration(seconds)*time.Second {
 			t.Fatalf("Analyze duration %s, lengthSeconds says %ds", info.Duration, seconds)
 		}

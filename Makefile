@@ -3,14 +3,14 @@ SHELL := /bin/bash
 GO    ?= go
 export PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 
-.PHONY: run test setup ui build go-test ui-test e2e bench clean
+.PHONY: run test setup ui build go-test ui-test e2e fuzz bench clean
 
 ## run: install what is missing, build the UI and serve on embedded defaults (:8080)
 run: setup ui
 	$(GO) run .
 
-## test: install what is missing, then every test (Go, UI unit tests, browser end to end)
-test: setup ui go-test ui-test e2e
+## test: install what is missing, then every test (Go, UI unit tests, browser end to end, fuzzing)
+test: setup ui go-test ui-test e2e fuzz
 
 setup:
 	bash .ci/install
@@ -31,6 +31,10 @@ ui-test:
 ## e2e: the real server on embedded defaults, driven by Chromium like a visitor
 e2e: build
 	bash .ci/e2e.sh
+
+## fuzz: every Fuzz* target for FUZZTIME (5 s) each, from its seed corpus in testdata/fuzz
+fuzz:
+	bash .ci/fuzz.sh
 
 ## bench: the performance targets of the issues (see README)
 bench:

@@ -102,17 +102,7 @@ func FuzzDecodeOrder(f *testing.F) {
 			return
 		}
 		if !json.Valid(body) {
-			// decodeJSON reads the first value and asks dec.More(), which is also false
-			// before a stray ']' or '}': `{…}]anything` passes (reported, not fixed here).
-			// Otherwise, past the first value there must be nothing else.
-			dec := json.NewDecoder(bytes.NewReader(body))
-			var first any
-			if err := dec.Decode(&first); err != nil {
-				t.Fatalf("decodeJSON accepted %q: %v", body, err)
-			}
-			if rest := bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n"); len(rest) > 0 && rest[0] != ']' && rest[0] != '}' {
-				t.Fatalf("decodeJSON accepted %q, which goes on with %q after its value", body, rest)
-			}
+			t.Fatalf("decodeJSON accepted %q, which is not one JSON value", body)
 		}
 		amount, currency, err := clientTotal(order.Products)
 		if len(order.Products) == 0 {

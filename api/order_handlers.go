@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"time"
 
@@ -17,7 +18,8 @@ func decodeJSON(c *fiber.Ctx, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return fail("invalid_json", "the request body is not valid JSON: "+err.Error())
 	}
-	if dec.More() {
+	// Nothing may follow the value: not a second one, not a stray bracket.
+	if _, err := dec.Token(); err != io.EOF {
 		return fail("invalid_json", "the request body holds more than one JSON value")
 	}
 	return nil

@@ -3,6 +3,9 @@ package api
 import (
 	"math"
 	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 )
 
 func TestClientTotal(t *testing.T) {
@@ -60,5 +63,23 @@ func TestClientTotal(t *testing.T) {
 				t.Fatalf("clientTotal = %v %q, want %d %q", amount, currency, tt.want, tt.currency)
 			}
 		})
+	}
+}
+
+func TestDecodeJSONRefusesWhatFollowsTheValue(t *testing.T) {
+	app := fiber.New()
+	for body, ok := range map[string]bool{
+		`{"order":{}}`: true, "{\"order\":{}}\n ": true,
+		`{"order":{}}]`: false, `{"order":{}}}`: false, `{"a":1}{"b":2}`: false, `{"a":1} x`: false, ``: false,
+	} {
+		fctx := &fasthttp.RequestCtx{}
+		fctx.Request.SetBodyString(body)
+		c := app.AcquireCtx(fctx)
+		var v ttsCheckoutBody
+		err := decodeJSON(c, &v)
+		app.ReleaseCtx(c)
+		if (err == nil) != ok {
+			t.Errorf("decodeJSON(%q) = %v, want ok=%v", body, err, ok)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -64,7 +65,8 @@ func parseProgressTime(out []byte) time.Duration {
 		if !ok {
 			continue
 		}
-		if us, err := strconv.ParseInt(v, 10, 64); err == nil && us > 0 {
+		// Beyond about 292 years a time.Duration would wrap: not a length, ignored.
+		if us, err := strconv.ParseInt(v, 10, 64); err == nil && us > 0 && us <= math.MaxInt64/int64(time.Microsecond) {
 			last = time.Duration(us) * time.Microsecond
 		}
 	}

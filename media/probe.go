@@ -108,7 +108,7 @@ func ParseProbe(data []byte) (ProbeInfo, error) {
 // parseSeconds turns ffprobe's "12.345000" into a Duration; "N/A", "" and nonsense give 0.
 func parseSeconds(s string) time.Duration {
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f <= 0 || f > 1e9 {
+	if err != nil || !(f > 0 && f <= 1e9) { // also NaN, which compares false both ways
 		return 0
 	}
 	return time.Duration(f * float64(time.Second))

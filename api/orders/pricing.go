@@ -3,6 +3,8 @@ package orders
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -93,14 +95,43 @@ func (r Rule) Amount(quantity int64) int64 {
 	if quantity <= 0 {
 		return 0
 	}
+	if r.Per <= 0 || r.UnitAmount < 0 { // refused by ParsePricing; never divide by zero
+		return max(r.MinAmount, 0)
+	}
 	var amount int64
 	switch r.Rounding {
 	case PerStartedUnit:
-		amount = r.UnitAmount * ceilDiv(quantity, r.Per)
+		amount = mulSat(r.UnitAmount, quantity/r.Per+min(quantity%r.Per, 1))
 	default:
-		amount = ceilDiv(r.UnitAmount*quantity, r.Per)
+		amount = mulCeilDiv(r.UnitAmount, quantity, r.Per)
 	}
 	return max(amount, r.MinAmount)
+}
+
+// mulSat is a×b for non-negative a and b, or the largest int64 when it would not fit: an
+// absurd quantity or price list costs the most money there is, never a wrapped amount.
+func mulSat(a, b int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi != 0 || lo > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(lo)
+}
+
+// mulCeilDiv is ⌈a×b/d⌉ for non-negative a, b and positive d, computed in 128 bits, or
+// the largest int64 when it would not fit.
+func mulCeilDiv(a, b, d int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	lo, carry := bits.Add64(lo, uint64(d-1), 0)
+	hi += carry
+	if hi >= uint64(d) {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, uint64(d))
+	if q > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(q)
 }
 
 // Quote prices quantity for a service.
@@ -113,5 +144,3 @@ func (p Pricing) Quote(svc Service, quantity int64) int64 {
 func CountChars(text string) int64 {
 	return int64(utf8.RuneCountInString(text))
 }
-
-func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }

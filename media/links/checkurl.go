@@ -39,10 +39,12 @@ func (g *Guard) CheckURL(raw string) (*url.URL, error) {
 	}
 	port := u.Port()
 	if port != "" {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
 			return nil, fmt.Errorf("%w: bad port %q", ErrUnsupportedLink, port)
 		}
-		host = net.JoinHostPort(host, port)
+		// The port the client dials, written once way: "01" and "1" are one port.
+		host = net.JoinHostPort(host, strconv.Itoa(n))
 	} else if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}

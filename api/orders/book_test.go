@@ -521,3 +521,39 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// countingPayments counts the session lookups that reach the payment provider.
+type countingPayments struct {
+	providers.Payments
+	gets atomic.Int32
+}
+
+func (c *countingPayments) GetCheckout(ctx context.Context, id string) (providers.CheckoutSession, error) {
+	c.gets.Add(1)
+	return c.Payments.GetCheckout(ctx, id)
+}
+
+// Once an order is paid, looking its session up (a confirmation page polling, a reload)
+// no longer asks the payment provider; before, it does, to verify the payment.
+func TestLookupsOfPaidOrdersDoNotAskTheProvider(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	co := f.order(t, "Looked up often.")
+	cashier := *f.book.Cashier
+	counting := &countingPayments{Payments: cashier.payments}
+	cashier.payments = counting
+	if _, err := cashier.Lookup(ctx, TTS, co.SessionID); err != nil || counting.gets.Load() != 1 {
+		t.Fatalf("unpaid lookup: %v, %d provider calls", err, counting.gets.Load())
+	}
+	f.pay(t, co.SessionID)
+	f.waitStatus(t, co.OrderID, Done)
+	for range 5 {
+		l, err := cashier.Lookup(ctx, TTS, co.SessionID)
+		if err != nil || l.Session.PaymentStatus != "paid" || l.Session.PaymentIntent == "" || l.Order.Status != Done {
+			t.Fatalf("paid lookup = %+v, %v", l, err)
+		}
+	}
+	if n := counting.gets.Load(); n != 1 {
+		t.Errorf("%d provider calls, want only the one before payment", n)
+	}
+}

@@ -41,7 +41,7 @@ func clientTotal(items []lineItem) (amount *int64, currency string, err error) {
 		return nil, "", nil
 	}
 	var total int64
-	for _, it := range items {
+	for i, it := range items {
 		q := int64(1)
 		if it.Quantity != nil {
 			q = *it.Quantity
@@ -49,7 +49,7 @@ func clientTotal(items []lineItem) (amount *int64, currency string, err error) {
 		if it.PriceData.UnitAmount == nil || *it.PriceData.UnitAmount < 0 || q < 1 {
 			return nil, "", fail("invalid_products", "each product needs price_data.unit_amount and a positive quantity")
 		}
-		if currency != "" && it.PriceData.Currency != currency {
+		if i > 0 && it.PriceData.Currency != currency { // one without a currency is one too
 			return nil, "", fail("invalid_products", "products use more than one currency")
 		}
 		currency = it.PriceData.Currency

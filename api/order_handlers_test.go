@@ -36,6 +36,7 @@ func TestClientTotal(t *testing.T) {
 		{"negative price", []lineItem{item("eur", -1)}, 0, "", "invalid_products"},
 		{"quantity 0", []lineItem{item("eur", 99, 0)}, 0, "", "invalid_products"},
 		{"two currencies", []lineItem{item("eur", 1), item("usd", 1)}, 0, "", "invalid_products"},
+		{"one without a currency, then one with", []lineItem{item("", 0), item("eur", 0)}, 0, "", "invalid_products"},
 		{"product overflows", []lineItem{item("eur", math.MaxInt64, 2)}, 0, "", "invalid_products"},
 		{"sum overflows", []lineItem{item("eur", math.MaxInt64), item("eur", 1)}, 0, "", "invalid_products"},
 		// 2^62 × 4 wraps to 0 in int64: the total would have read as the server's 99.

@@ -557,3 +557,18 @@ func TestLookupsOfPaidOrdersDoNotAskTheProvider(t *testing.T) {
 		t.Errorf("%d provider calls, want only the one before payment", n)
 	}
 }
+
+// A crash between recording a payment and queueing its job leaves a paid order without a
+// job; the visitor's next lookup queues it.
+func TestLookupQueuesThePaidOrderACrashLeftWithoutAJob(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	co := f.order(t, "Paid, then the lights went out.")
+	if _, err := f.book.orders.MarkPaid(ctx, co.OrderID, "pi_crash", f.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.book.Cashier.Lookup(ctx, TTS, co.SessionID); err != nil {
+		t.Fatal(err)
+	}
+	f.waitStatus(t, co.OrderID, Done)
+}

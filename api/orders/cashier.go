@@ -38,7 +38,13 @@ func (c *Cashier) Lookup(ctx context.Context, svc Service, sessionID string) (Lo
 	}
 	if o.Paid() {
 		// Paid is settled (a signed webhook or an earlier lookup verified it): the order
-		// row answers, and the payment provider is not asked again on every poll.
+		// row answers, and the payment provider is not asked again on every poll. A paid
+		// order not yet started gets its job, should a crash have come between the two.
+		if o.Status == Paid {
+			if err := c.queue.fulfil(ctx, o.ID); err != nil {
+				return Lookup{}, err
+			}
+		}
 		return Lookup{Session: paidSession(o), Order: o}, nil
 	}
 	s, err := c.payments.GetCheckout(ctx, sessionID)

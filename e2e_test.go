@@ -706,7 +706,7 @@ func TestShutdownPutsRunningJobsBack(t *testing.T) {
 // wrote at the left of X-Forwarded-For; refusals are logged at debug only, and every
 // answer forbids content sniffing.
 func TestRateLimitBehindAProxyAndQuietRefusals(t *testing.T) {
-	logged := &syncWriter{w: &bytes.Buffer{}}
+	logged := &testkit.LogBuffer{}
 	log := slog.New(slog.NewTextHandler(logged, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	h := startAppLogging(t, map[string]string{"RATE_LIMIT": "2", "TRUSTED_PROXIES": "127.0.0.1"}, log)
 	order, _ := json.Marshal(ttsOrder("Hello.", "alloy", "mp3", 1, "r@example.com", "en"))
@@ -731,22 +731,4 @@ func TestRateLimitBehindAProxyAndQuietRefusals(t *testing.T) {
 	if out := logged.String(); strings.Contains(out, "request refused") {
 		t.Errorf("refusals logged at info:\n%s", out)
 	}
-}
-
-// syncWriter serialises writes from the app's goroutines.
-type syncWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (s *syncWriter) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.String()
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }

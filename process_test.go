@@ -142,18 +142,6 @@ func postJSON(t *testing.T, url string, v string) (int, map[string]any) {
 	return resp.StatusCode, m
 }
 
-// filesUnder lists the regular files below dir.
-func filesUnder(dir string) []string {
-	var out []string
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			out = append(out, p)
-		}
-		return nil
-	})
-	return out
-}
-
 // A process killed (SIGKILL) at any step of a fulfilment, then started again on the same
 // data, delivers the order within a minute: one result file, one e-mail.
 func TestKilledAtEachFulfilmentStepDeliversOnce(t *testing.T) {
@@ -191,10 +179,10 @@ func TestKilledAtEachFulfilmentStepDeliversOnce(t *testing.T) {
 				}
 				time.Sleep(200 * time.Millisecond)
 			}
-			if results := filesUnder(filepath.Join(data, "files")); len(results) != 1 {
+			if results := dirFiles(t, filepath.Join(data, "files")); len(results) != 1 {
 				t.Errorf("result files %v, want one", results)
 			}
-			if mails := filesUnder(filepath.Join(data, "outbox")); len(mails) != 1 {
+			if mails := dirFiles(t, filepath.Join(data, "outbox")); len(mails) != 1 {
 				t.Errorf("e-mails %v, want one", mails)
 			}
 		})
@@ -208,7 +196,7 @@ func TestStartClearsScratchOfADeadProcess(t *testing.T) {
 	os.MkdirAll(filepath.Dir(left), 0o750)
 	os.WriteFile(left, []byte("half a result"), 0o600)
 	h := startApp(t, map[string]string{"DATA_DIR": data})
-	if files := filesUnder(filepath.Join(h.cfg.DataDir, "tmp")); len(files) != 0 {
+	if files := dirFiles(t, filepath.Join(h.cfg.DataDir, "tmp")); len(files) != 0 {
 		t.Errorf("scratch files after start: %v", files)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"parla/providers/mail"
 	"parla/providers/storage"
 	"parla/providers/stripe"
+	"parla/providers/testkit"
 )
 
 // scriptedSpeaker stands in for an engine: it writes fixed bytes, or fails a set number of
@@ -60,7 +61,7 @@ func (c *clock) Advance(d time.Duration) {
 type fixture struct {
 	book    *Book
 	deps    Deps
-	logs    *lockedBuffer
+	logs    *testkit.LogBuffer
 	stt     *scriptedTranscriber
 	links   *scriptedLinks
 	uploads string
@@ -107,7 +108,7 @@ func newFixture(t *testing.T, edit func(*Config)) *fixture {
 		edit(&cfg)
 	}
 	sp, stt, links := &scriptedSpeaker{}, &scriptedTranscriber{}, &scriptedLinks{durations: map[string]time.Duration{}}
-	logs := &lockedBuffer{}
+	logs := &testkit.LogBuffer{}
 	deps := Deps{DB: db, Payments: tc, Storage: files,
 		Mailer: mailer, Letters: MailLetters{}, Speaker: sp,
 		Transcriber: stt, Audio: lengthInFile{}, Links: links,
@@ -502,73 +503,4 @@ func TestPaymentOfTheWrongAmountIsRefunded(t *testing.T) {
 	if o := f.waitStatus(t, co.OrderID, Refunded); o.Error != "amount_mismatch" || f.speaker.calls.Load() != 0 {
 		t.Errorf("order %+v, engine calls %d", o, f.speaker.calls.Load())
 	}
-}
-
-// lockedBuffer is the book's log in tests, written from its goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// countingPayments counts the session lookups that reach the payment provider.
-type countingPayments struct {
-	providers.Payments
-	gets atomic.Int32
-}
-
-func (c *countingPayments) GetCheckout(ctx context.Context, id string) (providers.CheckoutSession, error) {
-	c.gets.Add(1)
-	return c.Payments.GetCheckout(ctx, id)
-}
-
-// Once an order is paid, looking its session up (a confirmation page polling, a reload)
-// no longer asks the payment provider; before, it does, to verify the payment.
-func TestLookupsOfPaidOrdersDoNotAskTheProvider(t *testing.T) {
-	f := newFixture(t, nil)
-	ctx := context.Background()
-	co := f.order(t, "Looked up often.")
-	cashier := *f.book.Cashier
-	counting := &countingPayments{Payments: cashier.payments}
-	cashier.payments = counting
-	if _, err := cashier.Lookup(ctx, TTS, co.SessionID); err != nil || counting.gets.Load() != 1 {
-		t.Fatalf("unpaid lookup: %v, %d provider calls", err, counting.gets.Load())
-	}
-	f.pay(t, co.SessionID)
-	f.waitStatus(t, co.OrderID, Done)
-	for range 5 {
-		l, err := cashier.Lookup(ctx, TTS, co.SessionID)
-		if err != nil || l.Session.PaymentStatus != "paid" || l.Session.PaymentIntent == "" || l.Order.Status != Done {
-			t.Fatalf("paid lookup = %+v, %v", l, err)
-		}
-	}
-	if n := counting.gets.Load(); n != 1 {
-		t.Errorf("%d provider calls, want only the one before payment", n)
-	}
-}
-
-// A crash between recording a payment and queueing its job leaves a paid order without a
-// job; the visitor's next lookup queues it.
-func TestLookupQueuesThePaidOrderACrashLeftWithoutAJob(t *testing.T) {
-	f := newFixture(t, nil)
-	ctx := context.Background()
-	co := f.order(t, "Paid, then the lights went out.")
-	if _, err := f.book.orders.MarkPaid(ctx, co.OrderID, "pi_crash", f.clock.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.book.Cashier.Lookup(ctx, TTS, co.SessionID); err != nil {
-		t.Fatal(err)
-	}
-	f.waitStatus(t, co.OrderID, Done)
 }

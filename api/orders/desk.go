@@ -22,9 +22,6 @@ type Desk struct {
 	log       *slog.Logger
 }
 
-// Config returns the book's effective configuration (prices, limits).
-func (d *Desk) Config() Config { return d.cfg }
-
 // Available reports why a service cannot take orders, or nil when it can.
 func (d *Desk) Available(svc Service) error {
 	p, ok := d.producers[svc]

@@ -24,6 +24,9 @@ type SpeechRequest struct {
 	Text   string  // non-empty, at most the configured maximum
 	Format string  // one of SpeechFormats
 	Speed  float64 // 0.25–4
+	// Language is the BCP-47 code the text is spoken in ("en", "es", "ja"), chosen by the
+	// visitor or detected by the order book; empty means the engine's default (English).
+	Language string
 	// Progress, when set, is called with 0–100 as the engine works. It may be called from
 	// another goroutine and must not block.
 	Progress func(percent int)
@@ -174,6 +177,18 @@ type Segment struct {
 	Start time.Duration
 	End   time.Duration
 	Text  string
+	// Words are the segment's words with their own times, in order, when the engine gives
+	// them (whisper token timestamps, OpenAI's word granularity); nil otherwise, and the
+	// renderers share the segment's time out by characters instead.
+	Words []Word
+}
+
+// Word is one timed word of a segment. Text carries its leading space, if any, as the
+// engine gave it, so joining the words gives the segment's text.
+type Word struct {
+	Start time.Duration
+	End   time.Duration
+	Text  string
 }
 
 // Transcript is what a speech-to-text engine returns, before it is rendered in the
@@ -194,6 +209,9 @@ type TranscribeRequest struct {
 	Path string
 	// Language is an ISO-639-1 hint ("en", "de"); empty means detect.
 	Language string
+	// Translate asks for an English translation of the speech instead of a transcript in
+	// its own language (whisper's translate task, OpenAI's translations endpoint).
+	Translate bool
 	// Duration is the probed duration of Path, used to plan chunks and report progress;
 	// 0 when unknown.
 	Duration time.Duration

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -41,25 +42,27 @@ func speech(t testing.TB, r *media.Runner) (string, time.Duration) {
 // returns fixed segments, or waits for cancellation.
 type fakeModel struct {
 	unavailable error
-	segments    []providers.Segment
+	segments    []segment
+	spans       []span // what speech (Silero) finds
 	lang        string
 	err         error
 	wait        bool   // block until the context is cancelled
 	onCall      func() // called when transcription starts
 
-	mu      sync.Mutex
-	calls   int
-	samples int
-	hint    string
-	threads int
+	mu       sync.Mutex
+	calls    int
+	samples  int
+	opts     options
+	got      []float32 // the samples of the last call
+	vadCalls int
 }
 
 func (f *fakeModel) available() error { return f.unavailable }
 
-func (f *fakeModel) transcribe(ctx context.Context, samples []float32, lang string, threads int, progress func(int)) ([]providers.Segment, string, error) {
+func (f *fakeModel) transcribe(ctx context.Context, samples []float32, o options, progress func(int)) ([]segment, string, error) {
 	f.mu.Lock()
 	f.calls++
-	f.samples, f.hint, f.threads = len(samples), lang, threads
+	f.samples, f.opts, f.got = len(samples), o, samples
 	f.mu.Unlock()
 	if f.onCall != nil {
 		f.onCall()
@@ -72,6 +75,13 @@ func (f *fakeModel) transcribe(ctx context.Context, samples []float32, lang stri
 		return nil, "", ctx.Err()
 	}
 	return f.segments, f.lang, f.err
+}
+
+func (f *fakeModel) speech(ctx context.Context, samples []float32, vadModel string, threads int) ([]span, error) {
+	f.mu.Lock()
+	f.vadCalls++
+	f.mu.Unlock()
+	return f.spans, nil
 }
 
 func (f *fakeModel) Close() error { return nil }
@@ -93,13 +103,13 @@ func TestTranscribe(t *testing.T) {
 	path, dur := speech(t, runner)
 	fake := &fakeModel{
 		lang: "en",
-		segments: []providers.Segment{
+		segments: []segment{
 			{Start: 0, End: 1500 * time.Millisecond, Text: "Hello world."},
 			// whisper's last segment may run to the end of its 30-second window
 			{Start: 1500 * time.Millisecond, End: 30 * time.Second, Text: " The quick brown fox jumps over the lazy dog."},
 		},
 	}
-	e := newEngine(Config{Threads: 3, Media: runner}, fake)
+	e := newEngine(Config{Threads: 3, Media: runner, VAD: VADOff}, fake)
 	var progress record
 	got, err := e.Transcribe(context.Background(), providers.TranscribeRequest{
 		Path: path, Language: "en", Duration: dur, Progress: progress.add,
@@ -111,8 +121,8 @@ func TestTranscribe(t *testing.T) {
 	if math.Abs(float64(fake.samples)-want) > 0.01*want {
 		t.Errorf("model got %d samples, want %.0f ±1%%", fake.samples, want)
 	}
-	if fake.hint != "en" || fake.threads != 3 {
-		t.Errorf("model got language %q, %d threads; want en, 3", fake.hint, fake.threads)
+	if want := (options{lang: "en", threads: 3, words: true}); fake.opts != want {
+		t.Errorf("model got %+v, want %+v", fake.opts, want)
 	}
 	if d := got.Duration - time.Duration(fake.samples)*time.Second/media.PCMRate; d != 0 {
 		t.Errorf("Duration %v is not the samples' length", got.Duration)
@@ -255,7 +265,7 @@ func TestResult(t *testing.T) {
 			{Start: 3500 * time.Millisecond, End: 3500 * time.Millisecond, Text: "Ghost."},
 		},
 	}
-	if got.Language != want.Language || got.Duration != want.Duration || got.Text != want.Text || !slices.Equal(got.Segments, want.Segments) {
+	if got.Language != want.Language || got.Duration != want.Duration || got.Text != want.Text || !reflect.DeepEqual(got.Segments, want.Segments) {
 		t.Errorf("result =\n%+v\nwant\n%+v", got, want)
 	}
 	if empty := result(nil, "xx", 0); empty.Language != "xx" || empty.Text != "" || empty.Duration != 0 || empty.Segments == nil {

@@ -5,8 +5,21 @@ package whisper
 /*
 #cgo LDFLAGS: -lwhisper -lggml -lggml-base -lggml-cpu -lm -lstdc++
 #cgo linux LDFLAGS: -fopenmp
+#include <stdio.h>
 #include <stdlib.h>
 #include <whisper.h>
+
+// whisper.cpp and ggml log every step of every load and run (hundreds of lines a job) to
+// stderr; only their errors are worth the server's log.
+static void parla_log(enum ggml_log_level level, const char * text, void * user_data) {
+	if (level == GGML_LOG_LEVEL_ERROR) {
+		fputs(text, stderr);
+	}
+}
+
+static void parla_quiet_logs(void) {
+	whisper_log_set(parla_log, NULL);
+}
 */
 import "C"
 
@@ -48,7 +61,12 @@ type cppModel struct {
 	failed atomic.Pointer[error]
 }
 
-func newModel(path string) model { return &cppModel{path: path} }
+func newModel(path string) model {
+	quietLogs.Do(func() { C.parla_quiet_logs() })
+	return &cppModel{path: path}
+}
+
+var quietLogs sync.Once
 
 func (m *cppModel) available() error {
 	if err := checkModelFile(m.path); err != nil {

@@ -190,6 +190,7 @@ func benchAudio(b *testing.B) (string, time.Duration) {
 // whisper.cpp's own whisper-cli (WHISPER_CLI, or on PATH; `make whisper-bench` builds it from
 // the same source) on the same WAV, model and threads, alternating, and reports both and
 // their ratio. Both decode greedily (-bs 1; whisper-cli's default is a 5-beam search) with
+// timestamp tokens (no -nt, which switches them off in the decoder and changes its work) and
 // token timestamps on (-ojf), as the engine does.
 //
 //	vad=off      the whole audio
@@ -209,7 +210,7 @@ func BenchmarkVersusWhisperCLI(b *testing.B) {
 		b.Run("vad="+mode, func(b *testing.B) {
 			e, _ := realEngine(b, mode)
 			out := filepath.Join(b.TempDir(), "cli")
-			args := []string{"-m", e.modelPath, "-t", strconv.Itoa(e.threads), "-bs", "1", "-nt", "-np", "-ojf", "-of", out, "-f", wav}
+			args := []string{"-m", e.modelPath, "-t", strconv.Itoa(e.threads), "-bs", "1", "-np", "-ojf", "-of", out, "-f", wav}
 			if mode == VADSilero {
 				args = append(args, "--vad", "-vm", vadModel)
 			}

@@ -61,7 +61,7 @@ bench:
 ## whisper-bench: our whisper job next to whisper-cli built from the same source, and the VADs
 whisper-bench:
 	eval "$$(bash .ci/whisper.sh env --cli)" && \
-	  $(GO) test -tags whisper -run '^$$' -bench 'VersusWhisperCLI|FindSpeech' -benchtime 3x ./providers/whisper/
+	  $(GO) test -tags whisper -run '^$$' -bench 'VersusWhisperCLI|FindSpeech' -benchtime 5x -timeout 60m ./providers/whisper/
 
 clean:
 	rm -rf bin webui/dist/assets webui/dist/index.html

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -221,30 +222,43 @@ func BenchmarkVersusWhisperCLI(b *testing.B) {
 				b.Fatal(err)
 			}
 			// Wall time, and CPU time (less sensitive to other work on a shared machine): the
-			// engine's is this process's and its ffmpeg's, whisper-cli's its own.
-			var ours, theirs, oursCPU, theirsCPU time.Duration
+			// engine's is this process's and its ffmpeg's, whisper-cli's its own. The ratios are
+			// the medians of each round's, so a burst of load on one side weighs once.
+			var ours, theirs time.Duration
+			var wallRatios, cpuRatios []float64
 			for b.Loop() {
 				start, cpu := time.Now(), cpuTime()
 				if _, err := e.Transcribe(context.Background(), providers.TranscribeRequest{Path: wav, Duration: dur}); err != nil {
 					b.Fatal(err)
 				}
-				ours += time.Since(start)
-				oursCPU += cpuTime() - cpu
+				wall, used := time.Since(start), cpuTime()-cpu
 				start = time.Now()
 				cmd := exec.Command(cli, args...)
 				if out, err := cmd.CombinedOutput(); err != nil {
 					b.Fatalf("whisper-cli: %v: %s", err, out)
 				}
-				theirs += time.Since(start)
-				theirsCPU += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+				cliWall := time.Since(start)
+				cliUsed := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+				ours, theirs = ours+wall, theirs+cliWall
+				wallRatios = append(wallRatios, wall.Seconds()/cliWall.Seconds())
+				cpuRatios = append(cpuRatios, used.Seconds()/cliUsed.Seconds())
 			}
 			b.ReportMetric(ours.Seconds()/float64(b.N), "engine-s/op")
 			b.ReportMetric(theirs.Seconds()/float64(b.N), "cli-s/op")
-			b.ReportMetric(ours.Seconds()/theirs.Seconds(), "engine/cli")
-			b.ReportMetric(oursCPU.Seconds()/theirsCPU.Seconds(), "engine/cli-cpu")
+			b.ReportMetric(median(wallRatios), "engine/cli")
+			b.ReportMetric(median(cpuRatios), "engine/cli-cpu")
 			b.ReportMetric(dur.Seconds(), "audio-s")
 		})
 	}
+}
+
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
 // cpuTime is the CPU time this process and its waited-for children have used.

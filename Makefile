@@ -21,12 +21,12 @@ ui:
 
 # The whisper tag whenever libwhisper is in the cache (see `make whisper`).
 build: ui
-	eval "$$(bash .ci/whisper.sh env-if-built)"; $(GO) build $${CGO_LDFLAGS:+-tags whisper} -o bin/parla .
+	eval "$$(bash .ci/whisper.sh env-if-built)"; $(GO) build -tags "$$WHISPER_TAGS" -o bin/parla .
 
 ## whisper: libwhisper built statically from source (cached in the Go cache; WHISPER_SRC=<dir or
 ## tarball> to choose it), bin/parla with -tags whisper, and the models where the network allows
 whisper: ui
-	eval "$$(bash .ci/whisper.sh env)" && $(GO) build -tags whisper -o bin/parla .
+	exports=$$(bash .ci/whisper.sh env) && eval "$$exports" && $(GO) build -tags whisper -o bin/parla .
 	bash models/download.sh --if-online base silero-v6.2.0
 
 ## whisper-test: the tests that need libwhisper (built first); skipped outside CI without the source
@@ -60,7 +60,7 @@ bench:
 
 ## whisper-bench: our whisper job next to whisper-cli built from the same source, and the VADs
 whisper-bench:
-	eval "$$(bash .ci/whisper.sh env --cli)" && \
+	exports=$$(bash .ci/whisper.sh env --cli) && eval "$$exports" && \
 	  $(GO) test -tags whisper -run '^$$' -bench 'VersusWhisperCLI|FindSpeech' -benchtime 5x -timeout 60m ./providers/whisper/
 
 clean:

@@ -5,7 +5,8 @@
 # time; a second run finds the cache and returns at once.
 #
 #   .ci/whisper.sh env [--cli]   build if needed, then print the CGO_CFLAGS/CGO_LDFLAGS exports
-#                                (eval it) and, with --cli, WHISPER_CLI=<path of whisper-cli>
+#                                and WHISPER_TAGS=whisper (eval it) and, with --cli,
+#                                WHISPER_CLI=<path of whisper-cli>
 #   .ci/whisper.sh env-if-built  print the exports when the library is already built, else nothing
 #   .ci/whisper.sh test          build if needed, then run the tests that need libwhisper (the
 #                                engine's, with -tags whisper, and one order through it end to end)
@@ -38,7 +39,7 @@ cache_root="$(go env GOCACHE)/parla-whisper"
 if [[ "$mode" == "test" ]]; then
   # Tests that need the source skip with a reason outside CI when it is absent, and fail in CI.
   status=0
-  exports=$(bash "$0" env) || status=$?
+  exports=$(bash .ci/whisper.sh env) || status=$?
   if ((status == 3)); then
     if [[ -n "${CI:-}" ]]; then
       say "required by CI: no whisper.cpp source (WHISPER_SRC, ../shared/vendor/whisper.cpp or network)"
@@ -56,7 +57,7 @@ if [[ "$mode" == "test" ]]; then
 fi
 if [[ "$mode" == "env-if-built" ]]; then
   [[ -f "$cache_root/$commit/whisper.cpp-$short/build/src/libwhisper.a" || -n "${WHISPER_SRC:-}" ]] || exit 0
-  exec bash "$0" env
+  exec bash .ci/whisper.sh env
 fi
 
 # source_dir prints the directory holding the whisper.cpp tree (extracting or fetching it into
@@ -94,7 +95,7 @@ source_dir() {
   rm -rf "$tmp" && mkdir -p "$tmp"
   if ! (cd "$tmp" && git init -q && git fetch -q --depth 1 "$repo_url" "$commit" && git checkout -q FETCH_HEAD) 2>/dev/null; then
     rm -rf "$tmp"
-    say "cannot fetch $repo_url (no network?)"
+    say "cannot fetch $repo_url (no network?): get whisper.cpp at commit $commit elsewhere and set WHISPER_SRC=<its directory or tarball>"
     return 3
   fi
   # git names every commit by the hash of its whole tree: the same id is the same source.
@@ -154,6 +155,7 @@ case "$mode" in
   env)
     echo "export CGO_CFLAGS='-I$src/include -I$src/ggml/include'"
     echo "export CGO_LDFLAGS='-L$build/src -L$build/ggml/src'"
+    echo "export WHISPER_TAGS=whisper"
     ((cli)) && echo "export WHISPER_CLI='$build/bin/whisper-cli'"
     ;;
   *) say "unknown mode $mode"; exit 2 ;;

@@ -71,7 +71,7 @@ func Render(t providers.Transcript, name string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown transcript format %q", name)
 	}
-	out, err := f.render(validUTF8(t))
+	out, err := f.render(Clean(validUTF8(t)))
 	if err != nil {
 		return nil, fmt.Errorf("rendering %s transcript: %w", normalize(name), err)
 	}

@@ -107,15 +107,15 @@ func TestCleanWords(t *testing.T) {
 	in := providers.Transcript{Segments: []providers.Segment{{
 		Start: 0, End: sec(3), Text: " [ Silence ] Hello (laughs) world.",
 		Words: []providers.Word{
-			{0, 200 * ms, " ["}, {200 * ms, 900 * ms, " Silence"}, {900 * ms, sec(1), " ]"},
-			{sec(1), sec(1.5), " Hello"}, {sec(1.5), sec(2), " (laughs)"}, {sec(2), sec(3), " world."},
+			word(0, 200 * ms, " ["), word(200 * ms, 900 * ms, " Silence"), word(900 * ms, sec(1), " ]"),
+			word(sec(1), sec(1.5), " Hello"), word(sec(1.5), sec(2), " (laughs)"), word(sec(2), sec(3), " world."),
 		},
 	}}}
 	got := Clean(in).Segments[0]
 	if got.Text != "Hello world." {
 		t.Errorf("text %q", got.Text)
 	}
-	want := []providers.Word{{sec(1), sec(1.5), " Hello"}, {sec(2), sec(3), " world."}}
+	want := []providers.Word{word(sec(1), sec(1.5), " Hello"), word(sec(2), sec(3), " world.")}
 	if !slices.Equal(got.Words, want) {
 		t.Errorf("words %+v, want %+v", got.Words, want)
 	}
@@ -147,4 +147,9 @@ func TestRenderHasNoMarkers(t *testing.T) {
 			t.Errorf("%s keeps the hallucinated thank you:\n%s", f, out)
 		}
 	}
+}
+
+// word is a word from start to end.
+func word(start, end time.Duration, text string) providers.Word {
+	return providers.Word{Start: start, End: end, Text: text}
 }

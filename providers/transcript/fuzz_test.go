@@ -71,7 +71,7 @@ func FuzzRender(f *testing.F) {
 					cs = parseSubtitles(t, string(out), name)
 				}
 				checkCues(t, cs)
-				checkLines(t, cs)
+				checkLines(t, cs, subtitleRules(cleaned))
 				// srt shortens arrows ("-->" to "->"): compare without '-' and '>' there.
 				drop := ""
 				if name == "srt" {
@@ -103,11 +103,11 @@ func checkVerbose(t *testing.T, tr providers.Transcript, out []byte) {
 
 // checkLines: a line over MaxLineRunes is one word that no rule may break: no space in it,
 // and no place between two of its characters where a line may break.
-func checkLines(t *testing.T, cs []cue) {
+func checkLines(t *testing.T, cs []cue, r Rules) {
 	t.Helper()
 	for i, c := range cs {
 		for _, l := range c.lines {
-			if utf8.RuneCountInString(l) <= MaxLineRunes {
+			if utf8.RuneCountInString(l) <= r.LineRunes {
 				continue
 			}
 			if len(strings.Fields(l)) > 1 {

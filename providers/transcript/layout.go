@@ -1,0 +1,406 @@
+package transcript
+
+import (
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"parla/providers"
+)
+
+// piece is a unit of a segment's text with the time it is spoken.
+type piece struct {
+	unit
+	start, end time.Duration
+}
+
+// layoutSegment lays one segment (with valid times) out as cues: its pieces grouped into
+// cues of at most r.Lines lines, each cue broken where the text reads best. With word
+// times, a cue also ends before its words span more than r.MaxDuration; time shared out
+// by characters says nothing about when words are said, so there only the text decides
+// (retime cuts a cue longer than r.MaxDuration).
+func layoutSegment(s providers.Segment, r Rules) []cue {
+	ps, timed := timedPieces(s)
+	var out []cue
+	for i := 0; i < len(ps); {
+		j := i + 1
+		for j < len(ps) && fits(ps[i:j+1], r) && (!timed || ps[j].end-ps[i].start <= r.MaxDuration) {
+			j++
+		}
+		b := len(ps)
+		if j < len(ps) {
+			b = cueBreak(ps, i, j, r)
+		}
+		out = append(out, cue{start: ps[i].start, end: ps[b-1].end, lines: lineBreak(ps[i:b], r), cps: r.MaxCPS})
+		i = b
+	}
+	if len(out) > 0 {
+		out[len(out)-1].end = max(out[len(out)-1].end, s.End)
+	}
+	return out
+}
+
+// fits reports whether the pieces fill at most r.Lines lines.
+func fits(ps []piece, r Rules) bool {
+	return len(fill(unitsOf(ps), r.LineRunes)) <= r.Lines
+}
+
+func unitsOf(ps []piece) []unit {
+	us := make([]unit, len(ps))
+	for i, p := range ps {
+		us[i] = p.unit
+	}
+	return us
+}
+
+// runeCount is the number of characters the pieces take on screen, spaces between them
+// included.
+func runeCount(ps []piece) int {
+	n := 0
+	for i, p := range ps {
+		n += utf8.RuneCountInString(p.text)
+		if i > 0 && p.space {
+			n++
+		}
+	}
+	return n
+}
+
+// cueBreak chooses where the cue of ps[i:] that can hold at most ps[i:j] ends: the b in
+// (i, j] that scores best, counting how full the cue is (four points for a full one) and
+// how good a place it is to cut the text (see boundary), plus two points for a pause of
+// at least pauseBreak in the speech.
+func cueBreak(ps []piece, i, j int, r Rules) int {
+	full := float64(runeCount(ps[i:j]))
+	best, bestScore := j, -1e9
+	for b := i + 1; b <= j; b++ {
+		score := 4*float64(runeCount(ps[i:b]))/full + boundary(ps, b, r)
+		if ps[b].start-ps[b-1].end >= pauseBreak {
+			score += 2
+		}
+		if score >= bestScore {
+			best, bestScore = b, score
+		}
+	}
+	return best
+}
+
+// pauseBreak is a pause in speech long enough to end a cue at.
+const pauseBreak = 300 * time.Millisecond
+
+// lineBreak lays a cue's pieces out in lines: one when they fit on one, else two cut
+// where the text reads best (see boundary), lines of similar length preferred (a point
+// off for every half line of difference). A piece
+// longer than a line gets a line of its own.
+func lineBreak(ps []piece, r Rules) []string {
+	us := unitsOf(ps)
+	if runeCount(ps) <= r.LineRunes {
+		return fill(us, r.LineRunes)
+	}
+	best, bestScore := -1, -1e9
+	for k := 1; k < len(ps); k++ {
+		a, b := runeCount(ps[:k]), runeCount(ps[k:])
+		if a > r.LineRunes || b > r.LineRunes {
+			continue
+		}
+		diff := a - b
+		if diff < 0 {
+			diff = -diff
+		}
+		score := boundary(ps, k, r) - 2*float64(diff)/float64(r.LineRunes)
+		if score > bestScore {
+			best, bestScore = k, score
+		}
+	}
+	if best < 0 || r.Lines < 2 {
+		return wrap(us, r.LineRunes)
+	}
+	return []string{joinUnits(us[:best]), joinUnits(us[best:])}
+}
+
+// joinUnits writes units on one line.
+func joinUnits(us []unit) string {
+	var b strings.Builder
+	for i, u := range us {
+		if i > 0 && u.space {
+			b.WriteByte(' ')
+		}
+		b.WriteString(u.text)
+	}
+	return b.String()
+}
+
+// Punctuation that ends a sentence or a clause, in the scripts served.
+const (
+	sentenceEnds = ".!?…。！？‼⁉؟"
+	clauseEnds   = ",;:—–、，；：،؛"
+)
+
+// boundary scores cutting the text between ps[b-1] and ps[b] (a line or a cue break), by
+// the subtitlers' rules: after a sentence (3) or a clause (2), before a joiner
+// (conjunction, preposition, article: 1), after a Japanese particle before a new word (1);
+// never after a joiner or a title, inside a number ("3 500", "三百三十"), between a number and its
+// unit, or between two capitalised words (a name: "John Smith"), each -3; inside a word of
+// a script without spaces, -0.5.
+func boundary(ps []piece, b int, r Rules) float64 {
+	prev, next := ps[b-1].text, ps[b].text
+	last, _ := utf8.DecodeLastRuneInString(prev)
+	first, _ := utf8.DecodeRuneInString(next)
+	score := 0.0
+	switch {
+	case strings.ContainsRune(sentenceEnds, last):
+		score += 3
+	case strings.ContainsRune(clauseEnds, last):
+		score += 2
+	}
+	lowerPrev, lowerNext := strings.ToLower(prev), strings.ToLower(trimPunct(next))
+	if slices.Contains(r.Joiners, lowerNext) {
+		score++
+	}
+	if slices.Contains(r.Joiners, lowerPrev) || slices.Contains(r.Titles, lowerPrev) {
+		score -= 3
+	}
+	if r.Particles != "" && strings.ContainsRune(r.Particles, last) && unicode.In(first, unicode.Han, unicode.Katakana) {
+		score++
+	}
+	switch {
+	case isNumber(prev) && (isNumber(next) || isUnit(next)), numeral(last) && numeral(first):
+		score -= 3
+	case capitalised(prev) && capitalised(next) && !unicode.IsPunct(last) && b >= 2 &&
+		!strings.ContainsRune(sentenceEnds, lastRune(ps[b-2].text)):
+		score -= 3
+	}
+	if !ps[b].space && unspaced(last) && unspaced(first) && !unicode.IsPunct(last) {
+		// Inside a word: kanji after kanji, katakana after katakana hold together most.
+		if sameScript(last, first) {
+			score -= 0.5
+		}
+	}
+	return score
+}
+
+func lastRune(s string) rune {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return r
+}
+
+// trimPunct trims the punctuation around a word.
+func trimPunct(s string) string {
+	return strings.TrimFunc(s, unicode.IsPunct)
+}
+
+// isNumber reports whether s is digits, possibly grouped or signed ("3", "1,500", "−2.5").
+func isNumber(s string) bool {
+	s = strings.TrimRight(s, ".,;:")
+	digits := 0
+	for _, r := range s {
+		switch {
+		case unicode.IsDigit(r):
+			digits++
+		case strings.ContainsRune("+-−.,'’ %$€£¥", r):
+		default:
+			return false
+		}
+	}
+	return digits > 0
+}
+
+// isUnit reports whether s is a short sign or unit that goes with the number before it
+// ("%", "km", "€", "kg.").
+func isUnit(s string) bool {
+	s = strings.TrimRight(s, ".,;:!?")
+	n := utf8.RuneCountInString(s)
+	if n == 0 || n > 3 {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsSymbol(r) || strings.ContainsRune("%‰", r) || (unicode.IsLower(r) && n <= 3 && !unspaced(r))
+}
+
+// numeral reports whether r is a digit or a Chinese or Japanese numeral character.
+func numeral(r rune) bool {
+	return unicode.IsDigit(r) || strings.ContainsRune("〇零一二三四五六七八九十百千万億亿兆", r)
+}
+
+// capitalised reports whether a word starts with an upper-case letter.
+func capitalised(s string) bool {
+	r, _ := utf8.DecodeRuneInString(strings.TrimLeftFunc(s, unicode.IsPunct))
+	return unicode.IsUpper(r)
+}
+
+// sameScript reports whether two characters are both kanji (Han) or both katakana.
+func sameScript(a, b rune) bool {
+	return (unicode.Is(unicode.Han, a) && unicode.Is(unicode.Han, b)) ||
+		(unicode.Is(unicode.Katakana, a) && unicode.Is(unicode.Katakana, b))
+}
+
+// timedPieces cuts a segment's text into pieces with the time each is spoken: from the
+// segment's words when it has them and they spell the same letters as its text (OpenAI's
+// words leave out punctuation, whisper's are tokens), else the segment's time shared out
+// in proportion to the characters before each piece.
+// It reports whether the times come from words.
+func timedPieces(s providers.Segment) ([]piece, bool) {
+	us := units(s.Text)
+	ps := make([]piece, len(us))
+	for i, u := range us {
+		ps[i].unit = u
+	}
+	if len(s.Words) > 0 && wordTimes(ps, s) {
+		return ps, true
+	}
+	total := 0
+	for _, u := range us {
+		total += utf8.RuneCountInString(u.text)
+	}
+	span := s.End - s.Start
+	done := 0
+	for i := range ps {
+		ps[i].start = s.Start + share(span, done, total)
+		done += utf8.RuneCountInString(ps[i].text)
+		ps[i].end = s.Start + share(span, done, total)
+	}
+	return ps, false
+}
+
+// share is part/total of span, rounded down to the millisecond.
+func share(span time.Duration, part, total int) time.Duration {
+	if total == 0 {
+		return 0
+	}
+	d := time.Duration(float64(span) * float64(part) / float64(total))
+	return d.Truncate(time.Millisecond)
+}
+
+// letter is one letter or digit of a text, lower case, and the index of the piece or
+// word it is in.
+type letter struct {
+	r  rune
+	in int
+}
+
+func letters(texts []string) []letter {
+	var out []letter
+	for i, t := range texts {
+		for _, r := range t {
+			if unicode.IsLetter(r) || unicode.IsNumber(r) {
+				out = append(out, letter{unicode.ToLower(r), i})
+			}
+		}
+	}
+	return out
+}
+
+// wordTimes gives each piece the time of the words its letters are in: from the start of
+// the word of its first letter to the end of the word of its last. A piece without
+// letters (a dash) takes the end of the piece before. Times are kept within the segment
+// and never go back. It reports false, changing nothing, when the words spell other
+// letters than the text.
+func wordTimes(ps []piece, s providers.Segment) bool {
+	texts := make([]string, len(ps))
+	for i, p := range ps {
+		texts[i] = p.text
+	}
+	words := make([]string, len(s.Words))
+	for i, w := range s.Words {
+		words[i] = w.Text
+	}
+	lt, lw := letters(texts), letters(words)
+	if len(lt) == 0 || len(lt) != len(lw) {
+		return false
+	}
+	for k := range lt {
+		if lt[k].r != lw[k].r {
+			return false
+		}
+	}
+	clamp := func(d time.Duration) time.Duration {
+		return min(max(d, s.Start), s.End).Truncate(time.Millisecond)
+	}
+	first := make([]int, len(ps))
+	lastW := make([]int, len(ps))
+	for i := range first {
+		first[i] = -1
+	}
+	for k, l := range lt {
+		if first[l.in] < 0 {
+			first[l.in] = lw[k].in
+		}
+		lastW[l.in] = lw[k].in
+	}
+	at := s.Start
+	for i := range ps {
+		if first[i] < 0 {
+			ps[i].start, ps[i].end = at, at
+			continue
+		}
+		ps[i].start = max(clamp(s.Words[first[i]].Start), at)
+		ps[i].end = max(clamp(s.Words[lastW[i]].End), ps[i].start)
+		at = ps[i].start
+	}
+	return true
+}
+
+// retime makes sorted cues keep the hard rules, then softens them toward the others:
+//  1. no cue lasts more than r.MaxDuration, and every cue lasts at least a millisecond;
+//  2. each cue starts at least r.MinGap after the previous one ends: a cue running into
+//     the next is cut short, down to its own length or r.MinDuration when shorter; what
+//     still overlaps (segments that overlap) moves later, keeping that length;
+//  3. a cue shorter than r.MinDuration, or read faster than r.MaxCPS, is extended into the
+//     silence after it, up to r.MaxDuration, r.MinGap before the next cue and the end of
+//     the audio (when known and later).
+func retime(cs []cue, r Rules, audio time.Duration) {
+	for i := range cs {
+		c := &cs[i]
+		c.end = min(c.end, satAdd(c.start, r.MaxDuration))
+		c.end = max(c.end, satAdd(c.start, time.Millisecond))
+	}
+	for i := range cs {
+		c := &cs[i]
+		natural := c.end - c.start
+		if i > 0 {
+			if earliest := satAdd(cs[i-1].end, r.MinGap); c.start < earliest {
+				c.start = earliest
+				c.end = max(c.end, satAdd(c.start, min(natural, r.MinDuration)))
+				c.end = min(c.end, satAdd(c.start, r.MaxDuration))
+				c.end = max(c.end, satAdd(c.start, time.Millisecond))
+				natural = c.end - c.start
+			}
+		}
+		if i+1 < len(cs) {
+			if cut := cs[i+1].start - r.MinGap; c.end > cut {
+				c.end = max(cut, satAdd(c.start, min(natural, r.MinDuration)))
+			}
+		}
+	}
+	for i := range cs {
+		c := &cs[i]
+		chars := 0
+		for _, l := range c.lines {
+			chars += utf8.RuneCountInString(l)
+		}
+		cps := r.MaxCPS
+		if c.cps > 0 {
+			cps = c.cps
+		}
+		want := max(r.MinDuration, time.Duration(float64(chars)/cps*float64(time.Second)).Truncate(time.Millisecond))
+		end := min(satAdd(c.start, want), satAdd(c.start, r.MaxDuration))
+		if i+1 < len(cs) {
+			end = min(end, cs[i+1].start-r.MinGap)
+		} else if audio > c.end {
+			end = min(end, audio)
+		} else if audio > 0 {
+			end = c.end
+		}
+		c.end = max(c.end, end)
+	}
+}
+
+// satAdd is a+d, at most endOfTime.
+func satAdd(a, d time.Duration) time.Duration {
+	if a > endOfTime-d {
+		return endOfTime
+	}
+	return a + d
+}

@@ -57,11 +57,14 @@ func cleanSegment(s providers.Segment) providers.Segment {
 		return s
 	}
 	words := make([]providers.Word, 0, len(s.Words))
-	at := 0
+	at, k := 0, 0 // byte of the joined words; the first span not behind it
 	for _, w := range s.Words {
 		var b strings.Builder
 		for i := 0; i < len(w.Text); i++ {
-			if !inSpans(spans, at+i) {
+			for k < len(spans) && spans[k][1] <= at+i {
+				k++
+			}
+			if k == len(spans) || at+i < spans[k][0] {
 				b.WriteByte(w.Text[i])
 			}
 		}
@@ -74,15 +77,6 @@ func cleanSegment(s providers.Segment) providers.Segment {
 	}
 	s.Words = words
 	return s
-}
-
-func inSpans(spans [][2]int, i int) bool {
-	for _, s := range spans {
-		if i >= s[0] && i < s[1] {
-			return true
-		}
-	}
-	return false
 }
 
 // stripAnnotations removes every annotation span of s; when it removes any, runs of

@@ -107,7 +107,7 @@ func TestCleanWords(t *testing.T) {
 	in := providers.Transcript{Segments: []providers.Segment{{
 		Start: 0, End: sec(3), Text: " [ Silence ] Hello (laughs) world.",
 		Words: []providers.Word{
-			word(0, 200 * ms, " ["), word(200 * ms, 900 * ms, " Silence"), word(900 * ms, sec(1), " ]"),
+			word(0, 200*ms, " ["), word(200*ms, 900*ms, " Silence"), word(900*ms, sec(1), " ]"),
 			word(sec(1), sec(1.5), " Hello"), word(sec(1.5), sec(2), " (laughs)"), word(sec(2), sec(3), " world."),
 		},
 	}}}

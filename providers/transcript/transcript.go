@@ -24,7 +24,9 @@
 //     Overlapping segments stay overlapping: both formats allow it and players show both.
 //     Cues are written in order of start, so the later cues of a long segment come after
 //     those of a segment that overlaps it.
-//     verbose_json keeps the engine's order and zero-length segments, as OpenAI does.
+//     verbose_json keeps the engine's order and zero-length segments, as OpenAI does,
+//     and carries the words at the top level ("words": [{"word", "start", "end"}]) when the
+//     engine timed them, as OpenAI does for timestamp_granularities[]=word.
 //   - A transcript with text but no segments gets one subtitle segment spanning its Duration.
 package transcript
 

@@ -32,7 +32,7 @@ func TestLayoutSegment(t *testing.T) {
 			[][]string{{"Yesterday Dr. Smith met Anna Lee", "and paid 3 500 euros for the old car"}}},
 		{"runes, not bytes", "en", strings.Repeat("é", 40) + " ü", [][]string{{strings.Repeat("é", 40) + " ü"}}},
 		{"a word longer than a line stays whole", "en", "See " + strings.Repeat("x", 50) + " now.",
-			[][]string{{"See", strings.Repeat("x", 50)}, {"now."}}},
+			[][]string{{"See"}, {strings.Repeat("x", 50), "now."}}},
 		{"Japanese: 13 a line, never before punctuation, not inside a number", "ja",
 			"東京タワーは、日本の東京都港区にある電波塔です。高さは三百三十三メートルで、完成当時は世界一高い自立式鉄塔でした。",
 			[][]string{{"東京タワーは、日本の東京", "都港区にある電波塔です。"}, {"高さは", "三百三十三メートルで、"}, {"完成当時は世界一高", "い自立式鉄塔でした。"}}},

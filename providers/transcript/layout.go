@@ -23,17 +23,15 @@ type piece struct {
 // (retime cuts a cue longer than r.MaxDuration).
 func layoutSegment(s providers.Segment, r Rules) []cue {
 	ps, timed := timedPieces(s)
+	w := widths(ps)
 	var out []cue
 	for i := 0; i < len(ps); {
 		j := i + 1
 		for j < len(ps) && fits(ps[i:j+1], r) && (!timed || ps[j].end-ps[i].start <= r.MaxDuration) {
 			j++
 		}
-		b := len(ps)
-		if j < len(ps) {
-			b = cueBreak(ps, i, j, r)
-		}
-		out = append(out, cue{start: ps[i].start, end: ps[b-1].end, lines: lineBreak(ps[i:b], r), cps: r.MaxCPS})
+		b := cueBreak(ps, w, i, j, r)
+		out = append(out, cue{start: ps[i].start, end: ps[b-1].end, lines: lineBreak(ps, w, i, b, r), cps: r.MaxCPS})
 		i = b
 	}
 	if len(out) > 0 {
@@ -55,31 +53,49 @@ func unitsOf(ps []piece) []unit {
 	return us
 }
 
-// runeCount is the number of characters the pieces take on screen, spaces between them
-// included.
-func runeCount(ps []piece) int {
-	n := 0
-	for i, p := range ps {
-		n += utf8.RuneCountInString(p.text)
-		if i > 0 && p.space {
-			n++
+// widths returns w with w[k] the characters ps[:k] take on one line, spaces included, so
+// that width(ps, w, a, b) is those of ps[a:b].
+func widths(ps []piece) []int {
+	w := make([]int, len(ps)+1)
+	for k, p := range ps {
+		w[k+1] = w[k] + utf8.RuneCountInString(p.text)
+		if k > 0 && p.space {
+			w[k+1]++
 		}
+	}
+	return w
+}
+
+// width is the characters ps[a:b] take on one line.
+func width(ps []piece, w []int, a, b int) int {
+	n := w[b] - w[a]
+	if a > 0 && ps[a].space {
+		n-- // the space before ps[a] starts no line
 	}
 	return n
 }
 
 // cueBreak chooses where the cue of ps[i:] that can hold at most ps[i:j] ends: the b in
-// (i, j] that scores best, counting how full the cue is (four points for a full one) and
-// how good a place it is to cut the text (see boundary), plus two points for a pause of
-// at least pauseBreak in the speech.
-func cueBreak(ps []piece, i, j int, r Rules) int {
-	full := float64(runeCount(ps[i:j]))
+// (i, j] that scores best, counting how full the cue is (four points for a full one), how
+// good a place it is to cut the text (see boundary; the segment's end counts as a
+// sentence's), two points for a pause of at least pauseBreak in the speech, and how well
+// the cue's own lines break (see lineScore). So the rest of a segment that fits one cue
+// is still cut when its lines would break badly.
+func cueBreak(ps []piece, w []int, i, j int, r Rules) int {
+	full := float64(width(ps, w, i, j))
 	best, bestScore := j, -1e9
 	for b := i + 1; b <= j; b++ {
-		score := 4*float64(runeCount(ps[i:b]))/full + boundary(ps, b, r)
-		if ps[b].start-ps[b-1].end >= pauseBreak {
-			score += 2
+		score := 4 * float64(width(ps, w, i, b)) / full
+		switch {
+		case b == len(ps):
+			score += 3 // the segment's end
+		case ps[b].start-ps[b-1].end >= pauseBreak:
+			score += 2 + boundary(ps, b, r)
+		default:
+			score += boundary(ps, b, r)
 		}
+		_, ls := lineScore(ps, w, i, b, r)
+		score += ls
 		if score >= bestScore {
 			best, bestScore = b, score
 		}
@@ -90,34 +106,44 @@ func cueBreak(ps []piece, i, j int, r Rules) int {
 // pauseBreak is a pause in speech long enough to end a cue at.
 const pauseBreak = 300 * time.Millisecond
 
-// lineBreak lays a cue's pieces out in lines: one when they fit on one, else two cut
-// where the text reads best (see boundary), lines of similar length preferred (a point
-// off for every half line of difference). A piece
-// longer than a line gets a line of its own.
-func lineBreak(ps []piece, r Rules) []string {
-	us := unitsOf(ps)
-	if runeCount(ps) <= r.LineRunes {
-		return fill(us, r.LineRunes)
+// lineScore chooses where the cue ps[a:b] breaks into two lines: at the k where both
+// lines fit that scores best by boundary, less a point for every half line of difference
+// in length. It returns -1 and 0 when the cue fits on one line, and -1 and -5 when no
+// two lines fit (a piece longer than a line).
+func lineScore(ps []piece, w []int, a, b int, r Rules) (int, float64) {
+	if width(ps, w, a, b) <= r.LineRunes {
+		return -1, 0
 	}
-	best, bestScore := -1, -1e9
-	for k := 1; k < len(ps); k++ {
-		a, b := runeCount(ps[:k]), runeCount(ps[k:])
-		if a > r.LineRunes || b > r.LineRunes {
+	best, bestScore := -1, -5.0
+	for k := a + 1; k < b; k++ {
+		x, y := width(ps, w, a, k), width(ps, w, k, b)
+		if x > r.LineRunes || y > r.LineRunes {
 			continue
 		}
-		diff := a - b
+		diff := x - y
 		if diff < 0 {
 			diff = -diff
 		}
 		score := boundary(ps, k, r) - 2*float64(diff)/float64(r.LineRunes)
-		if score > bestScore {
+		if best < 0 || score > bestScore {
 			best, bestScore = k, score
 		}
 	}
-	if best < 0 || r.Lines < 2 {
+	return best, bestScore
+}
+
+// lineBreak lays the cue ps[a:b] out in lines: one when it fits on one, else two cut
+// where lineScore says. A piece longer than a line gets a line of its own.
+func lineBreak(ps []piece, w []int, a, b int, r Rules) []string {
+	us := unitsOf(ps[a:b])
+	if width(ps, w, a, b) <= r.LineRunes {
+		return []string{joinUnits(us)}
+	}
+	k, _ := lineScore(ps, w, a, b, r)
+	if k < 0 || r.Lines < 2 {
 		return wrap(us, r.LineRunes)
 	}
-	return []string{joinUnits(us[:best]), joinUnits(us[best:])}
+	return []string{joinUnits(us[:k-a]), joinUnits(us[k-a:])}
 }
 
 // joinUnits writes units on one line.
@@ -149,17 +175,18 @@ func boundary(ps []piece, b int, r Rules) float64 {
 	last, _ := utf8.DecodeLastRuneInString(prev)
 	first, _ := utf8.DecodeRuneInString(next)
 	score := 0.0
+	lowerPrev, lowerNext := strings.ToLower(prev), strings.ToLower(trimPunct(next))
+	title := slices.Contains(r.Titles, lowerPrev) // "Dr." ends no sentence
 	switch {
-	case strings.ContainsRune(sentenceEnds, last):
+	case strings.ContainsRune(sentenceEnds, last) && !title:
 		score += 3
 	case strings.ContainsRune(clauseEnds, last):
 		score += 2
 	}
-	lowerPrev, lowerNext := strings.ToLower(prev), strings.ToLower(trimPunct(next))
 	if slices.Contains(r.Joiners, lowerNext) {
 		score++
 	}
-	if slices.Contains(r.Joiners, lowerPrev) || slices.Contains(r.Titles, lowerPrev) {
+	if slices.Contains(r.Joiners, lowerPrev) || title {
 		score -= 3
 	}
 	if r.Particles != "" && strings.ContainsRune(r.Particles, last) && unicode.In(first, unicode.Han, unicode.Katakana) {
@@ -384,7 +411,8 @@ func retime(cs []cue, r Rules, audio time.Duration) {
 		if c.cps > 0 {
 			cps = c.cps
 		}
-		want := max(r.MinDuration, time.Duration(float64(chars)/cps*float64(time.Second)).Truncate(time.Millisecond))
+		want := max(r.MinDuration, time.Duration(float64(chars)/cps*float64(time.Second)))
+		want = (want + time.Millisecond - 1).Truncate(time.Millisecond) // printed times are whole milliseconds
 		end := min(satAdd(c.start, want), satAdd(c.start, r.MaxDuration))
 		if i+1 < len(cs) {
 			end = min(end, cs[i+1].start-r.MinGap)

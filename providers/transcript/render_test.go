@@ -285,10 +285,10 @@ func TestRenderSmallCases(t *testing.T) {
 		{"empty verbose_json", empty, "verbose_json", `{"task":"transcribe","language":"","duration":0,"text":"","segments":[]}` + "\n"},
 		{"text joined from segments", segsOnly, "text", "One.二。 Three.\n"},
 		{"invalid UTF-8 in text", brokenText, "text", "caf\uFFFD \uFFFD\n"},
-		// 22 characters at 17 a second need 1.294 s: the cue is extended (the audio's
+		// 22 characters at 17 a second need 1.2942 s, 1.295 in whole milliseconds: the cue is extended (the audio's
 		// duration is unknown, so nothing bounds it).
-		{"no arrow survives in srt", arrows, "srt", "1\n00:00:00,000 --> 00:00:01,294\na -> b -> c -> d\n\n"},
-		{"arrows escaped in vtt", arrows, "vtt", "WEBVTT\n\n00:00:00.000 --> 00:00:01.294\na --&gt; b ---&gt; c ----&gt; d\n\n"},
+		{"no arrow survives in srt", arrows, "srt", "1\n00:00:00,000 --> 00:00:01,295\na -> b -> c -> d\n\n"},
+		{"arrows escaped in vtt", arrows, "vtt", "WEBVTT\n\n00:00:00.000 --> 00:00:01.295\na --&gt; b ---&gt; c ----&gt; d\n\n"},
 		{"invalid UTF-8 in srt", brokenSegs, "srt", "1\n00:00:00,000 --> 00:00:01,000\n\uFFFD東京\n\n"},
 		{"invalid UTF-8 in vtt", brokenSegs, "vtt", "WEBVTT\n\n00:00:00.000 --> 00:00:01.000\n\uFFFD東京\n\n"},
 	}

@@ -42,7 +42,7 @@ type Rules struct {
 // The common limits of every language.
 const (
 	subtitleLines = 2
-	minCue        = 5 * time.Second / 6
+	minCue        = 834 * time.Millisecond // 5/6 s (20 frames at 24 fps), up to the whole millisecond printed
 	maxCue        = 7 * time.Second
 	minGap        = 83 * time.Millisecond // 2 frames at 24 fps
 )

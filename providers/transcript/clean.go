@@ -221,15 +221,16 @@ func soundWords(inner string) bool {
 //  1. it has no letter or digit left once annotations are gone ("...", "-", "♪ ♪");
 //  2. it is a subtitle credit (credits), which nobody speaks;
 //  3. it is one of the phrases whisper is known to invent (hallucinationPhrases) and it
-//     is slow: under slowLettersPerSecond letters a second of its span ("Thank you."
-//     over 2.5 s of silence), since the phrase said by a person takes a second or two
-//     (a character of Chinese, Japanese, Thai… counts as two letters);
+//     is slow: under slowLettersPerSecond letters a second of its span, or of its words'
+//     when it has word times ("Thank you." over 3 s of silence), since the phrase said by
+//     a person takes a second or two (a character of Chinese, Japanese, Thai… counts as
+//     two letters);
 //  4. it is short (at most sparseMaxLetters letters) and lasts at least sparseSpan (a word
 //     stretched over a window of silence);
 //  5. it repeats the segment before it, the third time or later in a row (the decoder
 //     looping); the first two are kept, as people do say "No. No.".
 const (
-	slowLettersPerSecond = 4.0
+	slowLettersPerSecond = 3.0
 	sparseMaxLetters     = 12
 	sparseSpan           = 8 * time.Second
 	loopKeep             = 2
@@ -242,8 +243,7 @@ var hallucinationPhrases = []string{
 	"you", "thank you", "thank you very much", "thank you so much", "thanks", "thanks for watching",
 	"thank you for watching", "thanks for listening", "thank you for listening",
 	"please subscribe", "please subscribe to my channel", "like and subscribe",
-	"see you next time", "see you in the next video", "bye", "bye bye", "okay", "so", "oh",
-	"the end",
+	"see you next time", "see you in the next video", "bye", "bye bye", "the end",
 	"gracias", "gracias por ver", "gracias por ver el video", "muchas gracias", "suscríbete",
 	"спасибо", "спасибо за просмотр", "продолжение следует", "подписывайтесь на канал",
 	"ご視聴ありがとうございました", "ありがとうございました", "チャンネル登録よろしくお願いします",
@@ -307,6 +307,9 @@ func hallucination(s providers.Segment, norm string) bool {
 		return true
 	}
 	span := s.End - s.Start
+	if n := len(s.Words); n > 0 && s.Words[n-1].End > s.Words[0].Start {
+		span = s.Words[n-1].End - s.Words[0].Start // the time its words are said in
+	}
 	if span <= 0 {
 		return false // no time to judge by
 	}

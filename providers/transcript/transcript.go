@@ -13,9 +13,9 @@
 //     digit is left in it; (2) it is a subtitle credit ("Subtitles by the Amara.org
 //     community", "Субтитры сделал …", "字幕由…"), which nobody speaks; (3) it is one of
 //     whisper's usual inventions ("Thank you.", "Thanks for watching!", "ご視聴ありがとう
-//     ございました", "Продолжение следует…": hallucinationPhrases) spoken at under 4
-//     letters a second (a character of Chinese or Japanese counts two), where a person
-//     takes a second or two; (4) it holds at most 12 letters over 8 s or more; (5) it
+//     ございました", "Продолжение следует…": hallucinationPhrases) spoken at under 3
+//     letters a second (over its words' time when it has word times; a character of
+//     Chinese or Japanese counts two), where a person takes a second or two; (4) it holds at most 12 letters over 8 s or more; (5) it
 //     repeats the segment before it for the third time or more in a row (the decoder
 //     looping; two in a row are kept). When segments go, the text is rebuilt from the rest.
 //

@@ -36,6 +36,8 @@ func Clean(t providers.Transcript) providers.Transcript {
 	kept := dropHallucinations(segs)
 	if changed || len(kept) != len(t.Segments) {
 		t.Text = Join(kept)
+	} else {
+		t.Text = stripAnnotations(t.Text) // an engine's text may hold what its segments do not
 	}
 	t.Segments = kept
 	return t

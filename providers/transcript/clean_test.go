@@ -101,6 +101,10 @@ func TestCleanKeepsTextWhenNothingChanges(t *testing.T) {
 	if got := Clean(in); got.Text != in.Text {
 		t.Errorf("text %q, want %q", got.Text, in.Text)
 	}
+	markedText := providers.Transcript{Text: "[MUSIC] Hello.", Segments: []providers.Segment{seg(0, sec(2), "Hello.")}}
+	if got := Clean(markedText).Text; got != "Hello." {
+		t.Errorf("text with a marker its segments lack cleaned to %q", got)
+	}
 	textOnly := providers.Transcript{Text: "[MUSIC] Hello."}
 	if got := Clean(textOnly).Text; got != "Hello." {
 		t.Errorf("text-only transcript cleaned to %q", got)

@@ -47,6 +47,10 @@ func Clean(t providers.Transcript) providers.Transcript {
 // empty are dropped; the slice is copied when anything changes.
 func cleanSegment(s providers.Segment) providers.Segment {
 	s.Text = stripAnnotations(s.Text)
+	if text, looped := collapseLoops(s.Text); looped {
+		// The words repeat the loop: the segment's time is shared out by characters.
+		s.Text, s.Words = text, nil
+	}
 	if len(s.Words) == 0 {
 		return s
 	}
@@ -231,12 +235,94 @@ func soundWords(inner string) bool {
 //     stretched over a window of silence);
 //  5. it repeats the segment before it, the third time or later in a row (the decoder
 //     looping); the first two are kept, as people do say "No. No.".
+//
+// The decoder also loops inside a segment: a phrase said loopRepeats times or more in a
+// row, loopMinWords words at least in all (loopMinRunes characters in scripts without
+// spaces), is kept once (see collapseLoops).
 const (
 	slowLettersPerSecond = 3.0
 	sparseMaxLetters     = 12
 	sparseSpan           = 8 * time.Second
 	loopKeep             = 2
+	loopRepeats          = 5
+	loopMinWords         = 10
+	loopMinRunes         = 20
+	loopMaxPhrase        = 12 // the longest phrase looked for, in words or characters
 )
+
+// collapseLoops returns text with every phrase repeated loopRepeats times or more in a row
+// kept once, and whether it found one. Words are compared in lower case without
+// punctuation; in a script without spaces the phrase is a run of characters.
+func collapseLoops(text string) (string, bool) {
+	fields := strings.Fields(text)
+	if len(fields) == 0 {
+		return text, false
+	}
+	if r, _ := utf8.DecodeRuneInString(fields[0]); len(fields) < loopMinWords && unspaced(r) {
+		runes := []rune(text)
+		keys := make([]string, len(runes))
+		for i, r := range runes {
+			keys[i] = string(r)
+		}
+		keep, looped := dropRepeats(keys, loopMinRunes)
+		if !looped {
+			return text, false
+		}
+		var b strings.Builder
+		for i, k := range keep {
+			if k {
+				b.WriteRune(runes[i])
+			}
+		}
+		return b.String(), true
+	}
+	keys := make([]string, len(fields))
+	for i, f := range fields {
+		keys[i] = normalized(f)
+	}
+	keep, looped := dropRepeats(keys, loopMinWords)
+	if !looped {
+		return text, false
+	}
+	var kept []string
+	for i, f := range fields {
+		if keep[i] {
+			kept = append(kept, f)
+		}
+	}
+	return strings.Join(kept, " "), true
+}
+
+// dropRepeats marks which keys to keep: of a phrase (1 to loopMaxPhrase keys) repeated
+// loopRepeats times or more in a row over minTotal keys at least, the first occurrence.
+func dropRepeats(keys []string, minTotal int) ([]bool, bool) {
+	keep := make([]bool, len(keys))
+	for i := range keep {
+		keep[i] = true
+	}
+	looped := false
+	for i := 0; i < len(keys); {
+		advanced := false
+		for n := 1; n <= loopMaxPhrase && i+2*n <= len(keys); n++ {
+			k := 1
+			for i+(k+1)*n <= len(keys) && slices.Equal(keys[i+k*n:i+(k+1)*n], keys[i:i+n]) {
+				k++
+			}
+			if k >= loopRepeats && k*n >= minTotal {
+				for j := i + n; j < i+k*n; j++ {
+					keep[j] = false
+				}
+				looped, advanced = true, true
+				i += k * n
+				break
+			}
+		}
+		if !advanced {
+			i++
+		}
+	}
+	return keep, looped
+}
 
 // hallucinationPhrases are whisper's usual inventions over silence, normalized (lower
 // case, letters and digits only, single spaces). They are also things people say, which

@@ -96,6 +96,36 @@ func TestCleanDropsHallucinations(t *testing.T) {
 	}
 }
 
+func TestCollapseLoops(t *testing.T) {
+	tests := []struct {
+		in, want string
+		looped   bool
+	}{
+		{strings.Repeat("I'm going to the store. ", 6) + "Then home.", "I'm going to the store. Then home.", true},
+		{"And then " + strings.Repeat("the ", 12) + "end.", "And then the end.", true},
+		{"We said " + strings.Repeat("Thank you! thank you. ", 5), "We said Thank you!", true},
+		{strings.Repeat("ありがとうございます。", 5), "ありがとうございます。", true},
+		// Kept: what people say.
+		{"No, no, no, no, no.", "No, no, no, no, no.", false},
+		{"哈哈哈哈哈哈", "哈哈哈哈哈哈", false},
+		{strings.Repeat("Go team! ", 4) + "Go!", strings.Repeat("Go team! ", 4) + "Go!", false},
+		{"An ordinary sentence without any loop in it at all, long enough to look.", "An ordinary sentence without any loop in it at all, long enough to look.", false},
+	}
+	for _, tt := range tests {
+		got, looped := collapseLoops(tt.in)
+		if looped != tt.looped || (looped && got != tt.want) {
+			t.Errorf("collapseLoops(%q) = %q, %v; want %q, %v", tt.in, got, looped, tt.want, tt.looped)
+		}
+	}
+	// A looped segment loses its words (they repeat the loop) and keeps its time.
+	in := providers.Segment{Start: 0, End: sec(20), Text: strings.Repeat("over and over ", 6),
+		Words: []providers.Word{word(0, sec(20), " over")}}
+	got := cleanSegment(in)
+	if got.Text != "over and over" || got.Words != nil || got.End != sec(20) {
+		t.Errorf("cleanSegment = %+v", got)
+	}
+}
+
 func TestCleanKeepsTextWhenNothingChanges(t *testing.T) {
 	in := providers.Transcript{Text: "Engine's own text.", Segments: []providers.Segment{seg(0, sec(2), "Engine's own text.")}}
 	if got := Clean(in); got.Text != in.Text {

@@ -17,7 +17,9 @@
 //     letters a second (over its words' time when it has word times; a character of
 //     Chinese or Japanese counts two), where a person takes a second or two; (4) it holds at most 12 letters over 8 s or more; (5) it
 //     repeats the segment before it for the third time or more in a row (the decoder
-//     looping; two in a row are kept). When segments go, the text is rebuilt from the rest.
+//     looping; two in a row are kept). Inside a segment, a phrase repeated 5 times or
+//     more in a row (10 words or 20 characters at least) is kept once. When segments
+//     change, the text is rebuilt from the rest.
 //
 // Decisions the formats leave open, made once here:
 //

@@ -166,10 +166,10 @@ const (
 
 // boundary scores cutting the text between ps[b-1] and ps[b] (a line or a cue break), by
 // the subtitlers' rules: after a sentence (3) or a clause (2), before a joiner
-// (conjunction, preposition, article: 1), after a Japanese particle before a new word (1);
-// never after a joiner or a title, inside a number ("3 500", "三百三十"), between a number and its
-// unit, or between two capitalised words (a name: "John Smith"), each -3; inside a word of
-// a script without spaces, -0.5.
+// (conjunction, preposition, article: 1), after a Japanese particle before a new word
+// (1); never after a joiner or a title, inside a number ("3 500", "三百三十"), between a
+// number and its unit ("15 %", "3 km"), or between two capitalised words (a name: "John
+// Smith"), each -3; inside a word of a script without spaces, -0.5.
 func boundary(ps []piece, b int, r Rules) float64 {
 	prev, next := ps[b-1].text, ps[b].text
 	last, _ := utf8.DecodeLastRuneInString(prev)
@@ -234,18 +234,18 @@ func isNumber(s string) bool {
 	return digits > 0
 }
 
-// isUnit reports whether s is a short sign or unit that goes with the number before it
-// ("%", "km", "€", "kg.").
+// isUnit reports whether s is a sign or unit that goes with the number before it ("%",
+// "km", "€", "kg.", "млн").
 func isUnit(s string) bool {
-	s = strings.TrimRight(s, ".,;:!?")
-	n := utf8.RuneCountInString(s)
-	if n == 0 || n > 3 {
-		return false
-	}
-	r, _ := utf8.DecodeRuneInString(s)
-	return unicode.IsSymbol(r) || strings.ContainsRune("%‰", r) || (unicode.IsLower(r) && n <= 3 && !unspaced(r))
+	s = strings.ToLower(strings.TrimRight(s, ".,;:!?"))
+	return slices.Contains(numberUnits, s)
 }
 
+// numberUnits are the signs and units written after numbers, lower case.
+var numberUnits = strings.Fields(`% ‰ ° °c °f € $ £ ¥ ₽ km m cm mm kg g mg t l ml h min s ms
+	kb mb gb tb kw w v hz khz mhz ghz mph kmh km/h euros euro dollars pounds percent
+	км м см мм кг г л мл ч мин с тыс млн млрд руб рублей евро долларов процентов
+	kilómetros metros kilos años`)
 // numeral reports whether r is a digit or a Chinese or Japanese numeral character.
 func numeral(r rune) bool {
 	return unicode.IsDigit(r) || strings.ContainsRune("〇零一二三四五六七八九十百千万億亿兆", r)

@@ -180,6 +180,7 @@ const english = "english"
 // The answer's words (top-level, without punctuation) go to the segments by time: each to
 // the last segment that starts at or before its middle, with a leading space unless it
 // starts with a script written without spaces, so that they read like the segment.
+// Segments whisper's statistics call silence are dropped (see silent).
 func toTranscript(resp goopenai.AudioResponse, hint string, fallback time.Duration) providers.Transcript {
 	tr := providers.Transcript{
 		Language: resp.Language,
@@ -218,7 +219,46 @@ func toTranscript(resp goopenai.AudioResponse, hint string, fallback time.Durati
 		}
 		tr.Segments[j].Words = append(tr.Segments[j].Words, word)
 	}
+	// Whisper's own rule for silence, on the statistics the answer carries: a segment it
+	// thinks is probably no speech and decoded with low confidence is dropped, with its
+	// words (after they were placed, so they do not land in a neighbour).
+	kept := tr.Segments[:0]
+	for i, s := range tr.Segments {
+		if i < len(resp.Segments) && silent(resp.Segments[i].NoSpeechProb, resp.Segments[i].AvgLogprob) {
+			continue
+		}
+		kept = append(kept, s)
+	}
+	if len(kept) != len(tr.Segments) {
+		tr.Segments = kept
+		tr.Text = joinTexts(kept)
+	}
 	return tr
+}
+
+// Whisper's thresholds for a segment of silence (openai/whisper transcribe.py: a
+// no_speech_prob above no_speech_threshold skips the segment unless its avg_logprob is
+// above logprob_threshold).
+const (
+	noSpeechThreshold = 0.6
+	logprobThreshold  = -1.0
+)
+
+// silent reports whether a segment's statistics say it is silence.
+func silent(noSpeechProb, avgLogprob float64) bool {
+	return noSpeechProb > noSpeechThreshold && avgLogprob <= logprobThreshold
+}
+
+// joinTexts joins segment texts with spaces, except before a script written without them.
+func joinTexts(segs []providers.Segment) string {
+	var b strings.Builder
+	for _, s := range segs {
+		if r, _ := utf8.DecodeRuneInString(s.Text); b.Len() > 0 && !unspaced(r) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s.Text)
+	}
+	return b.String()
 }
 
 // unspaced reports whether r belongs to a script written without spaces between words.

@@ -771,6 +771,16 @@ func TestToTranscript(t *testing.T) {
 		{name: "words without segments join the whole", body: `{"duration":2,"text":"Hi you","words":[{"word":"Hi","start":0,"end":0.4},{"word":"you","start":0.5,"end":0.9}]}`,
 			want: providers.Transcript{Duration: 2 * s, Text: "Hi you", Segments: []providers.Segment{{Start: 0, End: 2 * s, Text: "Hi you",
 				Words: []providers.Word{{Start: 0, End: 400 * time.Millisecond, Text: " Hi"}, {Start: 500 * time.Millisecond, End: 900 * time.Millisecond, Text: " you"}}}}}},
+		{name: "a segment whisper calls silence is dropped with its words", body: `{"language":"english","duration":30,"text":" Hello. Thank you.",
+			"segments":[{"start":0,"end":2,"text":" Hello.","no_speech_prob":0.1,"avg_logprob":-0.3},
+				{"start":2,"end":30,"text":" Thank you.","no_speech_prob":0.9,"avg_logprob":-1.2}],
+			"words":[{"word":"Hello","start":0.2,"end":0.8},{"word":"Thank","start":10,"end":20},{"word":"you","start":20,"end":29}]}`,
+			want: providers.Transcript{Language: "english", Duration: 30 * s, Text: "Hello.",
+				Segments: []providers.Segment{{Start: 0, End: 2 * s, Text: "Hello.", Words: []providers.Word{
+					{Start: 200 * time.Millisecond, End: 800 * time.Millisecond, Text: " Hello"}}}}}},
+		{name: "probably silent but confident: kept", body: `{"duration":3,"text":" Hm.",
+			"segments":[{"start":0,"end":3,"text":" Hm.","no_speech_prob":0.9,"avg_logprob":-0.5}]}`,
+			want: providers.Transcript{Duration: 3 * s, Text: "Hm.", Segments: []providers.Segment{seg(0, 3*s, "Hm.")}}},
 		{name: "negative nonsense", body: `{"duration":-1,"text":"x"}`, fallback: s,
 			want: providers.Transcript{Duration: s, Text: "x", Segments: []providers.Segment{seg(0, s, "x")}}},
 	}

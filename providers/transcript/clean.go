@@ -112,7 +112,7 @@ const maxAnnotationRunes = 60
 //     [Música], [音楽]) and whisper's special tokens <|…|>: no engine writes speech there;
 //   - parentheses holding a sound word ((music), (upbeat music), (laughs), （拍手）),
 //     since parentheses can also hold spoken words;
-//   - a short span between asterisks (*applause*, *laughs*);
+//   - a few words between asterisks (*applause*, *laughs*; not "2 * 3 * 4");
 //   - music notes (♪ ♫ ♬ ♩ 🎵 🎶), the sung words between them kept.
 func annotationSpans(s string) [][2]int {
 	var spans [][2]int
@@ -152,7 +152,8 @@ func annotationEnd(s string, i int, r rune, size int) int {
 	case r == '*':
 		if j := closing(s, i+size, "*"); j > 0 {
 			inner := strings.TrimSpace(s[i+size : j-1])
-			if inner != "" && len(strings.Fields(inner)) <= 6 {
+			words := strings.IndexFunc(inner, func(r rune) bool { return !unicode.IsLetter(r) && r != ' ' && r != '-' }) < 0
+			if inner != "" && words && len(strings.Fields(inner)) <= 6 {
 				return j
 			}
 		}

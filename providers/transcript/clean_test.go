@@ -32,6 +32,7 @@ func TestStripAnnotations(t *testing.T) {
 		// Kept: spoken words in parentheses, a lone star, a long or unclosed bracket.
 		{"He paid (in cash) at once.", "He paid (in cash) at once."},
 		{"5 * 3 = 15", "5 * 3 = 15"},
+		{"2 * 3 * 4 is 24", "2 * 3 * 4 is 24"},
 		{"a [ never closed", "a [ never closed"},
 		{"Plain text\nwith a newline.", "Plain text\nwith a newline."},
 		{"[" + strings.Repeat("x", 80) + "]", "[" + strings.Repeat("x", 80) + "]"},

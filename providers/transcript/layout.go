@@ -246,6 +246,7 @@ var numberUnits = strings.Fields(`% ‰ ° °c °f € $ £ ¥ ₽ km m cm mm kg
 	kb mb gb tb kw w v hz khz mhz ghz mph kmh km/h euros euro dollars pounds percent
 	км м см мм кг г л мл ч мин с тыс млн млрд руб рублей евро долларов процентов
 	kilómetros metros kilos años`)
+
 // numeral reports whether r is a digit or a Chinese or Japanese numeral character.
 func numeral(r rune) bool {
 	return unicode.IsDigit(r) || strings.ContainsRune("〇零一二三四五六七八九十百千万億亿兆", r)

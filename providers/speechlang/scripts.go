@@ -42,14 +42,21 @@ var scripts = []script{
 // otherScript names letters outside scripts.
 const otherScript = "Other"
 
-// scriptOf returns the script of a letter.
-func scriptOf(r rune) string {
-	if r < 0x250 { // Basic Latin to Latin Extended-B: by far the most common
+// scriptReader sorts letters into scripts, remembering the last script found: letters
+// come in runs of one script, so most are placed with one lookup.
+type scriptReader struct{ last *script }
+
+func (sr *scriptReader) of(r rune) string {
+	if r < 0x250 {
 		return "Latin"
 	}
-	for _, s := range scripts {
-		if unicode.Is(s.table, r) {
-			return s.name
+	if sr.last != nil && unicode.Is(sr.last.table, r) {
+		return sr.last.name
+	}
+	for i := range scripts {
+		if unicode.Is(scripts[i].table, r) {
+			sr.last = &scripts[i]
+			return scripts[i].name
 		}
 	}
 	return otherScript

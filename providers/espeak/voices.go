@@ -13,8 +13,8 @@ import (
 
 // languageVoices maps each language espeak-ng 1.51 speaks (its code as
 // speechlang.Normalize gives it) to the espeak-ng voice that reads it. It is espeak-ng's own
-// list (`espeak-ng --voices`), one voice per language; TestLanguageVoicesMatchEspeak holds
-// the two equal. Where espeak-ng has several voices for a language the choice is noted.
+// list (`espeak-ng --voices`), one voice per language, named by its language or its file;
+// TestLanguageVoicesMatchEspeak holds the two equal. Where espeak-ng has several voices for a language the choice is noted.
 var languageVoices = map[string]string{
 	"af": "af", "am": "am", "an": "an", "ar": "ar", "as": "as", "az": "az", "ba": "ba",
 	"be": "be", "bg": "bg", "bn": "bn", "bpy": "bpy", "bs": "bs", "ca": "ca",
@@ -22,7 +22,7 @@ var languageVoices = map[string]string{
 	"el": "el",
 	"en": "en-us", // of en-us, en-gb, en-029, …: the product's English voices were en-us
 	"eo": "eo", "es": "es", "et": "et", "eu": "eu", "fa": "fa", "fi": "fi",
-	"fr": "fr-fr", // of fr-fr, fr-be, fr-ch
+	"fr": "fr", // fr-fr by its file name: "fr-fr+m3" ignores the variant
 	"ga": "ga", "gd": "gd", "gn": "gn", "grc": "grc", "gu": "gu", "hak": "hak", "haw": "haw",
 	"he": "he", "hi": "hi", "hr": "hr", "ht": "ht", "hu": "hu", "hy": "hy", "hyw": "hyw",
 	"ia": "ia", "id": "id", "io": "io", "is": "is", "it": "it", "ja": "ja", "jbo": "jbo",
@@ -40,7 +40,7 @@ var languageVoices = map[string]string{
 	"uz": "uz",
 	"vi":  "vi",  // of vi (northern), vi-vn-x-central, vi-vn-x-south
 	"yue": "yue", // Cantonese
-	"zh":  "cmn", // Mandarin; cmn-latn-pinyin reads pinyin only
+	"zh":  "cmn-latn-pinyin", // Mandarin, from pinyin (pinyin.go): the cmn voice misreads characters
 }
 
 // Languages returns the codes of the languages the engine speaks, sorted.
@@ -112,7 +112,7 @@ var detector = speechlang.New(Languages())
 // text's paragraphs are detected again (the same detector gives the same answer), each
 // spoken in its own language, and those that cannot be told in req.Language; without it
 // the whole text is spoken in req.Language. Japanese is converted to kana (kana.go) first,
-// as espeak-ng's ja voice reads no kanji.
+// as espeak-ng's ja voice reads no kanji, and Chinese to pinyin (pinyin.go).
 func plan(req providers.SpeechRequest, maxChars int) ([]chunk, error) {
 	spans := []speechlang.Span{{Language: speechlang.Normalize(req.Language), Text: req.Text}}
 	if req.DetectParagraphs {
@@ -129,10 +129,13 @@ func plan(req providers.SpeechRequest, maxChars int) ([]chunk, error) {
 			return nil, err
 		}
 		text := s.Text
-		if s.Language == "ja" {
+		switch s.Language {
+		case "ja":
 			if text, err = toKana(text); err != nil {
 				return nil, fmt.Errorf("espeak: %w", err)
 			}
+		case "zh":
+			text = toPinyin(text)
 		}
 		for _, t := range media.SplitText(text, maxChars) {
 			if strings.TrimSpace(t) != "" {

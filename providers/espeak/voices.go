@@ -148,3 +148,6 @@ func plan(req providers.SpeechRequest, maxChars int) ([]chunk, error) {
 	}
 	return chunks, nil
 }
+
+// Languages returns the codes of the languages the engine speaks, sorted (see Languages).
+func (s *Speaker) Languages() []string { return Languages() }

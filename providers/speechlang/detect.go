@@ -81,6 +81,7 @@ type Detector struct {
 	has     map[string]bool
 	reads   map[string]bool // scripts some language of the engine reads
 	options whatlanggo.Options
+	codes   map[whatlanggo.Lang]string // whatlanggo's languages as codes, computed once
 }
 
 // New returns a detector for an engine speaking languages (codes as Normalize returns).
@@ -97,8 +98,10 @@ func New(languages []string) *Detector {
 	}
 	slices.Sort(d.langs)
 	d.options.Whitelist = map[whatlanggo.Lang]bool{}
+	d.codes = map[whatlanggo.Lang]string{}
 	for l := range whatlanggo.Langs {
-		if _, ok := d.engineCode(code(l)); ok {
+		d.codes[l] = code(l)
+		if _, ok := d.engineCode(d.codes[l]); ok {
 			d.options.Whitelist[l] = true
 		}
 	}
@@ -267,12 +270,12 @@ func (d *Detector) paragraph(p string) (lang string, letters int, strong bool, e
 		return "", letters, false, nil
 	}
 	if info.Confidence >= strongConfidence {
-		c, _ := d.engineCode(code(info.Lang))
+		c, _ := d.engineCode(d.codes[info.Lang])
 		return c, letters, true, nil
 	}
 	if all := whatlanggo.Detect(sample); all.Lang >= 0 && all.IsReliable() {
-		if _, ok := d.engineCode(code(all.Lang)); !ok {
-			return "", letters, false, &UnsupportedError{Language: code(all.Lang)}
+		if _, ok := d.engineCode(d.codes[all.Lang]); !ok {
+			return "", letters, false, &UnsupportedError{Language: d.codes[all.Lang]}
 		}
 	}
 	return "", letters, false, nil
@@ -295,7 +298,7 @@ func (d *Detector) whole(text, fallback string) (string, error) {
 	fallback = Normalize(fallback)
 	var detected string
 	if info := whatlanggo.DetectWithOptions(sample, d.options); info.Lang >= 0 {
-		if c, ok := d.engineCode(code(info.Lang)); ok && readsScript(c, main) {
+		if c, ok := d.engineCode(d.codes[info.Lang]); ok && readsScript(c, main) {
 			detected = c
 			if c == "zh" && fallback == "ja" && d.has["ja"] { // kanji alone: a Japanese visitor's
 				return "ja", nil
@@ -388,6 +391,7 @@ func splitParagraphs(text string) []string {
 }
 
 // code is the language code of a whatlanggo language: ISO 639-1 where there is one.
+// (whatlanggo builds a map on every Iso6391 call: Detector.codes keeps the answers.)
 func code(l whatlanggo.Lang) string {
 	switch l {
 	case whatlanggo.Pes:

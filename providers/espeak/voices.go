@@ -37,9 +37,9 @@ var languageVoices = map[string]string{
 	"sd": "sd", "shn": "shn", "si": "si", "sjn": "sjn", "sk": "sk", "sl": "sl", "smj": "smj",
 	"sq": "sq", "sr": "sr", "sv": "sv", "sw": "sw", "ta": "ta", "te": "te", "th": "th",
 	"tk": "tk", "tn": "tn", "tr": "tr", "tt": "tt", "ug": "ug", "uk": "uk", "ur": "ur",
-	"uz": "uz",
-	"vi":  "vi",  // of vi (northern), vi-vn-x-central, vi-vn-x-south
-	"yue": "yue", // Cantonese
+	"uz":  "uz",
+	"vi":  "vi",              // of vi (northern), vi-vn-x-central, vi-vn-x-south
+	"yue": "yue",             // Cantonese
 	"zh":  "cmn-latn-pinyin", // Mandarin, from pinyin (pinyin.go): the cmn voice misreads characters
 }
 

@@ -30,6 +30,9 @@ const (
 	// weaker paragraphs (a title, a name, a code) take their neighbours' language.
 	strongLetters    = 25
 	strongConfidence = 0.1
+	// sureConfidence spares a paragraph the second look, among all of whatlanggo's
+	// languages, for one the engine lacks.
+	sureConfidence = 0.5
 	// tellConfidence is the least confidence at which a text with no strong paragraph is
 	// said to be in the detected language; below it the language cannot be told.
 	tellConfidence = 0.3
@@ -168,28 +171,35 @@ func (d *Detector) Choose(text, lang string) (Result, error) {
 // spoken in fallback (the visitor's interface language) when the engine speaks it and
 // reads its script, else in English, else in the first language reading the text's script.
 //
-// A text mostly in letters of a script no voice reads, or confidently in a language the
-// engine lacks, is refused with an *UnsupportedError.
+// A text mostly in letters of a script no voice reads, or mostly in paragraphs surely in
+// languages the engine lacks, is refused with an *UnsupportedError.
 func (d *Detector) Detect(text, fallback string) (Result, error) {
 	if err := d.checkScripts(text); err != nil {
 		return Result{}, err
 	}
 	paras := splitParagraphs(text)
-	found, err := d.paragraphs(paras)
-	if err != nil {
-		return Result{}, err
-	}
+	found := d.paragraphs(paras)
 	langs := make([]string, len(paras))
 	letters := make([]int, len(paras))
 	first := -1
+	total, foreign := 0, map[string]int{}
 	for i, f := range found {
 		letters[i] = f.letters
+		total += f.letters
+		if f.foreign != "" {
+			foreign[f.foreign] += f.letters
+		}
 		if f.strong {
 			langs[i] = f.lang
 			if first < 0 {
 				first = i
 			}
 		}
+	}
+	// Mostly in languages the engine lacks: refused. A few such paragraphs among others
+	// take their neighbours' language, as unsure ones do.
+	if n, lang := maxCount(foreign); n*2 > total {
+		return Result{}, &UnsupportedError{Language: lang}
 	}
 	if first < 0 {
 		lang, err := d.whole(text, fallback)
@@ -230,55 +240,70 @@ type found struct {
 	lang    string
 	letters int
 	strong  bool
+	foreign string // a language the engine lacks that the paragraph is surely in
 }
 
 // paragraphs detects every paragraph, on all cores when there are many: detection is
 // pure computation, about a tenth of a millisecond a paragraph.
-func (d *Detector) paragraphs(paras []string) ([]found, error) {
+func (d *Detector) paragraphs(paras []string) []found {
 	out := make([]found, len(paras))
-	errs := make([]error, len(paras))
 	workers := min(runtime.GOMAXPROCS(0), len(paras)/16+1)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < len(paras); i += workers {
-				f := &out[i]
-				f.lang, f.letters, f.strong, errs[i] = d.paragraph(paras[i])
+				out[i] = d.paragraph(paras[i])
 			}
 		})
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return out
 }
 
-// paragraph detects one paragraph: its language, its letter count, and whether that
-// detection is strong enough to stand on its own.
-func (d *Detector) paragraph(p string) (lang string, letters int, strong bool, err error) {
+// paragraph detects one paragraph: its language, its letter count, whether that
+// detection is strong enough to stand on its own, and the language the engine lacks that
+// it is surely in, if so.
+func (d *Detector) paragraph(p string) found {
 	sample, letters := sampleOf(p)
+	f := found{letters: letters}
 	if letters < strongLetters {
-		return "", letters, false, nil
+		return f
 	}
 	// Among the engine's languages first: fewer profiles to compare, and the answer for
 	// nearly every text. Only an unsure answer is checked against all of whatlanggo's.
+	// (Scripts of one language, Khmer say, are named whatever the whitelist.)
 	info := whatlanggo.DetectWithOptions(sample, d.options)
 	if info.Lang < 0 {
-		return "", letters, false, nil
+		return f
 	}
-	if info.Confidence >= strongConfidence {
-		c, _ := d.engineCode(d.codes[info.Lang])
-		return c, letters, true, nil
+	c, ok := d.engineCode(d.codes[info.Lang])
+	if ok && info.Confidence >= sureConfidence {
+		f.lang, f.strong = c, true
+		return f
+	}
+	if !ok && info.IsReliable() {
+		f.foreign = d.codes[info.Lang]
+		return f
 	}
 	if all := whatlanggo.Detect(sample); all.Lang >= 0 && all.IsReliable() {
-		if _, ok := d.engineCode(d.codes[all.Lang]); !ok {
-			return "", letters, false, &UnsupportedError{Language: d.codes[all.Lang]}
+		if _, known := d.engineCode(d.codes[all.Lang]); !known {
+			f.foreign = d.codes[all.Lang]
+			return f
 		}
 	}
-	return "", letters, false, nil
+	f.lang, f.strong = c, ok && info.Confidence >= strongConfidence
+	return f
+}
+
+// maxCount returns the largest count of m and its key (the first in order on a tie).
+func maxCount(m map[string]int) (int, string) {
+	best, key := 0, ""
+	for k, n := range m {
+		if n > best || n == best && k < key {
+			best, key = n, k
+		}
+	}
+	return best, key
 }
 
 // scriptDefaults are the languages a text in a script is spoken in when its language

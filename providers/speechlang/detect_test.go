@@ -240,3 +240,20 @@ func TestDetectAliases(t *testing.T) {
 		t.Errorf("Russian on an engine without it: %v", err)
 	}
 }
+
+// A paragraph surely in a language the engine lacks is read with its neighbours' language
+// when it is a small part of the text; a text mostly in such languages is refused.
+func TestDetectForeignParagraphs(t *testing.T) {
+	d := New(espeakLangs) // espeak-ng has no Zulu
+	zulu := "Ngiyabonga kakhulu ngosizo lwakho. Sizohamba ekuseni kusasa siye edolobheni ukuyothenga ukudla nezingubo zezingane.\n" +
+		"Abantu bonke bazalwa bekhululekile futhi belingana ngesithunzi nangamalungelo. Bahlanganiswe ngumcabango nangunembeza."
+	en := corpusText(t, "en")
+	r, err := d.Detect(en+"\n"+en+"\n"+zulu+"\n"+en, "en")
+	if err != nil || r.Language != "en" || len(r.Spans) != 1 {
+		t.Errorf("English with a Zulu paragraph: %+v, %v", r, err)
+	}
+	var ue *UnsupportedError
+	if _, err := d.Detect(zulu+"\n"+zulu+"\n"+en, "en"); !errors.As(err, &ue) || ue.Language != "zu" {
+		t.Errorf("mostly Zulu: %v, want zu unsupported", err)
+	}
+}

@@ -106,4 +106,20 @@ func TestSpeechLanguageOverHTTP(t *testing.T) {
 	if codec != "mp3" || secs < 4 || secs > 15 {
 		t.Errorf("result is %s of %.1fs", codec, secs)
 	}
+
+	// Paragraphs in two languages: each read in its own, the order says so.
+	english := "The weather was cold this morning, so we stayed at home and read books all day long."
+	r = h.postJSON("/payment/tts/create-checkout-session", ttsOrder(english+"\n\n"+spanish, "echo", "mp3", 1, "a@example.com", "en"))
+	h.wantStatus(r, 200)
+	answer = r.json(t)
+	h.app.db.QueryRow(`SELECT params FROM orders WHERE session_id = ?`, answer["sessionId"]).Scan(&raw)
+	params.Language, params.Mixed = "", false
+	if err := json.Unmarshal([]byte(raw), &params); err != nil || !params.Mixed || answer["language"] != params.Language {
+		t.Errorf("mixed order: answer %s, stored %s", r.body, raw)
+	}
+	h.wantStatus(h.do("POST", answer["url"].(string)+"/pay", "", nil, nil), 303)
+	link = h.waitForLink(answer["sessionId"].(string), 30*time.Second)
+	if codec, secs := probe(t, h.get(link).body); codec != "mp3" || secs < 8 || secs > 30 {
+		t.Errorf("mixed result is %s of %.1fs", codec, secs)
+	}
 }

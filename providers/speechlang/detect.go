@@ -32,7 +32,7 @@ const (
 	strongConfidence = 0.1
 	// sureConfidence spares a paragraph the second look, among all of whatlanggo's
 	// languages, for one the engine lacks.
-	sureConfidence = 0.5
+	sureConfidence = 0.3
 	// tellConfidence is the least confidence at which a text with no strong paragraph is
 	// said to be in the detected language; below it the language cannot be told.
 	tellConfidence = 0.3

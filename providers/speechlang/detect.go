@@ -217,6 +217,27 @@ func (d *Detector) Detect(text, fallback string) (Result, error) {
 			langs[i] = langs[i-1]
 		}
 	}
+	// Japanese is written in kanji and kana; a paragraph of kanji alone reads as Chinese
+	// to the detector. In a text with Japanese paragraphs and no Chinese with kana-free
+	// certainty of its own, such paragraphs are Japanese.
+	if slices.Contains(langs, "ja") {
+		ja, zh := 0, 0
+		for i, l := range langs {
+			switch l {
+			case "ja":
+				ja += letters[i]
+			case "zh":
+				zh += letters[i]
+			}
+		}
+		if ja >= zh {
+			for i := range langs {
+				if langs[i] == "zh" {
+					langs[i] = "ja"
+				}
+			}
+		}
+	}
 	r := Result{Detected: true}
 	count := map[string]int{}
 	for i, p := range paras {

@@ -106,6 +106,7 @@ func TestDetectMixedParagraphs(t *testing.T) {
 		{"leading short line takes the next", "Maria\n" + ru + "\n" + ru, "ru", []string{"ru"}},
 		{"five", en + "\n" + ja + "\n" + ar + "\n" + es + "\n" + ru, "en", []string{"en", "ja", "ar", "es", "ru"}}, // main: most letters
 		{"same language regrouped", es + "\n" + es + "\n\n" + es, "es", []string{"es"}},
+		{"kanji-only paragraph in a Japanese text", ja + "\n" + "東京都千代田区丸内一丁目九番一号東京駅構内中央通路北口改札前広場地下一階案内所窓口" + "\n" + ja, "ja", []string{"ja"}},
 		{"windows newlines", en + "\r\n" + ru + "\r\n", "en", []string{"en", "ru"}},
 	}
 	for _, tt := range tests {

@@ -219,7 +219,7 @@ func probe(t testing.TB, data []byte) (codec string, seconds float64) {
 }
 
 func requireMediaTools(t testing.TB) {
-	for _, b := range []string{"espeak-ng", "ffmpeg", "ffprobe"} {
+	for _, b := range []string{"espeak-ng", "kakasi", "ffmpeg", "ffprobe"} {
 		testkit.Binary(t, b)
 	}
 }

@@ -52,6 +52,7 @@ func TestRate(t *testing.T) {
 func setup(t testing.TB, cfg Config) *Speaker {
 	t.Helper()
 	testkit.Binary(t, "espeak-ng")
+	testkit.Binary(t, "kakasi")
 	testkit.Binary(t, "ffmpeg")
 	testkit.Binary(t, "ffprobe")
 	if cfg.Media == nil {

@@ -107,8 +107,8 @@ type chunkResult struct {
 	err error
 }
 
-// Speak synthesises req.Text in req.Language with the voice's espeak-ng variant at req.Speed and writes the
-// file encoded as req.Format to w. Progress goes from 0 to 100 as chunks are encoded.
+// Speak synthesises req.Text in req.Language (voices.go's plan) with the voice's espeak-ng
+// variant at req.Speed and writes the file encoded as req.Format to w. Progress goes from 0 to 100 as chunks are encoded.
 func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.Writer) error {
 	if err := req.Check("espeak"); err != nil {
 		return err

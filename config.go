@@ -33,7 +33,7 @@ type Config struct {
 	OpenAISTTModel string        // OPENAI_STT_MODEL (default whisper-1)
 	WhisperModel   string        // WHISPER_MODEL: ggml model file (default models/ggml-base.bin)
 	WhisperThreads int           // WHISPER_THREADS (default: the number of CPUs)
-	WhisperVAD     string        // WHISPER_VAD: how speech is found first: silence (default), silero or off
+	WhisperVAD     string        // WHISPER_VAD: how speech is found first: auto (default), silero, silence or off
 	WhisperVADFile string        // WHISPER_VAD_MODEL: Silero VAD model (default models/ggml-silero-v6.2.0.bin)
 	MaxUploadBytes int64         // UPLOAD_MAX_BYTES: largest audio upload (default 25 MB)
 	UploadTTL      time.Duration // UPLOAD_TTL: unpaid uploads are deleted after this (default 24h)

@@ -32,8 +32,8 @@ type Config struct {
 	Threads int
 	// Media decodes uploads. Default: ffmpeg from PATH.
 	Media *media.Runner
-	// VAD says how the speech is found before the model runs: VADSilence (default),
-	// VADSilero or VADOff (see speech.go).
+	// VAD says how the speech is found before the model runs: VADAuto (default), VADSilero,
+	// VADSilence or VADOff (see speech.go).
 	VAD string
 	// VADModel is the Silero VAD model file (ggml) for VADSilero (see models/README.md).
 	VADModel string
@@ -69,7 +69,7 @@ type model interface {
 	transcribe(ctx context.Context, samples []float32, o options, progress func(int)) ([]segment, string, error)
 	// speech returns the stretches of speech whisper.cpp's Silero VAD finds in samples, in
 	// order, using the VAD model at vadModel.
-	speech(ctx context.Context, samples []float32, vadModel string, threads int) ([]span, error)
+	speech(ctx context.Context, samples []float32, vadModel string) ([]span, error)
 	io.Closer
 }
 
@@ -115,7 +115,7 @@ func (e *Engine) Available() error {
 		return err
 	}
 	switch e.vad {
-	case VADSilence, VADOff:
+	case VADAuto, VADSilence, VADOff:
 	case VADSilero:
 		if e.vadModel == "" {
 			return fmt.Errorf("%w: whisper: VAD %s needs the Silero VAD model (set WHISPER_VAD_MODEL, or WHISPER_VAD=%s)",
@@ -201,13 +201,24 @@ func (e *Engine) Transcribe(ctx context.Context, req providers.TranscribeRequest
 	return t, nil
 }
 
+// vadMode is the VAD the next job uses: VADAuto resolved by whether the Silero model is there.
+func (e *Engine) vadMode() string {
+	if e.vad != VADAuto {
+		return e.vad
+	}
+	if e.vadModel != "" && checkModelFile(e.vadModel) == nil {
+		return VADSilero
+	}
+	return VADSilence
+}
+
 // speech returns the stretches of samples to transcribe, by the engine's VAD mode.
 func (e *Engine) speech(ctx context.Context, samples []float32) ([]span, error) {
-	switch e.vad {
+	switch e.vadMode() {
 	case VADOff:
 		return []span{{0, len(samples)}}, nil
 	case VADSilero:
-		spans, err := e.model.speech(ctx, samples, e.vadModel, e.threads)
+		spans, err := e.model.speech(ctx, samples, e.vadModel)
 		if err != nil {
 			return nil, err
 		}

@@ -79,7 +79,7 @@ func (f *fakeModel) transcribe(ctx context.Context, samples []float32, o options
 	return f.segments, f.lang, f.err
 }
 
-func (f *fakeModel) speech(ctx context.Context, samples []float32, vadModel string, threads int) ([]span, error) {
+func (f *fakeModel) speech(ctx context.Context, samples []float32, vadModel string) ([]span, error) {
 	f.mu.Lock()
 	f.vadCalls++
 	f.mu.Unlock()
@@ -363,6 +363,9 @@ func TestVADModes(t *testing.T) {
 		{"silero: its spans, padded", Config{VAD: VADSilero, VADModel: vad}, path,
 			[]span{{2 * sec, 3 * sec}, {4 * sec, 5 * sec}}, 2*sec + 4*defaultSilence.pad + spliceGap, 1},
 		{"silero finds nothing", Config{VAD: VADSilero, VADModel: vad}, path, nil, 0, 1},
+		{"auto with the Silero model: silero", Config{VADModel: vad}, path,
+			[]span{{2 * sec, 3 * sec}}, sec + 2*defaultSilence.pad, 1},
+		{"auto without it: silence", Config{VADModel: filepath.Join(t.TempDir(), "none.bin")}, silent, nil, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

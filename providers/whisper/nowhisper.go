@@ -22,7 +22,7 @@ func (u unbuilt) transcribe(context.Context, []float32, options, func(int)) ([]s
 	return nil, "", u.available()
 }
 
-func (u unbuilt) speech(context.Context, []float32, string, int) ([]span, error) {
+func (u unbuilt) speech(context.Context, []float32, string) ([]span, error) {
 	return nil, u.available()
 }
 

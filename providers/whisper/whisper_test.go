@@ -124,7 +124,7 @@ func TestWhisperSileroVAD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spans, err := e.model.speech(context.Background(), samples, e.vadModel, e.threads)
+	spans, err := e.model.speech(context.Background(), samples, e.vadModel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func BenchmarkFindSpeech(b *testing.B) {
 	b.Run("silero", func(b *testing.B) {
 		var spans []span
 		for b.Loop() {
-			if spans, err = e.model.speech(context.Background(), samples, e.vadModel, e.threads); err != nil {
+			if spans, err = e.model.speech(context.Background(), samples, e.vadModel); err != nil {
 				b.Fatal(err)
 			}
 		}

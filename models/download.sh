@@ -60,7 +60,7 @@ for name in "$@"; do
     echo "saved models/$file ($algo checked)"
   fi
   case "$name" in
-    silero-*) echo "  set WHISPER_VAD_MODEL=$(pwd)/$file to use it (WHISPER_VAD=silero)" ;;
+    silero-*) echo "  used from here by default (WHISPER_VAD=auto), or set WHISPER_VAD_MODEL=$(pwd)/$file" ;;
     *) echo "  set WHISPER_MODEL=$(pwd)/$file to use it" ;;
   esac
 done

@@ -27,9 +27,19 @@ var (
 // hundredth of its length, and so does a stream copy that follows them); the decoded
 // samples are what an engine transcribes, so they set the price.
 func MeasureArgs(path string) []string {
+	return measureArgs(localInput(path))
+}
+
+// RemoteMeasureArgs is MeasureArgs for a relayed link: url must be a relay URL, never a
+// visitor's link.
+func RemoteMeasureArgs(url string) []string {
+	return measureArgs([]string{"-protocol_whitelist", relayWhitelist, "-format_whitelist", MediaFormats, "-i", url})
+}
+
+func measureArgs(input []string) []string {
 	// silencedetect reports at the info level; -nostats keeps the progress line out.
 	args := []string{"-nostdin", "-hide_banner", "-loglevel", "info"}
-	args = append(args, localInput(path)...)
+	args = append(args, input...)
 	return append(args,
 		"-map", "0:a:0",
 		// Every frame's timestamp becomes the number of samples decoded before it over the
@@ -50,10 +60,24 @@ func (r *Runner) Measure(ctx context.Context, path string) (Measurement, error) 
 	if err != nil {
 		return Measurement{}, fmt.Errorf("measuring %s: %w", path, err)
 	}
+	m, err := r.measure(ctx, MeasureArgs(abs))
+	if err != nil {
+		return Measurement{}, fmt.Errorf("measuring %s: %w", filepath.Base(path), err)
+	}
+	return m, nil
+}
+
+// MeasureRemote is Measure for a relayed link (url must be a relay URL). The whole audio
+// is decoded, so the whole file is read.
+func (r *Runner) MeasureRemote(ctx context.Context, url string) (Measurement, error) {
+	return r.measure(ctx, RemoteMeasureArgs(url))
+}
+
+func (r *Runner) measure(ctx context.Context, args []string) (Measurement, error) {
 	var out bytes.Buffer
 	var silences silenceLog
-	if err := r.ffmpegLog(ctx, MeasureArgs(abs), &out, &silences); err != nil {
-		return Measurement{}, fmt.Errorf("measuring %s: %w", filepath.Base(path), err)
+	if err := r.ffmpegLog(ctx, args, &out, &silences); err != nil {
+		return Measurement{}, err
 	}
 	return silences.measurement(parseProgressTime(out.Bytes())), nil
 }

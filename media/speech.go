@@ -127,14 +127,26 @@ func (l *silenceLog) measurement(length time.Duration) Measurement {
 	return speechOf(length, spans)
 }
 
+// edgeSnap: silencedetect prints times with 6 significant digits (0.1 s for a 7-hour
+// file), so a silence that runs to the end of a file may be reported to end a little
+// before it. A silence within edgeSnap of the start or the end reaches it.
+const edgeSnap = 100 * time.Millisecond
+
 // speechOf returns the measurement of a file of the given length with these silences:
-// spans are clipped to [0, length], ordered and merged, and speech is what they leave.
+// spans are clipped to [0, length] (snapped to its edges within edgeSnap), ordered and
+// merged, and speech is what they leave.
 func speechOf(length time.Duration, silences []Span) Measurement {
 	if length < 0 {
 		length = 0
 	}
 	var kept []Span
 	for _, s := range silences {
+		if s.Start <= edgeSnap {
+			s.Start = 0
+		}
+		if s.End >= length-edgeSnap {
+			s.End = length
+		}
 		s.Start, s.End = max(s.Start, 0), min(s.End, length)
 		if s.End > s.Start {
 			kept = append(kept, s)

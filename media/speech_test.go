@@ -20,10 +20,10 @@ func TestParseSilenceLine(t *testing.T) {
 		{"[silencedetect @ 0x55f1e5c717c0] silence_start: 5.85025", "silence_start", 5850250 * time.Microsecond},
 		{"[silencedetect @ 0x55f1e5c717c0] silence_end: 26.151 | silence_duration: 20.3008", "silence_end", 26151 * time.Millisecond},
 		{"[silencedetect @ 0x1] silence_start: 0", "silence_start", 0},
-		{"[silencedetect @ 0x1] silence_start: -0.01", "", 0},   // negative: not a time
-		{"[silencedetect @ 0x1] silence_start: nan", "", 0},     // not a number
-		{"[silencedetect @ 0x1] silence_start: 1e12", "", 0},    // beyond any file
-		{"[silencedetect @ 0x1] silence_duration: 3", "", 0},    // not a start or end
+		{"[silencedetect @ 0x1] silence_start: -0.01", "", 0},           // negative: not a time
+		{"[silencedetect @ 0x1] silence_start: nan", "", 0},             // not a number
+		{"[silencedetect @ 0x1] silence_start: 1e12", "", 0},            // beyond any file
+		{"[silencedetect @ 0x1] silence_duration: 3", "", 0},            // not a start or end
 		{"    title   : [silencedetect @ 0x1] silence_start: 1", "", 0}, // a tag quoting a report
 		{"[aresample @ 0x1] silence_start: 1", "", 0},
 		{"[silencedetect @ 0x1 silence_start: 1", "", 0},

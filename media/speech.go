@@ -16,7 +16,9 @@ import (
 // The numbers were chosen on espeak-ng speech, generated noise and digital silence:
 // -35 dBFS (an amplitude of 0.018) keeps every word of espeak-ng's speech and the quiet end
 // of its syllables out of the silences, while white noise up to an amplitude of 0.01
-// (-40 dBFS, a quiet room's hiss on a phone recording) counts as silence; 0.5 s is longer
+// (-40 dBFS, a quiet room's hiss on a phone recording) counts as silence in PCM, and up to
+// -43 dBFS once MP3-encoded (the encoder's error lifts some peaks of -40 dBFS white noise
+// past the threshold, and those stretches count as speech); 0.5 s is longer
 // than the pauses between words and sentences (espeak-ng pauses about 0.3 s at a full
 // stop), so a sentence counts whole and only real gaps are taken out. The measure counts
 // sound, not voices: music or loud noise counts as speech, which errs on the visitor's

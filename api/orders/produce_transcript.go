@@ -111,17 +111,18 @@ func (p *transcriptProducer) source(ctx context.Context, o Order, params Transcr
 		return "", 0, nothing, permanent("source_changed", err)
 	}
 	d = m.Length
-	// A video too big to measure while analysing is measured now: one with no speech is
-	// refunded rather than turned into an empty (or hallucinated) transcript.
-	if !m.HasSpeech() {
-		cleanup()
-		return "", 0, nothing, permanent("no_speech",
-			fmt.Errorf("the video's %s hold %s of speech", d.Round(time.Second), m.Speech.Round(time.Millisecond)))
-	}
 	if changed(Seconds(d), params.Seconds) {
 		cleanup()
 		return "", 0, nothing, permanent("source_changed",
 			fmt.Errorf("the video lasted %d s when paid for and %d s now", params.Seconds, Seconds(d)))
+	}
+	// A video too big (or too far away: YouTube) to measure while analysing is measured
+	// now: one with no speech is refunded rather than turned into an empty (or
+	// hallucinated) transcript.
+	if !m.HasSpeech() {
+		cleanup()
+		return "", 0, nothing, permanent("no_speech",
+			fmt.Errorf("the video's %s hold %s of speech", d.Round(time.Second), m.Speech.Round(time.Millisecond)))
 	}
 	return path, d, cleanup, nil
 }

@@ -29,8 +29,9 @@ const (
 	// SilenceMinimum is the shortest stretch of silence counted (silencedetect's duration).
 	SilenceMinimum = 500 * time.Millisecond
 	// SpeechFloor is the least speech a file must hold to be transcribed: below it, a file
-	// is refused before payment (a click, a breath, a second of hum is not worth a bill).
-	SpeechFloor = time.Second
+	// is refused before payment. It is shorter than any spoken word (espeak-ng says "Yes."
+	// in 0.63 s), so a one-word recording is taken; what it refuses is, in effect, silence.
+	SpeechFloor = 250 * time.Millisecond
 )
 
 // Span is a stretch of a file's audio, on the clock of its decoded samples.

@@ -111,6 +111,10 @@ func TestMeasureSpeech(t *testing.T) {
 	if alone.Speech != alone.Length || alone.Length < 3*time.Second {
 		t.Fatalf("espeak-ng speech: %+v, want all of it speech", alone)
 	}
+	yes, err := r.Measure(ctx, testkit.Speech(t, dir, "yes.wav", "Yes."))
+	if err != nil {
+		t.Fatal(err)
+	}
 	lavfi := func(name, src string) string {
 		p := filepath.Join(dir, name)
 		testkit.Run(t, ffmpeg, "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", src, "-ac", "1", "file:"+p)
@@ -132,6 +136,8 @@ func TestMeasureSpeech(t *testing.T) {
 		silenceMin int // at least this many silences
 	}{
 		{"silence", lavfi("silence.wav", "anullsrc=r=22050:cl=mono:d=10"), 10 * time.Second, 0, false, 1},
+		// One word is speech enough to be taken (SpeechFloor is shorter than a word).
+		{"one word", testkit.Speech(t, dir, "yes.mp3", "Yes."), yes.Length, yes.Length, true, 0},
 		{"hiss at -40 dB", lavfi("hiss.wav", "anoisesrc=color=white:amplitude=0.01:r=22050:d=10"), 10 * time.Second, 0, false, 1},
 		{"noise at -30 dB", lavfi("noise.wav", "anoisesrc=color=white:amplitude=0.03:r=22050:d=10"), 10 * time.Second, 10 * time.Second, true, 0},
 		{"speech then 30 s silence", padded("after.wav", 0, 30), alone.Length + 30*time.Second, alone.Speech, true, 1},

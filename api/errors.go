@@ -45,6 +45,7 @@ var errorKinds = []errorKind{
 	{code: "email_mismatch", status: 400, message: "the two e-mail addresses differ"},
 	{code: "invalid_locale", status: 400, message: "unknown interface language"},
 	{code: "invalid_language", status: 400, message: "unknown spoken language"},
+	{code: "language_unsupported", status: 400, message: "the voices do not speak the language of this text"},
 	{code: "price_mismatch", status: 409, message: "the price shown on the page is out of date; reload the page",
 		causes: []error{orders.ErrPriceMismatch}},
 	// Uploads.

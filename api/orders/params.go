@@ -21,6 +21,12 @@ type TTSParams struct {
 	Format  string  `json:"format"`
 	Speed   float64 `json:"speed"`
 	Text    string  `json:"text"`
+	// Language is the code the text is spoken in, chosen or detected at checkout; empty in
+	// orders taken before languages were (the engine's default, English).
+	Language string `json:"language,omitempty"`
+	// Mixed says the language was detected and the paragraphs differ: the engine speaks
+	// each paragraph in its own, Language being the main one.
+	Mixed bool `json:"mixed,omitempty"`
 }
 
 // TranscriptParams are the parameters of an audio- or video-to-text order.

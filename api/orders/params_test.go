@@ -101,3 +101,25 @@ func TestTranscriptParamsTranslateAndSpeech(t *testing.T) {
 		t.Fatalf("decoded %+v (%+v), %v", p, p.Link.info(), err)
 	}
 }
+
+// The language an order is spoken in is stored under its own name; orders stored before
+// it (layout 1, and layout 2 without it) decode with none: the engine's default, English,
+// as they were taken.
+func TestTTSParamsStoreTheLanguage(t *testing.T) {
+	raw, err := encodeParams(TTSParams{Voice: "nova", Format: "mp3", Speed: 1, Text: "Hola", Language: "es", Mixed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"v":2,"voice":"nova","format":"mp3","speed":1,"text":"Hola","language":"es","mixed":true}`
+	if string(raw) != want {
+		t.Errorf("encoded\n got %s\nwant %s", raw, want)
+	}
+	if back, err := decodeTTSParams(raw); err != nil || back.Language != "es" || !back.Mixed {
+		t.Errorf("round trip = %+v, %v", back, err)
+	}
+	for _, old := range []string{ttsParamsV1, `{"v":2,"voice":"nova","format":"mp3","speed":1,"text":"Hi"}`} {
+		if p, err := decodeTTSParams(json.RawMessage(old)); err != nil || p.Language != "" || p.Mixed {
+			t.Errorf("%s = %+v, %v", old, p, err)
+		}
+	}
+}

@@ -10,7 +10,6 @@ package espeak
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -21,22 +20,6 @@ import (
 	"parla/media"
 	"parla/providers"
 )
-
-// voices maps the product's six voices to six distinct espeak-ng voice variants.
-var voices = map[string]string{
-	"alloy":   "en-us",
-	"echo":    "en-us+m3",
-	"fable":   "en-gb-x-rp+m1",
-	"onyx":    "en-us+m7",
-	"nova":    "en-us+f3",
-	"shimmer": "en-gb+f4",
-}
-
-// Variant returns the espeak-ng voice (language plus variant) used for a product voice.
-func Variant(voice string) (string, bool) {
-	v, ok := voices[voice]
-	return v, ok
-}
 
 // Speaking rates in words per minute. espeak-ng's default (175) is speed 1; below 80 it
 // will not go, and above 450 its speech-up path degrades, so the rest is done by ffmpeg.
@@ -112,6 +95,9 @@ func (s *Speaker) Available() error {
 	if err := s.media.Check(); err != nil {
 		return fmt.Errorf("espeak: %w: %v", providers.ErrUnavailable, err)
 	}
+	if _, err := exec.LookPath(kakasiBinary); err != nil { // Japanese (kana.go)
+		return fmt.Errorf("espeak: %w: %s not found: %v", providers.ErrUnavailable, kakasiBinary, err)
+	}
 	return nil
 }
 
@@ -121,16 +107,15 @@ type chunkResult struct {
 	err error
 }
 
-// Speak synthesises req.Text with the voice's espeak-ng variant at req.Speed and writes the
-// file encoded as req.Format to w. Progress goes from 0 to 100 as chunks are encoded.
+// Speak synthesises req.Text in req.Language (voices.go's plan) with the voice's espeak-ng
+// variant at req.Speed and writes the file encoded as req.Format to w. Progress goes from 0 to 100 as chunks are encoded.
 func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.Writer) error {
 	if err := req.Check("espeak"); err != nil {
 		return err
 	}
-	variant := voices[req.Voice]
-	chunks := media.SplitText(req.Text, s.chunk)
-	if len(chunks) == 0 {
-		return errors.New("espeak: empty text")
+	chunks, err := plan(req, s.chunk)
+	if err != nil {
+		return err
 	}
 	wpm, tempo := Rate(req.Speed)
 
@@ -152,7 +137,7 @@ func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.W
 	for range min(s.workers, len(chunks)) {
 		wg.Go(func() {
 			for i := range jobs {
-				results[i] <- s.synthesise(ctx, chunks[i], variant, wpm)
+				results[i] <- s.synthesise(ctx, chunks[i].Text, chunks[i].Voice, wpm)
 			}
 		})
 	}

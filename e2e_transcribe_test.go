@@ -34,6 +34,7 @@ type fakeOpenAI struct {
 }
 
 type transcriptionRequest struct {
+	Endpoint                          string // transcriptions, or translations (English wanted)
 	Model, Format, Language, FileName string
 	Bytes                             int
 	Seconds                           float64
@@ -51,7 +52,8 @@ func (f *fakeOpenAI) env() map[string]string {
 }
 
 func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v1/audio/transcriptions" || r.Header.Get("Authorization") != "Bearer sk-local" {
+	endpoint, _ := strings.CutPrefix(r.URL.Path, "/v1/audio/")
+	if (endpoint != "transcriptions" && endpoint != "translations") || r.Header.Get("Authorization") != "Bearer sk-local" {
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
 		return
 	}
@@ -66,7 +68,7 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer file.Close()
 	data, _ := io.ReadAll(file)
-	req := transcriptionRequest{Model: r.FormValue("model"), Format: r.FormValue("response_format"),
+	req := transcriptionRequest{Endpoint: endpoint, Model: r.FormValue("model"), Format: r.FormValue("response_format"),
 		Language: r.FormValue("language"), FileName: header.Filename, Bytes: len(data)}
 	req.Seconds = probeSeconds(f.t, data)
 	f.mu.Lock()
@@ -77,13 +79,17 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	half := req.Seconds / 2
+	task, second := "transcribe", " This clip was transcribed."
+	if endpoint == "translations" {
+		task, second = "translate", " This clip was translated."
+	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{
-		"task": "transcribe", "language": "english", "duration": req.Seconds,
-		"text": "Hello from Parla. This clip was transcribed.",
+		"task": task, "language": "english", "duration": req.Seconds,
+		"text": "Hello from Parla." + second,
 		"segments": []map[string]any{
 			{"id": 0, "start": 0, "end": half, "text": " Hello from Parla."},
-			{"id": 1, "start": half, "end": req.Seconds, "text": " This clip was transcribed."},
+			{"id": 1, "start": half, "end": req.Seconds, "text": second},
 		},
 	})
 }
@@ -451,7 +457,8 @@ func TestVideoToTextEndToEnd(t *testing.T) {
 // checkout; an order for an English translation is delivered as one and said to be.
 func TestSpeechCheckAndTranslationEndToEnd(t *testing.T) {
 	requireMediaTools(t)
-	env := startFakeOpenAI(t).env()
+	openai := startFakeOpenAI(t)
+	env := openai.env()
 	env["ALLOW_PRIVATE_URLS"] = "1"
 	h := startApp(t, env)
 	dir := t.TempDir()
@@ -500,6 +507,12 @@ func TestSpeechCheckAndTranslationEndToEnd(t *testing.T) {
 	h.wantStatus(dl, 200)
 	if cd := dl.header.Get("Content-Disposition"); !strings.Contains(cd, `filename="parla-translation-`) {
 		t.Errorf("Content-Disposition = %q", cd)
+	}
+	if !bytes.Contains(dl.body, []byte("This clip was translated.")) {
+		t.Errorf("not the engine's translation: %q", dl.body)
+	}
+	if reqs := openai.received(); len(reqs) != 1 || reqs[0].Endpoint != "translations" {
+		t.Errorf("the engine received %+v, want one translations request", reqs)
 	}
 	view := h.get("/payment/sst/checkout-session?sessionId=" + sessionID).json(t)
 	if view["order"].(map[string]any)["translate"] != true {

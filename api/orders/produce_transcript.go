@@ -71,6 +71,7 @@ func (p *transcriptProducer) Produce(ctx context.Context, o Order, w io.Writer, 
 	if err != nil {
 		return FileKind{}, fmt.Errorf("transcribing: %w", err)
 	}
+	t.Translated = t.Translated || params.Translate
 	out, err := transcript.Render(t, params.Format)
 	if err != nil {
 		return FileKind{}, err

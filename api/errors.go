@@ -56,6 +56,7 @@ var errorKinds = []errorKind{
 	{code: "file_too_large", status: 413, message: "the file is larger than the limit"},
 	{code: "not_audio", status: 422, message: "the file has no audio track"},
 	{code: "unreadable_audio", status: 422, message: "the file is not audio we can read"},
+	{code: "no_speech", status: 422, message: "we found no speech in this recording, so there is nothing to transcribe"},
 	{code: "upload_not_found", status: 404, message: "the upload is unknown, expired or already paid for; upload the file again",
 		causes: []error{orders.ErrUploadNotFound}},
 	// Video links.

@@ -140,6 +140,9 @@ func (s orderHandlers) checkoutAnswer(c *fiber.Ctx, co orders.Checkout, err erro
 func (s orderHandlers) orderView(o orders.Order) fiber.Map {
 	v := fiber.Map{"id": o.ID, "service": o.Service, "status": o.Status, "progress": o.Progress,
 		"link": "", "expiresAt": "", "error": o.Error}
+	if o.Service != orders.TTS {
+		v["translate"] = orders.Translated(o)
+	}
 	if o.Status == orders.Done {
 		v["link"] = s.deps.Book.Link(o)
 		v["expiresAt"] = o.LinkExpiresAt.UTC().Format(time.RFC3339)

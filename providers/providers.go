@@ -205,6 +205,9 @@ type Transcript struct {
 	// Text is the whole transcript; segments joined when the engine gives none.
 	Text     string
 	Segments []Segment
+	// Translated marks an English translation of the speech rather than a transcript in
+	// its own language (verbose_json says "task": "translate").
+	Translated bool
 }
 
 // TranscribeRequest is one speech-to-text job.

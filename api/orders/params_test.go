@@ -80,6 +80,28 @@ func TestOrderStoredByThePreviousLayoutIsDelivered(t *testing.T) {
 	}
 }
 
+// The translate flag and a link's measured speech are optional: rows written before them
+// decode as a transcript with the speech unmeasured, and they survive a round trip.
+func TestTranscriptParamsTranslateAndSpeech(t *testing.T) {
+	old, err := decodeTranscriptParams([]byte(`{"v":2,"format":"srt","seconds":60,"link":{"site":"direct","url":"https://x.example/a.mp4","durationMs":60000}}`))
+	if err != nil || old.Translate || old.Link.SpeechMS != nil || old.Link.info().SpeechMeasured {
+		t.Fatalf("old row: %+v, %v", old, err)
+	}
+	speech := int64(41000)
+	raw, err := encodeParams(TranscriptParams{Format: "vtt", Seconds: 60, Translate: true,
+		Link: &LinkParams{Site: "direct", URL: "https://x.example/a.mp4", DurationMS: 60000, SpeechMS: &speech}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"translate":true`; !strings.Contains(string(raw), want) || !strings.Contains(string(raw), `"speechMs":41000`) {
+		t.Fatalf("encoded %s", raw)
+	}
+	p, err := decodeTranscriptParams(raw)
+	if info := p.Link.info(); err != nil || !p.Translate || !info.SpeechMeasured || info.Speech != 41*time.Second {
+		t.Fatalf("decoded %+v (%+v), %v", p, p.Link.info(), err)
+	}
+}
+
 // The language an order is spoken in is stored under its own name; orders stored before
 // it (layout 1, and layout 2 without it) decode with none: the engine's default, English,
 // as they were taken.

@@ -58,8 +58,12 @@ type verboseSegment struct {
 }
 
 func renderVerboseJSON(t providers.Transcript) ([]byte, error) {
+	task := "transcribe"
+	if t.Translated {
+		task = "translate"
+	}
 	v := verbose{
-		Task:     "transcribe",
+		Task:     task,
 		Language: t.Language,
 		Duration: seconds(t.Duration),
 		Text:     text(t),

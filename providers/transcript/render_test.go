@@ -230,6 +230,27 @@ func TestVerboseJSON(t *testing.T) {
 	}
 }
 
+func TestVerboseJSONSaysWhatTaskItHolds(t *testing.T) {
+	for _, tc := range []struct {
+		translated bool
+		want       string
+	}{{false, "transcribe"}, {true, "translate"}} {
+		tr := sample
+		tr.Translated = tc.translated
+		out, err := Render(tr, "verbose_json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct{ Task string }
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatal(err)
+		}
+		if v.Task != tc.want {
+			t.Errorf("translated=%v: task %q, want %q", tc.translated, v.Task, tc.want)
+		}
+	}
+}
+
 func TestInfo(t *testing.T) {
 	tests := []struct {
 		format, ext, contentType string

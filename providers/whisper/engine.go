@@ -197,6 +197,7 @@ func (e *Engine) Transcribe(ctx context.Context, req providers.TranscribeRequest
 		lang = "en" // the text is English whatever was spoken, as OpenAI's translations say
 	}
 	t := result(segments, lang, n)
+	t.Translated = req.Translate
 	p.set(100)
 	return t, nil
 }

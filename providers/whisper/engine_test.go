@@ -434,7 +434,7 @@ func TestTranslate(t *testing.T) {
 	if !multi.opts.translate || multi.opts.lang != "es" || multi.opts.words {
 		t.Errorf("model options %+v, want translate from es without words", multi.opts)
 	}
-	if got.Language != "english" || got.Segments[0].Words != nil {
+	if got.Language != "english" || !got.Translated || got.Segments[0].Words != nil {
 		t.Errorf("translation %+v, want english without words", got)
 	}
 }

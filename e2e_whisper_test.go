@@ -32,7 +32,8 @@ func TestWhisperEngineOrderEndToEnd(t *testing.T) {
 	}
 	h := startApp(t, map[string]string{"STT_ENGINE": "whisper", "WHISPER_MODEL": model,
 		"WHISPER_VAD": "silero", "WHISPER_VAD_MODEL": vad, "WHISPER_THREADS": "2"})
-	sst := h.get("/api/config").json(t)["services"].(map[string]any)["sst"].(map[string]any)
+	config := h.get("/api/config").json(t)
+	sst := config["services"].(map[string]any)["sst"].(map[string]any)
 	if sst["open"] != true {
 		t.Fatalf("audio-to-text closed with the whisper engine: %v", sst)
 	}
@@ -47,6 +48,18 @@ func TestWhisperEngineOrderEndToEnd(t *testing.T) {
 	seconds := probeSeconds(t, data)
 	up := h.upload("talk.mp3", data).json(t)
 	id := up["file"].(map[string]any)["path"].(string)
+
+	// The test model is English-only: no translation is offered, and one asked for anyway
+	// is refused before payment.
+	if tr := config["sst"].(map[string]any)["translate"]; tr != false {
+		t.Errorf("sst.translate = %v with an English-only model, want false", tr)
+	}
+	refused := h.postJSON("/payment/sst/create-checkout-session", map[string]any{"order": map[string]any{
+		"filePath": id, "fileName": "talk.mp3", "response_format": "text", "translate": true,
+		"email": "listener@example.com", "emailVerify": "listener@example.com", "locale": "en"}})
+	if refused.status != 400 || codeOf(refused) != "translation_unavailable" {
+		t.Errorf("translate with an English-only model: %d %s", refused.status, refused.body)
+	}
 
 	order := map[string]any{"filePath": id, "fileName": "talk.mp3", "response_format": "verbose_json",
 		"email": "listener@example.com", "emailVerify": "listener@example.com", "locale": "en"}

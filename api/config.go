@@ -30,6 +30,7 @@ func (s *server) publicConfig(c *fiber.Ctx) error {
 			services[string(svc)] = fiber.Map{"open": true}
 		}
 	}
+	translates := s.deps.Book.Desk.Translates() == nil
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	return c.JSON(fiber.Map{
 		"version":      s.cfg.Version,
@@ -47,11 +48,12 @@ func (s *server) publicConfig(c *fiber.Ctx) error {
 			// The configured engine's own languages; empty when it names none.
 			"languages": nonNil(s.deps.Book.Desk.SpeechLanguages()),
 		},
-		"sst": fiber.Map{"formats": providers.TranscriptFormats, "maxUploadBytes": s.cfg.MaxUploadBytes,
+		// translate: whether an English translation can be ordered from the engine.
+		"sst": fiber.Map{"formats": providers.TranscriptFormats, "translate": translates, "maxUploadBytes": s.cfg.MaxUploadBytes,
 			"acceptedFormats": acceptedAudio, "engine": s.cfg.STTEngine, "languages": orders.TranscriptLanguages,
 			"price": price(orders.STT, "perSeconds")},
 		"vtt": fiber.Map{"formats": providers.TranscriptFormats, "maxSeconds": int64(bc.VTTMaxDuration.Seconds()),
-			"engine": s.cfg.STTEngine, "languages": orders.TranscriptLanguages,
+			"engine": s.cfg.STTEngine, "languages": orders.TranscriptLanguages, "translate": translates,
 			"price": price(orders.VTT, "perSeconds")},
 	})
 }

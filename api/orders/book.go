@@ -99,6 +99,13 @@ type languageLister interface {
 	Languages() []string
 }
 
+// translationChecker is a transcription engine that can tell, before an order is taken,
+// whether it can translate speech into English (whisper cannot with an English-only model).
+// An engine without this check is taken to translate.
+type translationChecker interface {
+	Translates() error
+}
+
 // Book is the order book, built once at boot. Its parts, each in its own file, tell an
 // order's story: the Desk takes orders and opens their checkouts; the Cashier binds
 // payments to them and queues the one fulfilment job; the fulfiller (fulfil.go) runs that
@@ -136,6 +143,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 	if deps.Transcriber != nil && deps.Audio != nil {
 		tp := &transcriptProducer{engine: deps.Transcriber, audio: deps.Audio, links: deps.Links,
 			uploads: uploads, tempDir: cfg.TempDir}
+		tp.translator, _ = deps.Transcriber.(translationChecker)
 		if cfg.UploadDir != "" {
 			producers[STT] = tp
 		}
@@ -152,13 +160,15 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 		return nil, err
 	}
 	f.queue = queue
+	translator, _ := deps.Transcriber.(translationChecker)
 	var languages *speechlang.Detector
 	if l, ok := deps.Speaker.(languageLister); ok {
 		languages = speechlang.New(l.Languages())
 	}
 	return &Book{
 		Desk: &Desk{cfg: cfg, orders: orders, uploads: uploads, producers: producers,
-			payments: deps.Payments, audio: deps.Audio, links: deps.Links, languages: languages, log: deps.Log},
+			payments: deps.Payments, audio: deps.Audio, links: deps.Links, languages: languages,
+			translator: translator, log: deps.Log},
 		Cashier: &Cashier{cfg: cfg, orders: orders, uploads: uploads, events: &eventRows{db: deps.DB},
 			payments: deps.Payments, queue: queue, log: deps.Log},
 		cfg: cfg, log: deps.Log, orders: orders, queue: queue, sweeper: sw,

@@ -25,7 +25,9 @@ type Desk struct {
 	// languages tells the language of texts among the speech engine's; nil when the
 	// engine names none (it then speaks its default).
 	languages *speechlang.Detector
-	log       *slog.Logger
+	// translator, when set, says whether the transcription engine can translate.
+	translator translationChecker
+	log        *slog.Logger
 }
 
 // Available reports why a service cannot take orders, or nil when it can.
@@ -36,6 +38,27 @@ func (d *Desk) Available(svc Service) error {
 	}
 	if err := p.Available(); err != nil {
 		return fmt.Errorf("%w: %w", ErrServiceUnavailable, err)
+	}
+	return nil
+}
+
+// Translates reports nil when an English translation can be ordered from the transcription
+// engine, or why not.
+func (d *Desk) Translates() error {
+	if d.translator == nil {
+		return nil
+	}
+	return d.translator.Translates()
+}
+
+// checkTranslation refuses a translation the engine cannot make, before anybody pays.
+func (d *Desk) checkTranslation(translate bool) error {
+	if !translate {
+		return nil
+	}
+	if err := d.Translates(); err != nil {
+		d.log.Debug("translation refused", "err", err)
+		return bad("translation_unavailable", "this service cannot translate into English here; order a transcript instead")
 	}
 	return nil
 }

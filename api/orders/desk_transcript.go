@@ -105,6 +105,9 @@ func (d *Desk) CreateSTT(ctx context.Context, req TranscriptRequest) (Checkout, 
 	if err := d.Available(STT); err != nil {
 		return Checkout{}, err
 	}
+	if err := d.checkTranslation(req.Translate); err != nil {
+		return Checkout{}, err
+	}
 	u, err := d.uploads.get(ctx, strings.TrimSpace(req.Upload))
 	if err != nil {
 		return Checkout{}, err
@@ -156,6 +159,9 @@ func (d *Desk) AnalyzeLink(ctx context.Context, raw string) (links.LinkInfo, int
 func (d *Desk) CreateVTT(ctx context.Context, req TranscriptRequest) (Checkout, error) {
 	format, language, email, locale, err := req.validate()
 	if err != nil {
+		return Checkout{}, err
+	}
+	if err := d.checkTranslation(req.Translate); err != nil {
 		return Checkout{}, err
 	}
 	info, amount, err := d.AnalyzeLink(ctx, req.Link)

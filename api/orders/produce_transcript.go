@@ -37,6 +37,8 @@ type transcriptProducer struct {
 	links   LinkResolver
 	uploads *Uploads
 	tempDir string
+	// translator, when set, says whether the engine can translate (see Desk.Translates).
+	translator translationChecker
 }
 
 func (p *transcriptProducer) Available() error { return p.engine.Available() }
@@ -53,6 +55,12 @@ func (p *transcriptProducer) Produce(ctx context.Context, o Order, w io.Writer, 
 	ext, contentType, ok := transcript.Info(params.Format)
 	if !ok {
 		return FileKind{}, fmt.Errorf("unknown transcript format %q", params.Format)
+	}
+	if params.Translate && p.translator != nil {
+		// Checked at checkout too; the engine may have changed since (another model).
+		if err := p.translator.Translates(); err != nil {
+			return FileKind{}, permanent("translation_unavailable", err)
+		}
 	}
 	path, duration, cleanup, err := p.source(ctx, o, params)
 	if err != nil {

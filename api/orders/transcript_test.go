@@ -44,9 +44,18 @@ type scriptedTranscriber struct {
 	mu       sync.Mutex
 	requests []providers.TranscribeRequest
 	fail     atomic.Bool
+	// englishOnly makes the engine unable to translate, as whisper with an .en model.
+	englishOnly atomic.Bool
 }
 
 func (s *scriptedTranscriber) Available() error { return nil }
+
+func (s *scriptedTranscriber) Translates() error {
+	if s.englishOnly.Load() {
+		return errors.New("the model is English-only")
+	}
+	return nil
+}
 
 func (s *scriptedTranscriber) Transcribe(ctx context.Context, req providers.TranscribeRequest) (providers.Transcript, error) {
 	s.mu.Lock()
@@ -504,5 +513,65 @@ func TestTranslationOrder(t *testing.T) {
 		if got := strings.Contains(m.Text, "English translation"); got != translate {
 			t.Errorf("translate %v: the letter says:\n%s", translate, m.Text)
 		}
+	}
+}
+
+// An engine that cannot translate is never paid for a translation: the checkout refuses it
+// before anything is stored or the upload is claimed, and a paid order whose engine lost the
+// ability since (another model) is refunded at once, not retried.
+func TestTranslationRefusedWhenTheEngineCannot(t *testing.T) {
+	f := newFixture(t, func(cfg *Config) { cfg.MaxAttempts = 5; cfg.RetryBase = time.Hour })
+	ctx := context.Background()
+	f.stt.englishOnly.Store(true)
+	if f.book.Desk.Translates() == nil {
+		t.Fatal("Desk.Translates: nil for an English-only engine")
+	}
+	u, _, err := f.upload(t, "20s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := f.transcriptOrder(u.ID, "")
+	req.Translate = true
+	var ie *InputError
+	if _, err := f.book.Desk.CreateSTT(ctx, req); !errors.As(err, &ie) || ie.Code != "translation_unavailable" {
+		t.Fatalf("audio: %v, want translation_unavailable", err)
+	}
+	link := "https://videos.example/talk.mp4"
+	f.links.set(link, 30*time.Second)
+	vreq := f.transcriptOrder("", link)
+	vreq.Translate = true
+	if _, err := f.book.Desk.CreateVTT(ctx, vreq); !errors.As(err, &ie) || ie.Code != "translation_unavailable" {
+		t.Fatalf("video: %v, want translation_unavailable", err)
+	}
+	var n int
+	if err := f.book.Desk.orders.db.QueryRow(`SELECT count(*) FROM orders`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d orders stored (%v), want none", n, err)
+	}
+	// The same upload can still be ordered as a transcript: the refusal claimed nothing.
+	req.Translate = false
+	if _, err := f.book.Desk.CreateSTT(ctx, req); err != nil {
+		t.Fatalf("transcript of the same upload: %v", err)
+	}
+
+	// Paid while the engine could translate, produced after it could not.
+	f.stt.englishOnly.Store(false)
+	u2, _, err := f.upload(t, "20s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req2 := f.transcriptOrder(u2.ID, "")
+	req2.Translate = true
+	co, err := f.book.Desk.CreateSTT(ctx, req2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.stt.englishOnly.Store(true)
+	f.pay(t, co.SessionID)
+	o := f.waitStatus(t, co.OrderID, Refunded)
+	f.stt.mu.Lock()
+	calls := len(f.stt.requests)
+	f.stt.mu.Unlock()
+	if o.Error != "translation_unavailable" || calls != 0 {
+		t.Errorf("error %q, engine calls %d; want translation_unavailable and none", o.Error, calls)
 	}
 }

@@ -257,4 +257,16 @@ describe("audio-to-text page", () => {
     expect(screen.getByLabelText("Translate into English").checked).toBe(true);
     expect(nb(screen.getByTestId("speech").textContent)).toBe("About 2 minutes of speech in 3 min 21 sec.");
   });
+
+  it("offers no translation when the engine cannot translate, and sends no stored wish for one", async () => {
+    localStorage.setItem("sst", JSON.stringify({ translate: true }));
+    renderSst({ ...CONFIG, sst: { ...CONFIG.sst, translate: false } });
+    expect(screen.queryByLabelText("Translate into English")).toBeNull();
+    await uploadWith();
+    typeEmails("a@example.com", "a@example.com");
+    const fetch = vi.fn(async () => json(200, { ok: true, sessionId: "cs_sst", url: "/checkout/test/cs_sst", amount: 199, currency: "eur" }));
+    vi.stubGlobal("fetch", fetch);
+    await act(async () => fireEvent.click(screen.getByTestId("pay")));
+    expect(JSON.parse(fetch.mock.calls[0][1].body).order.translate).toBeUndefined();
+  });
 });

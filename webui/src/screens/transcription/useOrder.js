@@ -19,7 +19,11 @@ export function useOrder(service, initial) {
   const [emailVerify, setEmailVerify] = useState(initial.email);
   const [format, setFormat] = useState(initial.outputFormat);
   const [language, setLanguage] = useState(initial.language);
-  const [translate, setTranslate] = useState(initial.translate === true);
+  // The engine may be unable to translate (an English-only whisper model): then the
+  // option is not offered and a stored wish for it is not sent.
+  const canTranslate = config[service]?.translate !== false;
+  const [wantTranslate, setTranslate] = useState(initial.translate === true);
+  const translate = canTranslate && wantTranslate;
   const [paying, setPaying] = useState(false);
 
   /**
@@ -55,7 +59,7 @@ export function useOrder(service, initial) {
     language,
     translate,
     pay,
-    facts: { languages: config[service].languages, price: config[service].price, language, onLanguage: setLanguage, translate, onTranslate: setTranslate },
+    facts: { languages: config[service].languages, price: config[service].price, language, onLanguage: setLanguage, translate, onTranslate: setTranslate, canTranslate },
     steps: {
       service,
       formats: config[service].formats,

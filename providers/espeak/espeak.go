@@ -8,15 +8,14 @@
 package espeak
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
-	"sync"
 
 	"parla/media"
 	"parla/providers"
@@ -115,119 +114,83 @@ func (s *Speaker) Available() error {
 	return nil
 }
 
-// chunkResult is one synthesised chunk: espeak-ng's WAV output.
-type chunkResult struct {
-	wav []byte
-	err error
-}
-
 // Speak synthesises req.Text with the voice's espeak-ng variant at req.Speed and writes the
 // file encoded as req.Format to w. Progress goes from 0 to 100 as chunks are encoded.
+//
+// Each chunk is one espeak-ng process piped straight into its own ffmpeg encode, up to
+// Workers of them at once (and no more ffmpeg processes than the media Runner allows);
+// the encoded chunks are then joined without a second encode (media.EncodeParts). No
+// samples are held in memory: they only pass through a pipe.
 func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.Writer) error {
 	if err := req.Check("espeak"); err != nil {
 		return err
 	}
-	variant := voices[req.Voice]
-	chunks := media.SplitText(req.Text, s.chunk)
-	if len(chunks) == 0 {
-		return errors.New("espeak: empty text")
+	chunks, err := plan(req, s.chunk)
+	if err != nil {
+		return err
 	}
 	wpm, tempo := Rate(req.Speed)
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-
-	// Workers synthesise chunks into memory; at most `window` chunks are being synthesised
-	// or wait to be encoded at once, so a 50,000-character text never sits in memory as
-	// 140 MB of samples. A slot is taken before a chunk is handed to a worker and given
-	// back when the encoder has read the chunk.
-	window := s.workers + 2
-	results := make([]chan chunkResult, len(chunks))
-	for i := range results {
-		results[i] = make(chan chunkResult, 1)
-	}
-	ahead := make(chan struct{}, window)
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range min(s.workers, len(chunks)) {
-		wg.Go(func() {
-			for i := range jobs {
-				results[i] <- s.synthesise(ctx, chunks[i], variant, wpm)
-			}
-		})
-	}
-	wg.Go(func() {
-		defer close(jobs)
-		for i := range chunks {
-			select {
-			case ahead <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case jobs <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	})
-	defer wg.Wait()
-	defer cancel() // runs before wg.Wait: stop the workers first on an early return
-
-	pieces := media.Pieces{
-		Count: len(chunks),
-		WAV:   true,
-		Open: func(ctx context.Context, i int) (io.Reader, error) {
-			select {
-			case res := <-results[i]:
-				if res.err != nil {
-					return nil, fmt.Errorf("synthesising: %w", res.err)
-				}
-				return &slotReader{Reader: bytes.NewReader(res.wav), slots: ahead}, nil
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
+	parts := media.Parts{
+		Count:   len(chunks),
+		Workers: s.workers,
+		Open: func(ctx context.Context, i int) (io.ReadCloser, error) {
+			return s.start(ctx, chunks[i].Text, chunks[i].Voice, wpm)
 		},
 	}
 	opts := media.EncodeOptions{Format: req.Format, Tempo: tempo}
-	if err := s.media.EncodePieces(ctx, pieces, opts, req.Report, w); err != nil {
+	if err := s.media.EncodeParts(ctx, parts, opts, req.Report, w); err != nil {
 		return fmt.Errorf("espeak: %w", err)
 	}
 	return nil
 }
 
-// slotReader is a synthesised chunk that gives its look-ahead slot back when the encoder
-// closes it.
-type slotReader struct {
-	*bytes.Reader
-	slots chan struct{}
-}
-
-// Close frees the chunk's slot, so that one more chunk may be synthesised.
-func (r *slotReader) Close() error {
-	<-r.slots
-	return nil
-}
-
-// synthesise runs one espeak-ng process for text and returns its WAV output. The text goes
-// in on stdin, never as an argument, so a text starting with "-" is just text.
-func (s *Speaker) synthesise(ctx context.Context, text, variant string, wpm int) chunkResult {
-	cmd := exec.CommandContext(ctx, s.binary,
+// Args builds espeak-ng's arguments for one chunk. The text goes in on standard input, never
+// as an argument, so a text starting with "-" is just text.
+func Args(voice string, wpm int) []string {
+	return []string{
 		"--stdout", // WAV to standard output instead of the sound card
 		"-b", "1",  // input is UTF-8
-		"-v", variant, // language + voice variant, e.g. en-us+m3
-		"-s", fmt.Sprint(wpm), // words per minute
-	)
-	cmd.Stdin = strings.NewReader(text)
-	var out bytes.Buffer
-	out.Grow(len(text) * 3000) // ~2.7 KB of 22 kHz samples per character at 175 wpm
-	stderr := &media.TailBuffer{}
-	cmd.Stdout, cmd.Stderr = &out, stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return chunkResult{err: ctx.Err()}
-		}
-		return chunkResult{err: fmt.Errorf("running espeak-ng: %w: %s", err, strings.TrimSpace(stderr.String()))}
+		"-v", voice, // language + voice variant, e.g. en-us+m3
+		"-s", strconv.Itoa(wpm), // words per minute
 	}
-	return chunkResult{wav: out.Bytes()}
+}
+
+// start runs one espeak-ng process for text and returns its WAV output as it comes.
+func (s *Speaker) start(ctx context.Context, text, voice string, wpm int) (io.ReadCloser, error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, s.binary, Args(voice, wpm)...)
+	cmd.Stdin = strings.NewReader(text)
+	stderr := &media.TailBuffer{}
+	cmd.Stdout, cmd.Stderr = pw, stderr
+	err = cmd.Start()
+	pw.Close() // espeak-ng holds the writing end now
+	if err != nil {
+		pr.Close()
+		return nil, fmt.Errorf("running espeak-ng: %w", err)
+	}
+	return &synthesis{File: pr, ctx: ctx, cmd: cmd, stderr: stderr}, nil
+}
+
+// synthesis is a running espeak-ng: its output, and its exit status on Close.
+type synthesis struct {
+	*os.File
+	ctx    context.Context
+	cmd    *exec.Cmd
+	stderr *media.TailBuffer
+}
+
+// Close stops reading (espeak-ng, if still writing, fails on the closed pipe), waits for
+// the process and reports how it ended.
+func (p *synthesis) Close() error {
+	p.File.Close()
+	if err := p.cmd.Wait(); err != nil {
+		if p.ctx.Err() != nil {
+			return p.ctx.Err()
+		}
+		return fmt.Errorf("running espeak-ng: %w: %s", err, strings.TrimSpace(p.stderr.String()))
+	}
+	return nil
 }

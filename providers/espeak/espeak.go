@@ -1,10 +1,11 @@
 // Package espeak is the self-hosted text-to-speech engine: espeak-ng synthesises the text,
 // ffmpeg (through package media) encodes it into the ordered format.
 //
-// Long texts are cut on sentence boundaries into chunks that a small pool of espeak-ng
-// processes synthesises in parallel; their samples are fed, in order, into one ffmpeg
-// encode, so the file has a single header and no seams. espeak-ng is fast (about 20,000
-// characters a second on one core); the encode of the resulting audio is the slow part.
+// espeak-ng is fast (about 25,000 characters a second on one core); the encode of the
+// resulting audio is the slow part (an hour of speech: 7 s of mp3 encoding). So long texts
+// are cut on sentence boundaries into chunks, each synthesised by its own espeak-ng piped
+// into its own ffmpeg encode, as many at once as there are cores, and the encoded chunks
+// are joined without a second encode (media.EncodeParts).
 package espeak
 
 import (
@@ -14,8 +15,10 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"parla/media"
 	"parla/providers"
@@ -67,10 +70,13 @@ type Config struct {
 	// Media runs ffmpeg. Default media.New(media.Config{}); pass the app's shared Runner so
 	// its cap on concurrent ffmpeg processes covers this engine too.
 	Media *media.Runner
-	// ChunkChars is the largest piece of text one espeak-ng process gets. Default 1500
-	// (about 90 seconds of speech, 4 MB of samples held in memory at a time).
+	// ChunkChars is the largest piece of text one espeak-ng process and its ffmpeg encode
+	// get. Default 8000 (about 8 minutes of speech). Texts are cut into fewer, evenly sized
+	// chunks when that keeps every worker busy (see chunkSize).
 	ChunkChars int
-	// Workers is how many espeak-ng processes run at once for one request. Default 2.
+	// Workers is how many chunks are synthesised and encoded at once for one request (each
+	// one espeak-ng and one ffmpeg process; the media Runner's cap on ffmpeg processes
+	// holds across requests). Default runtime.NumCPU().
 	Workers int
 }
 
@@ -94,10 +100,10 @@ func New(cfg Config) *Speaker {
 		cfg.Media = media.New(media.Config{})
 	}
 	if cfg.ChunkChars <= 0 {
-		cfg.ChunkChars = 1500
+		cfg.ChunkChars = 8000
 	}
 	if cfg.Workers <= 0 {
-		cfg.Workers = 2
+		cfg.Workers = runtime.NumCPU()
 	}
 	return &Speaker{binary: cfg.Binary, media: cfg.Media, chunk: cfg.ChunkChars, workers: cfg.Workers}
 }
@@ -125,7 +131,7 @@ func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.W
 	if err := req.Check("espeak"); err != nil {
 		return err
 	}
-	chunks, err := plan(req, s.chunk)
+	chunks, err := plan(req, chunkSize(utf8.RuneCountInString(req.Text), s.workers, s.chunk))
 	if err != nil {
 		return err
 	}
@@ -142,6 +148,31 @@ func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.W
 		return fmt.Errorf("espeak: %w", err)
 	}
 	return nil
+}
+
+// minChunk is the smallest chunk worth a process pair of its own: 1500 characters are about
+// 95 seconds of speech, whose mp3 encode (0.2 s) still outweighs the start of espeak-ng and
+// ffmpeg (about 60 ms of CPU together).
+const minChunk = 1500
+
+// chunkSize returns the largest chunk, in characters, for a text of n characters read by
+// workers parallel workers, at most maxChars. The text is shared out evenly in whole rounds
+// (a multiple of workers chunks, at least two rounds), so that no core idles at the end
+// while another encodes a last big chunk; chunks are never smaller than minChunk (unless
+// maxChars is). Measured on 50,000 characters with 2 workers: 8 chunks beat both 4 (less
+// even, a core idles at the end) and 34 (ffmpeg starts); see BenchmarkSpeak50kChunkSize.
+func chunkSize(n, workers, maxChars int) int {
+	workers = max(workers, 1)
+	parts := max(2*workers, ceilDiv(n, maxChars))
+	parts = ceilDiv(parts, workers) * workers
+	// Sentence cuts fall short of the limit; a 10 % margin keeps them from making one more,
+	// small, chunk at the end.
+	size := ceilDiv(n, parts) * 11 / 10
+	return min(maxChars, max(minChunk, size))
+}
+
+func ceilDiv(a, b int) int {
+	return (a + b - 1) / b
 }
 
 // Args builds espeak-ng's arguments for one chunk. The text goes in on standard input, never

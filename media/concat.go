@@ -21,7 +21,9 @@ type Parts struct {
 	// cancelled. Close is called once the encoder has stopped reading, whether it read
 	// everything or not; it must stop the producer if it still runs, wait for it and
 	// return its failure: a producer that fails after some output must not pass for a
-	// short part.
+	// short part. A reader with a method File() *os.File (the reading end of the
+	// producer's pipe) is given to ffmpeg as its standard input directly, so the audio
+	// never passes through this process.
 	Open func(ctx context.Context, i int) (io.ReadCloser, error)
 	// Workers is how many parts are produced and encoded at once. Each encode also takes
 	// one of the Runner's ffmpeg slots. Default 1.
@@ -135,7 +137,7 @@ func (r *Runner) encodeOne(ctx context.Context, src Parts, opts EncodeOptions, w
 	if err != nil {
 		return fmt.Errorf("piece 1 of 1: %w", err)
 	}
-	err = r.Encode(ctx, WAV, part, opts, w)
+	err = r.Encode(ctx, WAV, stdin(part), opts, w)
 	if perr := part.Close(); perr != nil {
 		return fmt.Errorf("piece 1 of 1: %w", producerFirst(perr, err))
 	}
@@ -152,11 +154,19 @@ func (r *Runner) encodePart(ctx context.Context, src Parts, i int, opts EncodeOp
 	if err != nil {
 		return err
 	}
-	err = r.FFmpeg(ctx, args, part, nil)
+	err = r.FFmpeg(ctx, args, stdin(part), nil)
 	if perr := part.Close(); perr != nil {
 		return producerFirst(perr, err)
 	}
 	return err
+}
+
+// stdin is what ffmpeg reads a part from: the producer's pipe itself when there is one.
+func stdin(part io.Reader) io.Reader {
+	if f, ok := part.(interface{ File() *os.File }); ok {
+		return f.File()
+	}
+	return part
 }
 
 // producerFirst puts the producer's failure first: when it failed, ffmpeg's complaint (a

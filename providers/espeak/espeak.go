@@ -202,21 +202,27 @@ func (s *Speaker) start(ctx context.Context, text, voice string, wpm int) (io.Re
 		pr.Close()
 		return nil, fmt.Errorf("running espeak-ng: %w", err)
 	}
-	return &synthesis{File: pr, ctx: ctx, cmd: cmd, stderr: stderr}, nil
+	return &synthesis{out: pr, ctx: ctx, cmd: cmd, stderr: stderr}, nil
 }
 
 // synthesis is a running espeak-ng: its output, and its exit status on Close.
 type synthesis struct {
-	*os.File
+	out    *os.File
 	ctx    context.Context
 	cmd    *exec.Cmd
 	stderr *media.TailBuffer
 }
 
+// Read reads espeak-ng's output.
+func (p *synthesis) Read(b []byte) (int, error) { return p.out.Read(b) }
+
+// File is the reading end of espeak-ng's output pipe, which ffmpeg then reads directly.
+func (p *synthesis) File() *os.File { return p.out }
+
 // Close stops reading (espeak-ng, if still writing, fails on the closed pipe), waits for
 // the process and reports how it ended.
 func (p *synthesis) Close() error {
-	p.File.Close()
+	p.out.Close()
 	if err := p.cmd.Wait(); err != nil {
 		if p.ctx.Err() != nil {
 			return p.ctx.Err()

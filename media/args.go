@@ -3,7 +3,6 @@ package media
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -74,7 +73,7 @@ var formats = map[string]FormatInfo{
 		rate: "24000",
 		// Encoder effort 5 of 10: 3x faster than the default 10, inaudible for speech.
 		level: "5",
-		// Parts are Ogg files that ffmpeg's concat demuxer joins into one stream.
+		// Parts are Ogg files whose pages oggJoin puts in one stream.
 		partMuxer: "ogg",
 	},
 	AAC: {
@@ -180,24 +179,6 @@ func PartArgs(opts EncodeOptions, output string) ([]string, error) {
 	}
 	f.muxer, f.extra = f.partMuxer, f.partExtra
 	return encodeArgs(WAV, opts, f, output)
-}
-
-// ConcatArgs builds the ffmpeg arguments that join the Ogg Opus parts listed in the
-// concat-demuxer script at list (a local path) into one Ogg stream on standard output,
-// copying the packets: one header, one serial number, granule positions counted on from
-// one part to the next.
-func ConcatArgs(list string) []string {
-	return append(slices.Clone(globalArgs),
-		"-f", "concat",
-		// Our own list of our own files, read as files and nothing else. The list names
-		// the parts relative to itself, which the demuxer's default safe mode accepts.
-		"-protocol_whitelist", "file",
-		"-i", fileURL(list),
-		"-c", "copy", // no second encode: the packets are kept as they are
-		"-map_metadata", "-1",
-		"-f", "ogg",
-		"-protocol_whitelist", "pipe",
-		"pipe:1")
 }
 
 // encodeArgs builds the arguments of EncodeArgs and PartArgs for the format f.

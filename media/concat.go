@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 )
 
@@ -33,8 +32,8 @@ type Parts struct {
 // EncodeParts encodes src's parts in parallel, each into its own temp file, then joins
 // them, in order, into one file encoded as opts says, written to w. The join copies the
 // encoded audio, without a second encode: mp3 frames follow each other with no tag or
-// Xing frame in between; Ogg Opus parts go through ffmpeg's concat demuxer (one stream,
-// granule positions counted on); AAC parts are ADTS streams remuxed once into MP4; FLAC
+// Xing frame in between; Ogg Opus pages follow the first part's headers as one stream,
+// granule positions counted on (see oggJoin); AAC parts are ADTS streams remuxed once into MP4; FLAC
 // frames are renumbered under one STREAMINFO (see joinFLAC). A single part is encoded
 // straight into the file, as Encode does.
 //
@@ -191,15 +190,17 @@ func (r *Runner) joinParts(ctx context.Context, dir string, names []string, opts
 		}
 		return nil
 	case Opus:
-		var list strings.Builder
-		for _, name := range names {
-			fmt.Fprintf(&list, "file '%s'\n", name)
+		j := oggJoin{w: w}
+		for i, name := range names {
+			data, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				return err
+			}
+			if err := j.add(data, i == len(names)-1); err != nil {
+				return fmt.Errorf("part %d: %w", i+1, err)
+			}
 		}
-		path := filepath.Join(dir, "parts.txt")
-		if err := os.WriteFile(path, []byte(list.String()), 0o600); err != nil {
-			return err
-		}
-		return r.FFmpeg(ctx, ConcatArgs(path), nil, w)
+		return nil
 	case AAC:
 		files := make([]io.Reader, 0, len(names))
 		for _, name := range names {

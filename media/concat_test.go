@@ -56,16 +56,6 @@ func TestPartArgs(t *testing.T) {
 	}
 }
 
-func TestConcatArgs(t *testing.T) {
-	got := ConcatArgs("/t/-odd dir/parts.txt")
-	want := []string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-		"-f", "concat", "-protocol_whitelist", "file", "-i", "file:/t/-odd dir/parts.txt",
-		"-c", "copy", "-map_metadata", "-1", "-f", "ogg", "-protocol_whitelist", "pipe", "pipe:1"}
-	if !slices.Equal(got, want) {
-		t.Errorf("args\n got %q\nwant %q", got, want)
-	}
-}
-
 // testParts serves WAV data as parts, like a producer process would.
 type testParts struct {
 	data [][]byte

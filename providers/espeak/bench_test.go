@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -68,22 +69,28 @@ func BenchmarkSpeak50kVsBare(b *testing.B) {
 	text := benchText(50000)
 	for _, format := range providers.SpeechFormats {
 		b.Run(format, func(b *testing.B) {
-			var bare, speak []time.Duration
+			var bare, speak, bareCPU, speakCPU []time.Duration
 			for b.Loop() {
-				start := time.Now()
+				start, cpu := time.Now(), childCPU()
 				barePipeline(b, text, format)
 				bare = append(bare, time.Since(start))
-				start = time.Now()
+				bareCPU = append(bareCPU, childCPU()-cpu)
+				start, cpu = time.Now(), childCPU()
 				req := providers.SpeechRequest{Voice: "alloy", Text: text, Format: format, Speed: 1}
 				if err := s.Speak(context.Background(), req, io.Discard); err != nil {
 					b.Fatal(err)
 				}
 				speak = append(speak, time.Since(start))
+				speakCPU = append(speakCPU, childCPU()-cpu)
 			}
 			mb, ms := median(bare), median(speak)
 			b.ReportMetric(float64(mb.Milliseconds()), "bare-ms")
 			b.ReportMetric(float64(ms.Milliseconds()), "speak-ms")
 			b.ReportMetric(float64(ms)/float64(mb), "speak/bare")
+			// CPU time of the processes (espeak-ng, ffmpeg): what the parallel version
+			// spends more in process starts and the join.
+			b.ReportMetric(float64(median(bareCPU).Milliseconds()), "bare-cpu-ms")
+			b.ReportMetric(float64(median(speakCPU).Milliseconds()), "speak-cpu-ms")
 		})
 	}
 }
@@ -136,6 +143,15 @@ func barePipeline(b *testing.B, text, format string) {
 	if err := espeak.Wait(); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// childCPU is the user and system time of this process's finished child processes.
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func median(d []time.Duration) time.Duration {

@@ -213,20 +213,11 @@ func (r *Runner) joinParts(ctx context.Context, dir string, names []string, opts
 		}
 		return r.Encode(ctx, ADTS, io.MultiReader(files...), EncodeOptions{Format: AAC}, w)
 	case FLAC:
-		// Two passes, one part in memory at a time: STREAMINFO, written first, needs the
-		// count of every frame.
-		read := func(i int) ([]byte, error) { return os.ReadFile(filepath.Join(dir, names[i])) }
-		var j flacJoin
-		for i := range names {
-			data, err := read(i)
-			if err != nil {
-				return err
-			}
-			if err := j.add(data); err != nil {
-				return fmt.Errorf("part %d: %w", i+1, err)
-			}
+		paths := make([]string, len(names))
+		for i, name := range names {
+			paths[i] = filepath.Join(dir, name)
 		}
-		return j.write(w, read)
+		return joinFLAC(w, paths)
 	}
 	return fmt.Errorf("unknown audio format %q", opts.Format)
 }

@@ -205,6 +205,9 @@ func checkOneHeader(t *testing.T, format string, data []byte) {
 			}
 		}
 	case Opus:
+		if _, err := oggPages(data); err != nil { // framing and every page's CRC
+			t.Error(err)
+		}
 		if n := count("OpusHead"); n != 1 {
 			t.Errorf("%d OpusHead packets, want 1", n)
 		}
@@ -214,8 +217,19 @@ func checkOneHeader(t *testing.T, format string, data []byte) {
 			t.Errorf("%d ftyp/moov boxes, want one each", n)
 		}
 	case FLAC:
-		if !bytes.HasPrefix(data, []byte("fLaC")) || count("fLaC") != 1 {
-			t.Errorf("%d fLaC markers, want one at the start", count("fLaC"))
+		// One STREAMINFO, then frames whose checksums hold, numbered by sample.
+		_, at, err := parseFLACHeader(data)
+		if err != nil || at != 4+4+34 {
+			t.Fatalf("FLAC header: %v, frames from byte %d", err, at)
+		}
+		frames, err := flacFrames(data, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, f := range frames {
+			if data[f.start+1]&1 != 1 {
+				t.Fatalf("frame %d is not numbered by sample", i)
+			}
 		}
 	}
 }

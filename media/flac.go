@@ -1,11 +1,13 @@
 package media
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 )
 
 // FLAC joining, without decoding: the frames of several FLAC files of the same layout are
@@ -22,6 +24,7 @@ import (
 
 // flacInfo is what a part's STREAMINFO says about its layout and length.
 type flacInfo struct {
+	minBlock, maxBlock   int
 	rate, channels, bits int
 	samples              uint64
 }
@@ -35,76 +38,50 @@ type flacFrame struct {
 	block      int // samples in the frame
 }
 
-// flacJoin indexes parts, then writes them as one stream.
-type flacJoin struct {
-	info   flacInfo
-	parts  [][]flacFrame // the frames of each part
-	frames int
-}
-
-// add parses one part, a whole FLAC file, and keeps the index of its frames.
-func (j *flacJoin) add(data []byte) error {
-	info, at, err := parseFLACHeader(data)
-	if err != nil {
-		return err
-	}
-	if len(j.parts) == 0 {
-		j.info.rate, j.info.channels, j.info.bits = info.rate, info.channels, info.bits
-	} else if info.rate != j.info.rate || info.channels != j.info.channels || info.bits != j.info.bits {
-		return fmt.Errorf("FLAC of %d Hz, %d channels, %d bits after parts of %d Hz, %d channels, %d bits",
-			info.rate, info.channels, info.bits, j.info.rate, j.info.channels, j.info.bits)
-	}
-	frames, err := flacFrames(data, at)
-	if err != nil {
-		return err
-	}
-	var samples uint64
-	for _, f := range frames {
-		samples += uint64(f.block)
-	}
-	if info.samples != 0 && info.samples != samples {
-		return fmt.Errorf("FLAC frames hold %d samples, STREAMINFO says %d", samples, info.samples)
-	}
-	j.info.samples += samples
-	j.frames += len(frames)
-	j.parts = append(j.parts, frames)
-	return nil
-}
-
-// write writes the joined stream: "fLaC", the one STREAMINFO, the renumbered frames.
-// read(i) returns part i's file again, the same bytes add was given.
-func (j *flacJoin) write(w io.Writer, read func(i int) ([]byte, error)) error {
-	if j.frames == 0 {
-		return errors.New("joining FLAC: no frames")
-	}
-	minBlock, maxBlock := 1<<16-1, 0
-	minFrame, maxFrame := 1<<24-1, 0
-	var sample uint64
-	n := 0
-	for _, frames := range j.parts {
-		for _, f := range frames {
-			n++
-			size := f.end - f.start - f.numLen + len(codedNumber(sample))
-			minFrame, maxFrame = min(minFrame, size), max(maxFrame, size)
-			// The bounds on block sizes leave out the stream's last block, which may be
-			// shorter than any other.
-			if n < j.frames || j.frames == 1 {
-				minBlock, maxBlock = min(minBlock, f.block), max(maxBlock, f.block)
-			}
-			sample += uint64(f.block)
+// joinFLAC writes the FLAC files at paths, in order, to w as one FLAC stream: "fLaC", one
+// STREAMINFO made from the parts' own, then every part's frames renumbered. It reads the
+// parts' headers first, then each part once, one at a time. The frame sizes in STREAMINFO
+// are left 0 ("unknown"), as the format allows.
+func joinFLAC(w io.Writer, paths []string) error {
+	var info flacInfo
+	infos := make([]flacInfo, len(paths))
+	for i, path := range paths {
+		part, err := readFLACInfo(path)
+		if err != nil {
+			return fmt.Errorf("part %d: %w", i+1, err)
 		}
+		if i > 0 && (part.rate != info.rate || part.channels != info.channels || part.bits != info.bits) {
+			return fmt.Errorf("part %d: FLAC of %d Hz, %d channels, %d bits after parts of %d Hz, %d channels, %d bits",
+				i+1, part.rate, part.channels, part.bits, info.rate, info.channels, info.bits)
+		}
+		if part.samples == 0 || part.maxBlock == 0 {
+			return fmt.Errorf("part %d: FLAC without its length in STREAMINFO", i+1)
+		}
+		if i == 0 {
+			info = part
+			info.samples = 0
+		}
+		info.minBlock = min(info.minBlock, part.minBlock)
+		info.maxBlock = max(info.maxBlock, part.maxBlock)
+		// A part's last block may be short; in the joined stream it is no longer the last
+		// one, except for the last part's.
+		if short := int(part.samples % uint64(part.maxBlock)); short != 0 && i < len(paths)-1 {
+			info.minBlock = min(info.minBlock, short)
+		}
+		info.samples += part.samples
+		infos[i] = part
 	}
+
 	var head bytes.Buffer
 	head.WriteString("fLaC")
 	// Metadata block header: last block (0x80), type 0 (STREAMINFO), 34 bytes.
 	head.Write([]byte{0x80, 0, 0, 34})
 	var si [34]byte
-	binary.BigEndian.PutUint16(si[0:], uint16(minBlock))
-	binary.BigEndian.PutUint16(si[2:], uint16(maxBlock))
-	put24(si[4:], minFrame)
-	put24(si[7:], maxFrame)
+	binary.BigEndian.PutUint16(si[0:], uint16(info.minBlock))
+	binary.BigEndian.PutUint16(si[2:], uint16(info.maxBlock))
+	// si[4:10], the smallest and largest frame in bytes, stay zero: unknown.
 	// 20 bits rate, 3 bits channels-1, 5 bits bits-1, 36 bits total samples.
-	packed := uint64(j.info.rate)<<44 | uint64(j.info.channels-1)<<41 | uint64(j.info.bits-1)<<36 | j.info.samples
+	packed := uint64(info.rate)<<44 | uint64(info.channels-1)<<41 | uint64(info.bits-1)<<36 | info.samples
 	binary.BigEndian.PutUint64(si[10:], packed)
 	// si[18:34], the MD5 of the audio, stays zero: not computed.
 	head.Write(si[:])
@@ -112,33 +89,65 @@ func (j *flacJoin) write(w io.Writer, read func(i int) ([]byte, error)) error {
 		return err
 	}
 
-	sample = 0
-	buf := make([]byte, 0, 64<<10)
-	for k, frames := range j.parts {
-		data, err := read(k)
+	bw := bufio.NewWriterSize(w, 256<<10)
+	var sample uint64
+	hdr := make([]byte, 0, 32)
+	var crc [2]byte
+	for i, path := range paths {
+		data, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
+		_, at, err := parseFLACHeader(data)
+		if err != nil {
+			return fmt.Errorf("part %d: %w", i+1, err)
+		}
+		frames, err := flacFrames(data, at)
+		if err != nil {
+			return fmt.Errorf("part %d: %w", i+1, err)
+		}
+		var samples uint64
 		for _, f := range frames {
-			if f.end > len(data) {
-				return fmt.Errorf("FLAC part %d changed between reads", k+1)
-			}
+			samples += uint64(f.block)
+		}
+		if samples != infos[i].samples {
+			return fmt.Errorf("part %d: FLAC frames hold %d samples, STREAMINFO says %d", i+1, samples, infos[i].samples)
+		}
+		for _, f := range frames {
 			frame := data[f.start:f.end]
-			buf = buf[:0]
-			buf = append(buf, frame[0], frame[1]|0x01) // blocking strategy: variable
-			buf = append(buf, frame[2:f.numAt]...)
-			buf = append(buf, codedNumber(sample)...)
-			buf = append(buf, frame[f.numAt+f.numLen:f.hdrLen-1]...) // explicit block size or rate
-			buf = append(buf, crc8(buf))
-			buf = append(buf, frame[f.hdrLen:len(frame)-2]...) // the subframes, untouched
-			buf = binary.BigEndian.AppendUint16(buf, crc16(0, buf))
-			if _, err := w.Write(buf); err != nil {
+			hdr = hdr[:0]
+			hdr = append(hdr, frame[0], frame[1]|0x01) // blocking strategy: variable
+			hdr = append(hdr, frame[2:f.numAt]...)
+			hdr = append(hdr, codedNumber(sample)...)
+			hdr = append(hdr, frame[f.numAt+f.numLen:f.hdrLen-1]...) // explicit block size or rate
+			hdr = append(hdr, crc8(hdr))
+			body := frame[f.hdrLen : len(frame)-2] // the subframes, untouched
+			old := binary.BigEndian.Uint16(frame[len(frame)-2:])
+			binary.BigEndian.PutUint16(crc[:], crc16Replace(old, frame[:f.hdrLen], hdr, len(body)))
+			bw.Write(hdr)
+			bw.Write(body)
+			if _, err := bw.Write(crc[:]); err != nil {
 				return err
 			}
 			sample += uint64(f.block)
 		}
 	}
-	return nil
+	return bw.Flush()
+}
+
+// readFLACInfo reads the STREAMINFO of the FLAC file at path.
+func readFLACInfo(path string) (flacInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return flacInfo{}, err
+	}
+	defer f.Close()
+	head := make([]byte, 4+4+34)
+	if _, err := io.ReadFull(f, head); err != nil {
+		return flacInfo{}, fmt.Errorf("reading FLAC header: %w", err)
+	}
+	info, _, err := parseFLACHeader(head)
+	return info, err
 }
 
 func put24(b []byte, v int) {
@@ -169,6 +178,8 @@ func parseFLACHeader(data []byte) (flacInfo, int, error) {
 			}
 			packed := binary.BigEndian.Uint64(data[body+10:])
 			info = flacInfo{
+				minBlock: int(binary.BigEndian.Uint16(data[body:])),
+				maxBlock: int(binary.BigEndian.Uint16(data[body+2:])),
 				rate:     int(packed >> 44),
 				channels: int(packed>>41&7) + 1,
 				bits:     int(packed>>36&31) + 1,
@@ -176,7 +187,7 @@ func parseFLACHeader(data []byte) (flacInfo, int, error) {
 			}
 		}
 		at = body + size
-		if last {
+		if last || first && at == len(data) { // the whole file, or just its STREAMINFO
 			return info, at, nil
 		}
 	}
@@ -195,15 +206,25 @@ func flacFrames(data []byte, at int) ([]flacFrame, error) {
 		f.start = at
 		crc := crc16(0, data[at:at+f.hdrLen])
 		end := -1
-		for q := at + f.hdrLen; q < len(data); q++ {
+		for q := at + f.hdrLen; ; {
+			// Jump to the next 0xff, the first byte of a sync code, checksumming the bytes
+			// skipped on the way.
+			k := bytes.IndexByte(data[q:], 0xff)
+			if k < 0 {
+				crc = crc16(crc, data[q:])
+				break
+			}
+			crc = crc16(crc, data[q:q+k])
+			q += k
 			// The running CRC over a whole frame, its own CRC-16 included, is zero.
-			if crc == 0 && data[q] == 0xff && q+1 < len(data) && data[q+1]&0xfe == 0xf8 {
+			if crc == 0 && q+1 < len(data) && data[q+1]&0xfe == 0xf8 {
 				if _, ok := parseFrameHeader(data[q:]); ok {
 					end = q
 					break
 				}
 			}
-			crc = crc<<8 ^ crc16Table[byte(crc>>8)^data[q]]
+			crc = crc16(crc, data[q:q+1])
+			q++
 		}
 		if end < 0 {
 			if crc != 0 {
@@ -344,6 +365,43 @@ var crc16Table = func() (t [256]uint16) {
 	}
 	return t
 }()
+
+// crc16Replace returns the CRC-16 of newHead followed by n bytes, given the CRC-16 old of
+// oldHead followed by the same n bytes, without reading them again. A CRC with initial 0 is
+// linear: crc(A‖B) = crc(A)·x^(8|B|) + crc(B) mod the polynomial, so swapping the head adds
+// (crc(oldHead) + crc(newHead))·x^(8n).
+func crc16Replace(old uint16, oldHead, newHead []byte, n int) uint16 {
+	return old ^ crc16MulMod(crc16(0, oldHead)^crc16(0, newHead), crc16XPow8(n))
+}
+
+// crc16MulMod multiplies two polynomials over GF(2) modulo FLAC's CRC-16 polynomial.
+func crc16MulMod(a, b uint16) uint16 {
+	var r uint16
+	for i := 15; i >= 0; i-- {
+		// r = r·x mod P, then add a if bit i of b is set (Horner's rule).
+		if r&0x8000 != 0 {
+			r = r<<1 ^ 0x8005
+		} else {
+			r <<= 1
+		}
+		if b>>i&1 != 0 {
+			r ^= a
+		}
+	}
+	return r
+}
+
+// crc16XPow8 is x^(8n) modulo FLAC's CRC-16 polynomial: what n zero bytes do to a CRC.
+func crc16XPow8(n int) uint16 {
+	result, base := uint16(1), uint16(0x0100) // x^0, x^8
+	for ; n > 0; n >>= 1 {
+		if n&1 != 0 {
+			result = crc16MulMod(result, base)
+		}
+		base = crc16MulMod(base, base)
+	}
+	return result
+}
 
 // crc16 continues the frame checksum crc over b.
 func crc16(crc uint16, b []byte) uint16 {

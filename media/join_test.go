@@ -3,6 +3,7 @@ package media
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -89,17 +90,19 @@ func encodedParts(t *testing.T, format string) [][]byte {
 // TestJoinRefusesDamagedParts: a flipped byte in a part's audio is caught by the frame or
 // page checksum, rather than joined into a file that plays a burst of noise.
 func TestJoinRefusesDamagedParts(t *testing.T) {
-	join := map[string]func(files [][]byte) error{
-		FLAC: func(files [][]byte) error {
-			var j flacJoin
-			for _, f := range files {
-				if err := j.add(f); err != nil {
-					return err
+	join := map[string]func(t *testing.T, files [][]byte) error{
+		FLAC: func(t *testing.T, files [][]byte) error {
+			var paths []string
+			for i, f := range files {
+				path := filepath.Join(t.TempDir(), fmt.Sprintf("part-%d.flac", i))
+				if err := os.WriteFile(path, f, 0o600); err != nil {
+					t.Fatal(err)
 				}
+				paths = append(paths, path)
 			}
-			return j.write(&bytes.Buffer{}, func(i int) ([]byte, error) { return files[i], nil })
+			return joinFLAC(&bytes.Buffer{}, paths)
 		},
-		Opus: func(files [][]byte) error {
+		Opus: func(t *testing.T, files [][]byte) error {
 			j := oggJoin{w: &bytes.Buffer{}}
 			for i, f := range files {
 				if err := j.add(f, i == len(files)-1); err != nil {
@@ -112,16 +115,31 @@ func TestJoinRefusesDamagedParts(t *testing.T) {
 	for _, format := range []string{FLAC, Opus} {
 		t.Run(format, func(t *testing.T) {
 			files := encodedParts(t, format)
-			if err := join[format](files); err != nil {
+			if err := join[format](t, files); err != nil {
 				t.Fatalf("intact parts refused: %v", err)
 			}
 			damaged := slices.Clone(files)
 			damaged[1] = slices.Clone(files[1])
 			damaged[1][len(damaged[1])*2/3] ^= 0x10
-			err := join[format](damaged)
+			err := join[format](t, damaged)
 			if err == nil || !strings.Contains(err.Error(), "checksum") {
 				t.Errorf("got %v, want a checksum error", err)
 			}
 		})
+	}
+}
+
+func TestCRC16Replace(t *testing.T) {
+	body := tone(t, 0.05, 440, "s16le")
+	for _, heads := range [][2][]byte{
+		{{0xff, 0xf8, 0x49, 0x08, 0x00}, {0xff, 0xf9, 0x49, 0x08, 0xc2, 0x80}},
+		{{1, 2, 3}, {1, 2, 3}},
+		{{}, {9}},
+	} {
+		old := crc16(crc16(0, heads[0]), body)
+		want := crc16(crc16(0, heads[1]), body)
+		if got := crc16Replace(old, heads[0], heads[1], len(body)); got != want {
+			t.Errorf("crc16Replace(% x → % x) = %04x, want %04x", heads[0], heads[1], got, want)
+		}
 	}
 }

@@ -33,13 +33,13 @@ type Parts struct {
 // them, in order, into one file encoded as opts says, written to w. The join copies the
 // encoded audio, without a second encode: mp3 frames follow each other with no tag or
 // Xing frame in between; Ogg Opus pages follow the first part's headers as one stream,
-// granule positions counted on (see oggJoin); AAC parts are ADTS streams remuxed once into MP4; FLAC
-// frames are renumbered under one STREAMINFO (see joinFLAC). A single part is encoded
-// straight into the file, as Encode does.
+// granule positions counted on (see oggJoin); AAC parts are ADTS streams remuxed once
+// into MP4; FLAC frames are renumbered under one STREAMINFO (see joinFLAC). A single part
+// is encoded straight into the file, as Encode does.
 //
-// Each seam may carry a few tens of milliseconds more than the parts' own audio: the
-// encoder delay and final-frame padding of lossy codecs (mp3 about 50–75 ms at 22 kHz, aac
-// about 70 ms, opus under 30 ms; FLAC none), silence where parts end at sentence ends.
+// Each seam may add a few tens of milliseconds to the parts' own audio: the encoder delay
+// and last-frame padding of lossy codecs (mp3 about 50–75 ms at 22 kHz, aac about 70 ms,
+// opus under 30 ms; FLAC none). Speech engines' parts end on a pause, which it lengthens.
 //
 // progress (may be nil) is called with 0, then rises with the parts encoded, then 100
 // when the file is written; it never goes back. The first part to fail stops every other

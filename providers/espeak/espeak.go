@@ -140,7 +140,7 @@ func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.W
 		Count:   len(chunks),
 		Workers: s.workers,
 		Open: func(ctx context.Context, i int) (io.ReadCloser, error) {
-			return s.start(ctx, chunks[i].Text, chunks[i].Voice, wpm)
+			return s.synthesise(ctx, chunks[i].Text, chunks[i].Voice, wpm)
 		},
 	}
 	opts := media.EncodeOptions{Format: req.Format, Tempo: tempo}
@@ -186,8 +186,9 @@ func Args(voice string, wpm int) []string {
 	}
 }
 
-// start runs one espeak-ng process for text and returns its WAV output as it comes.
-func (s *Speaker) start(ctx context.Context, text, voice string, wpm int) (io.ReadCloser, error) {
+// synthesise starts one espeak-ng process reading text with voice (its -v argument) and
+// returns its WAV output as it comes; Close waits for the process.
+func (s *Speaker) synthesise(ctx context.Context, text, voice string, wpm int) (io.ReadCloser, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, err

@@ -87,6 +87,13 @@ func BenchmarkSpeak50kVsBare(b *testing.B) {
 			b.ReportMetric(float64(mb.Milliseconds()), "bare-ms")
 			b.ReportMetric(float64(ms.Milliseconds()), "speak-ms")
 			b.ReportMetric(float64(ms)/float64(mb), "speak/bare")
+			// Each Speak against the bare run just before it: the pairs share the load of
+			// the moment, so their ratio is steadier than the ratio of the medians.
+			ratios := make([]time.Duration, len(bare))
+			for i := range bare {
+				ratios[i] = speak[i] * 1000 / bare[i]
+			}
+			b.ReportMetric(float64(median(ratios))/1000, "paired-speak/bare")
 			// CPU time of the processes (espeak-ng, ffmpeg): what the parallel version
 			// spends more in process starts and the join.
 			b.ReportMetric(float64(median(bareCPU).Milliseconds()), "bare-cpu-ms")

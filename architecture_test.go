@@ -19,6 +19,7 @@ var importRules = []struct {
 	{"media/links", []string{"parla/media"}, []string{"database/sql", "github.com/gofiber/fiber/v2"}},
 	{"providers", nil, []string{"github.com/gofiber/fiber/v2"}},
 	{"providers/transcript", []string{"parla/providers"}, nil},
+	{"providers/speechlang", nil, []string{"github.com/gofiber/fiber/v2", "net/http"}},
 	{"providers/espeak", []string{"parla/providers", "parla/media"}, []string{"github.com/gofiber/fiber/v2"}},
 	{"providers/openai", []string{"parla/providers", "parla/media"}, []string{"github.com/gofiber/fiber/v2"}},
 	{"providers/whisper", []string{"parla/providers", "parla/media"}, []string{"github.com/gofiber/fiber/v2"}},

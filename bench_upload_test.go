@@ -22,9 +22,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"parla/media"
 	"parla/providers/testkit"
 )
 
@@ -218,4 +220,71 @@ func BenchmarkUploadConcurrent(b *testing.B) {
 	}
 	b.ReportMetric(float64(200*b.N)/elapsed.Seconds(), "uploads/s")
 	b.ReportMetric(float64(p.peakRSS(b)-before)/(1<<20), "peak-RSS-rise-MB")
+}
+
+// BenchmarkUploadSpeechCheck25MB: target — the speech measure of a 25 MB upload takes
+// under 2 s, and silencedetect in the decoding pass does not make it noticeably slower.
+// The file is 26 minutes of mp3 at 128 kb/s (tone and noise, silent for the first 10 s of
+// every minute), the slowest 25 MB to decode among the usual formats. ns/op is the whole
+// upload (transfer, probe, the measure, keeping the file); beside it, in the same run,
+// the measure alone (media.Runner.Measure: samples and speech in one pass) and, as the
+// baseline, the same decoding pass counting samples without silencedetect.
+func BenchmarkUploadSpeechCheck25MB(b *testing.B) {
+	requireMediaTools(b)
+	ffmpeg := testkit.Binary(b, "ffmpeg")
+	file := filepath.Join(b.TempDir(), "talk-26min.mp3")
+	testkit.Run(b, ffmpeg, "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=1560",
+		"-f", "lavfi", "-i", "anoisesrc=color=pink:amplitude=0.1:sample_rate=44100:duration=1560",
+		"-filter_complex", "[0][1]amix=inputs=2,aformat=channel_layouts=stereo,volume=eval=frame:volume='if(lt(mod(t,60),10),0,1)'",
+		"-c:a", "libmp3lame", "-b:a", "128k", file)
+	p, _ := startBinary(b, "RATE_LIMIT=0", "STT_ENGINE=openai", "OPENAI_API_KEY=sk-unused")
+	var answer []byte
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		status, body, err := p.uploadFile(file, false)
+		if err != nil || status != 200 {
+			b.Fatalf("upload: %d %s %v", status, body, err)
+		}
+		answer = body
+	}
+	b.StopTimer()
+	if !bytes.Contains(answer, []byte(`"duration":1560,`)) || !bytes.Contains(answer, []byte(`"speechSeconds":130`)) {
+		b.Fatalf("upload answer %s; want 1560 s with 1300 s of speech", answer) // 26 × (60 − 10) s
+	}
+	// Timed by the wall clock and by the CPU the ffmpeg child used (user + system), which
+	// other jobs on a busy machine disturb far less.
+	r := media.New(media.Config{})
+	var wall, cpu [2]time.Duration
+	const rounds = 3
+	for range rounds {
+		for i, measure := range []func(){
+			func() {
+				if _, err := r.Measure(context.Background(), file); err != nil {
+					b.Fatal(err)
+				}
+			},
+			func() {
+				testkit.Run(b, ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-i", file, "-map", "0:a:0",
+					"-af", "asetpts=N/SR/TB", "-f", "null", "-progress", "pipe:1", "-nostats", "-")
+			},
+		} {
+			c0, t0 := childrenCPU(), time.Now()
+			measure()
+			wall[i] += time.Since(t0)
+			cpu[i] += childrenCPU() - c0
+		}
+	}
+	b.ReportMetric(wall[0].Seconds()/rounds, "speech-measure-s")
+	b.ReportMetric(cpu[0].Seconds()/rounds, "speech-measure-cpu-s")
+	b.ReportMetric(wall[1].Seconds()/rounds, "samples-only-s")
+	b.ReportMetric(cpu[1].Seconds()/rounds, "samples-only-cpu-s")
+}
+
+// childrenCPU is the user and system time of this process's finished children.
+func childrenCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -219,7 +219,7 @@ func probe(t testing.TB, data []byte) (codec string, seconds float64) {
 }
 
 func requireMediaTools(t testing.TB) {
-	for _, b := range []string{"espeak-ng", "ffmpeg", "ffprobe"} {
+	for _, b := range []string{"espeak-ng", "kakasi", "ffmpeg", "ffprobe"} {
 		testkit.Binary(t, b)
 	}
 }
@@ -587,7 +587,7 @@ func TestVoiceSamplesAreMadeOnceByTheEngine(t *testing.T) {
 	if codec, secs := probe(t, first.body); codec != "mp3" || secs < 2 {
 		t.Errorf("sample is %s of %.1fs", codec, secs)
 	}
-	cached := filepath.Join(h.cfg.DataDir, "samples", "espeak", "echo.mp3")
+	cached := filepath.Join(h.cfg.DataDir, "samples", "espeak", "echo-en.mp3")
 	st, err := os.Stat(cached)
 	if err != nil {
 		t.Fatalf("sample not cached: %v", err)
@@ -603,6 +603,21 @@ func TestVoiceSamplesAreMadeOnceByTheEngine(t *testing.T) {
 		t.Error("two voices have the same sample")
 	}
 	h.wantStatus(h.get("/api/tts/samples/bob"), 404)
+
+	// In the visitor's interface language: a sample of its own, cached beside the English.
+	for _, locale := range []string{"es", "jp", "ar"} {
+		r := h.get("/api/tts/samples/echo?locale=" + locale)
+		h.wantStatus(r, 200)
+		if bytes.Equal(r.body, first.body) {
+			t.Errorf("the %s sample is the English one", locale)
+		}
+		if _, err := os.Stat(filepath.Join(h.cfg.DataDir, "samples", "espeak", "echo-"+locale+".mp3")); err != nil {
+			t.Errorf("%s sample not cached: %v", locale, err)
+		}
+	}
+	if r := h.get("/api/tts/samples/echo?locale=xx"); !bytes.Equal(r.body, first.body) {
+		t.Error("an unknown locale does not get the English sample")
+	}
 }
 
 func TestCheckoutCreationIsRateLimitedPerClient(t *testing.T) {

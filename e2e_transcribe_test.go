@@ -34,6 +34,7 @@ type fakeOpenAI struct {
 }
 
 type transcriptionRequest struct {
+	Endpoint                          string // transcriptions, or translations (English wanted)
 	Model, Format, Language, FileName string
 	Bytes                             int
 	Seconds                           float64
@@ -51,7 +52,8 @@ func (f *fakeOpenAI) env() map[string]string {
 }
 
 func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v1/audio/transcriptions" || r.Header.Get("Authorization") != "Bearer sk-local" {
+	endpoint, _ := strings.CutPrefix(r.URL.Path, "/v1/audio/")
+	if (endpoint != "transcriptions" && endpoint != "translations") || r.Header.Get("Authorization") != "Bearer sk-local" {
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
 		return
 	}
@@ -66,7 +68,7 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer file.Close()
 	data, _ := io.ReadAll(file)
-	req := transcriptionRequest{Model: r.FormValue("model"), Format: r.FormValue("response_format"),
+	req := transcriptionRequest{Endpoint: endpoint, Model: r.FormValue("model"), Format: r.FormValue("response_format"),
 		Language: r.FormValue("language"), FileName: header.Filename, Bytes: len(data)}
 	req.Seconds = probeSeconds(f.t, data)
 	f.mu.Lock()
@@ -77,13 +79,17 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	half := req.Seconds / 2
+	task, second := "transcribe", " This clip was transcribed."
+	if endpoint == "translations" {
+		task, second = "translate", " This clip was translated."
+	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{
-		"task": "transcribe", "language": "english", "duration": req.Seconds,
-		"text": "Hello from Parla. This clip was transcribed.",
+		"task": task, "language": "english", "duration": req.Seconds,
+		"text": "Hello from Parla." + second,
 		"segments": []map[string]any{
 			{"id": 0, "start": 0, "end": half, "text": " Hello from Parla."},
-			{"id": 1, "start": half, "end": req.Seconds, "text": " This clip was transcribed."},
+			{"id": 1, "start": half, "end": req.Seconds, "text": second},
 		},
 	})
 }
@@ -258,6 +264,10 @@ func TestBadUploadsGetClearErrorsAndLeaveNothing(t *testing.T) {
 	silentData, _ := os.ReadFile(silent)
 	overLimit := make([]byte, 25<<20+1)
 	copy(overLimit, mp3)
+	hush := filepath.Join(dir, "hush.mp3") // 30 s of a quiet room: hiss at -46 dBFS
+	testkit.Run(t, testkit.Binary(t, "ffmpeg"), "-nostdin", "-loglevel", "error", "-f", "lavfi",
+		"-i", "anoisesrc=color=white:amplitude=0.005:r=22050:d=30", "-c:a", "libmp3lame", hush)
+	hushData, _ := os.ReadFile(hush)
 
 	form := func(fields ...[3]string) (string, []byte) { return multipartBody(t, fields...) }
 	cases := []struct {
@@ -287,6 +297,8 @@ func TestBadUploadsGetClearErrorsAndLeaveNothing(t *testing.T) {
 	add("empty file", 400, "empty_file", ct, b)
 	ct, b = fileForm("silent.mp4", silentData)
 	add("video without audio", 422, "not_audio", ct, b)
+	ct, b = fileForm("hush.mp3", hushData)
+	add("no speech, only hiss", 422, "no_speech", ct, b)
 	ct, b = fileForm("liar.mp3", liarData)
 	add("header claims hours", 422, "unreadable_audio", ct, b)
 	ct, b = fileForm("big.mp3", overLimit)
@@ -437,6 +449,81 @@ func TestVideoToTextEndToEnd(t *testing.T) {
 	}
 	if left := dirFiles(t, filepath.Join(h.cfg.DataDir, "tmp")); len(left) != 0 {
 		t.Errorf("temporary media kept: %v", left)
+	}
+}
+
+// TestSpeechCheckAndTranslationEndToEnd: an upload's answer says how much of it is speech
+// (silence taken out); a video whose sound track is silent is refused at analysis and at
+// checkout; an order for an English translation is delivered as one and said to be.
+func TestSpeechCheckAndTranslationEndToEnd(t *testing.T) {
+	requireMediaTools(t)
+	openai := startFakeOpenAI(t)
+	env := openai.env()
+	env["ALLOW_PRIVATE_URLS"] = "1"
+	h := startApp(t, env)
+	dir := t.TempDir()
+	ffmpeg := testkit.Binary(t, "ffmpeg")
+	speech := testkit.Speech(t, dir, "speech.wav", testkit.SampleSentence)
+	spoken := probeSeconds(t, mustRead(t, speech))
+	padded := filepath.Join(dir, "padded.mp3") // the sentence, then 40 s of silence
+	testkit.Run(t, ffmpeg, "-nostdin", "-loglevel", "error", "-i", speech, "-af", "apad=pad_dur=40", padded)
+
+	up := h.upload("padded.mp3", mustRead(t, padded))
+	h.wantStatus(up, 200)
+	a := up.json(t)
+	duration, speechSecs := a["duration"].(float64), a["speechSeconds"].(float64)
+	if math.Abs(duration-(spoken+40)) > 1.5 || speechSecs < spoken-1.5 || speechSecs > spoken+1 {
+		t.Errorf("upload answer %s; the sentence lasts %.2f s, then 40 s of silence", up.body, spoken)
+	}
+
+	mute := filepath.Join(dir, "mute.mp4")
+	testkit.Run(t, ffmpeg, "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "color=c=blue:s=160x120:r=10",
+		"-f", "lavfi", "-i", "anullsrc=r=44100:cl=mono", "-t", "6", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", mute)
+	videos := startVideoServer(t)
+	link := videos.serve("mute.mp4", mute)
+	r := h.postJSON("/services/vtt/analyzevideo", map[string]string{"video": link})
+	if r.status != 422 || codeOf(r) != "no_speech" {
+		t.Errorf("analysing a mute video: %d %s", r.status, r.body)
+	}
+	r = h.postJSON("/payment/vtt/create-checkout-session", vttOrder(link, "srt", "viewer@example.com"))
+	if r.status != 422 || codeOf(r) != "no_speech" {
+		t.Errorf("ordering a mute video: %d %s", r.status, r.body)
+	}
+	talk := videos.serve("talk.mp4", testkit.Speech(t, dir, "talk.mp4", testkit.SampleSentence))
+	r = h.postJSON("/services/vtt/analyzevideo", map[string]string{"video": talk})
+	h.wantStatus(r, 200)
+	if v := r.json(t); v["speechSeconds"] == nil || v["speechSeconds"].(float64) < v["duration"].(float64)-1 {
+		t.Errorf("analysis of a spoken video: %s", r.body)
+	}
+
+	order := map[string]any{"filePath": a["file"].(map[string]any)["path"], "fileName": "padded.mp3", "response_format": "text",
+		"email": "listener@example.com", "emailVerify": "listener@example.com", "locale": "en", "translate": true}
+	r = h.postJSON("/payment/sst/create-checkout-session", map[string]any{"order": order})
+	h.wantStatus(r, 200)
+	co := r.json(t)
+	sessionID := co["sessionId"].(string)
+	h.wantStatus(h.do("POST", co["url"].(string)+"/pay", "", nil, nil), 303)
+	dl := h.get(h.waitForLinkOf("sst", sessionID, 30*time.Second))
+	h.wantStatus(dl, 200)
+	if cd := dl.header.Get("Content-Disposition"); !strings.Contains(cd, `filename="parla-translation-`) {
+		t.Errorf("Content-Disposition = %q", cd)
+	}
+	if !bytes.Contains(dl.body, []byte("This clip was translated.")) {
+		t.Errorf("not the engine's translation: %q", dl.body)
+	}
+	if reqs := openai.received(); len(reqs) != 1 || reqs[0].Endpoint != "translations" {
+		t.Errorf("the engine received %+v, want one translations request", reqs)
+	}
+	view := h.get("/payment/sst/checkout-session?sessionId=" + sessionID).json(t)
+	if view["order"].(map[string]any)["translate"] != true {
+		t.Errorf("session lookup: %v", view["order"])
+	}
+	mails := dirFiles(t, filepath.Join(h.cfg.DataDir, "outbox"))
+	if len(mails) != 1 {
+		t.Fatalf("%d messages", len(mails))
+	}
+	if msg := mustRead(t, mails[0]); !bytes.Contains(msg, []byte("English translation")) {
+		t.Errorf("the letter does not say it delivers an English translation:\n%s", msg)
 	}
 }
 

@@ -44,6 +44,8 @@ func (s *server) publicConfig(c *fiber.Ctx) error {
 			"speed":    fiber.Map{"min": bc.TTS.MinSpeed, "max": bc.TTS.MaxSpeed, "step": 0.01, "default": 1},
 			"maxChars": bc.TTS.MaxChars,
 			"price":    price(orders.TTS, "unitChars"),
+			// The configured engine's own languages; empty when it names none.
+			"languages": nonNil(s.deps.Book.Desk.SpeechLanguages()),
 		},
 		"sst": fiber.Map{"formats": providers.TranscriptFormats, "maxUploadBytes": s.cfg.MaxUploadBytes,
 			"acceptedFormats": acceptedAudio, "engine": s.cfg.STTEngine, "languages": orders.TranscriptLanguages,
@@ -52,4 +54,12 @@ func (s *server) publicConfig(c *fiber.Ctx) error {
 			"engine": s.cfg.STTEngine, "languages": orders.TranscriptLanguages,
 			"price": price(orders.VTT, "perSeconds")},
 	})
+}
+
+// nonNil keeps an empty list a JSON array.
+func nonNil(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
 }

@@ -45,6 +45,7 @@ var errorKinds = []errorKind{
 	{code: "email_mismatch", status: 400, message: "the two e-mail addresses differ"},
 	{code: "invalid_locale", status: 400, message: "unknown interface language"},
 	{code: "invalid_language", status: 400, message: "unknown spoken language"},
+	{code: "language_unsupported", status: 400, message: "the voices do not speak the language of this text"},
 	{code: "price_mismatch", status: 409, message: "the price shown on the page is out of date; reload the page",
 		causes: []error{orders.ErrPriceMismatch}},
 	// Uploads.
@@ -55,6 +56,7 @@ var errorKinds = []errorKind{
 	{code: "file_too_large", status: 413, message: "the file is larger than the limit"},
 	{code: "not_audio", status: 422, message: "the file has no audio track"},
 	{code: "unreadable_audio", status: 422, message: "the file is not audio we can read"},
+	{code: "no_speech", status: 422, message: "we found no speech in this recording, so there is nothing to transcribe"},
 	{code: "upload_not_found", status: 404, message: "the upload is unknown, expired or already paid for; upload the file again",
 		causes: []error{orders.ErrUploadNotFound}},
 	// Video links.

@@ -72,6 +72,7 @@ type ttsCheckoutBody struct {
 		Email       string   `json:"email"`
 		EmailVerify string   `json:"emailVerify"`
 		Locale      string   `json:"locale"`
+		Language    string   `json:"language"` // BCP-47; empty: detect
 	} `json:"order"`
 	Products []lineItem `json:"products"`
 }
@@ -93,9 +94,33 @@ func (s orderHandlers) createTTSCheckout(c *fiber.Ctx) error {
 		Params: orders.TTSParams{Voice: body.Order.Voice, Text: body.Order.Input,
 			Format: body.Order.Format, Speed: speed},
 		Email: body.Order.Email, EmailVerify: body.Order.EmailVerify, Locale: body.Order.Locale,
+		Language:     body.Order.Language,
 		ClientAmount: amount, ClientCurrency: currency,
 	})
 	return s.checkoutAnswer(c, co, err)
+}
+
+// quoteTTS tells the page, before payment, what a text costs and the language it will be
+// spoken in.
+func (s orderHandlers) quoteTTS(c *fiber.Ctx) error {
+	var body struct {
+		Text     string `json:"text"`
+		Language string `json:"language"` // BCP-47; empty: detect
+		Locale   string `json:"locale"`   // interface language, for texts whose language cannot be told
+	}
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	locale, err := orders.ValidateLocale(body.Locale)
+	if err != nil {
+		return err
+	}
+	q, err := s.deps.Book.Desk.QuoteSpeech(body.Text, body.Language, locale)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"ok": true, "language": q.Language, "detected": q.Detected, "mixed": q.Mixed,
+		"characters": q.Chars, "amount": q.Amount, "currency": q.Currency})
 }
 
 // checkoutAnswer tells the page where to pay.
@@ -103,14 +128,21 @@ func (s orderHandlers) checkoutAnswer(c *fiber.Ctx, co orders.Checkout, err erro
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"ok": true, "sessionId": co.SessionID, "url": co.URL,
-		"amount": co.Amount, "currency": co.Currency})
+	answer := fiber.Map{"ok": true, "sessionId": co.SessionID, "url": co.URL,
+		"amount": co.Amount, "currency": co.Currency}
+	if co.Language != "" {
+		answer["language"] = co.Language
+	}
+	return c.JSON(answer)
 }
 
 // orderView is the order as the confirmation page sees it.
 func (s orderHandlers) orderView(o orders.Order) fiber.Map {
 	v := fiber.Map{"id": o.ID, "service": o.Service, "status": o.Status, "progress": o.Progress,
 		"link": "", "expiresAt": "", "error": o.Error}
+	if o.Service != orders.TTS {
+		v["translate"] = orders.Translated(o)
+	}
 	if o.Status == orders.Done {
 		v["link"] = s.deps.Book.Link(o)
 		v["expiresAt"] = o.LinkExpiresAt.UTC().Format(time.RFC3339)

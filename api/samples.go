@@ -16,8 +16,9 @@ import (
 	"parla/providers"
 )
 
-// sampleCache produces each voice's sample once with the configured engine and keeps it
-// on disk, so a visitor hears the voice they will pay for.
+// sampleCache produces each voice's sample once per interface language with the
+// configured engine and keeps it on disk, so a visitor hears the voice they will pay for,
+// in their own language.
 type sampleCache struct {
 	dir     string
 	speaker providers.Speaker
@@ -38,33 +39,53 @@ func (sc *sampleCache) lock(voice string) *sync.Mutex {
 	return sc.locks[voice]
 }
 
-// sampleText is what every voice says; English, as the voices are English voices.
-func sampleText(voice string) string {
-	name := strings.ToUpper(voice[:1]) + voice[1:]
-	return fmt.Sprintf("Hello! I am %s, one of the six voices of Parla. "+
-		"This is how your text will sound when you order it.", name)
+// sampleTexts are what every voice says, in each interface language (%s: the voice's
+// name), with the language code the engine speaks it in.
+var sampleTexts = map[string]struct{ lang, text string }{
+	"en": {"en", "Hello! I am %s, one of the six voices of Parla. This is how your text will sound when you order it."},
+	"es": {"es", "¡Hola! Soy %s, una de las seis voces de Parla. Así sonará tu texto cuando lo encargues."},
+	"ru": {"ru", "Здравствуйте! Я %s, один из шести голосов Parla. Так будет звучать ваш текст, когда вы его закажете."},
+	"ar": {"ar", "مرحبا! أنا %s، أحد الأصوات الستة في بارلا. هكذا سيبدو نصك عندما تطلبه."},
+	"zh": {"zh", "你好！我是%s，Parla的六种声音之一。你订购的文字听起来就是这样。"},
+	"jp": {"ja", "こんにちは。私は%sです。Parlaの六つの声の一つです。ご注文の文章はこのように読まれます。"},
 }
 
-// path returns the cached sample of a voice, producing it first if needed.
-func (sc *sampleCache) path(ctx context.Context, voice string) (string, error) {
-	p := filepath.Join(sc.dir, voice+".mp3")
-	l := sc.lock(voice)
+// sample is what a voice says for an interface language: the text and its language. A
+// locale the engine does not speak gets the English sample.
+func (sc *sampleCache) sample(voice, locale string, languages []string) (key, lang, text string) {
+	st, ok := sampleTexts[locale]
+	if !ok || (st.lang != "en" && !slices.Contains(languages, st.lang)) {
+		locale, st = "en", sampleTexts["en"]
+	}
+	name := strings.ToUpper(voice[:1]) + voice[1:]
+	return voice + "-" + locale, st.lang, fmt.Sprintf(st.text, name)
+}
+
+// path returns the cached sample of a voice in an interface language, producing it
+// first if needed.
+func (sc *sampleCache) path(ctx context.Context, voice, locale string, languages []string) (string, error) {
+	key, lang, text := sc.sample(voice, locale, languages)
+	p := filepath.Join(sc.dir, key+".mp3")
+	l := sc.lock(key)
 	l.Lock()
 	defer l.Unlock()
 	if st, err := os.Stat(p); err == nil && st.Size() > 0 {
 		return p, nil
 	}
 	var buf bytes.Buffer
-	err := sc.speaker.Speak(ctx, providers.SpeechRequest{Voice: voice, Text: sampleText(voice), Format: "mp3", Speed: 1}, &buf)
+	if len(languages) == 0 {
+		lang = "" // an engine that names no languages speaks its default
+	}
+	err := sc.speaker.Speak(ctx, providers.SpeechRequest{Voice: voice, Text: text, Format: "mp3", Speed: 1, Language: lang}, &buf)
 	if err != nil {
-		return "", fmt.Errorf("producing the %s sample: %w", voice, err)
+		return "", fmt.Errorf("producing the %s sample: %w", key, err)
 	}
 	if err := os.MkdirAll(sc.dir, 0o755); err != nil {
 		return "", fmt.Errorf("creating sample cache: %w", err)
 	}
 	tmp := p + ".tmp"
 	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
-		return "", fmt.Errorf("caching the %s sample: %w", voice, err)
+		return "", fmt.Errorf("caching the %s sample: %w", key, err)
 	}
 	return p, os.Rename(tmp, p)
 }
@@ -79,7 +100,8 @@ func (s *server) voiceSample(c *fiber.Ctx) error {
 	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), 30*time.Second)
 	defer cancel()
-	p, err := s.samples.path(ctx, voice)
+	locale := c.Query("locale", "en")
+	p, err := s.samples.path(ctx, voice, locale, s.deps.Book.Desk.SpeechLanguages())
 	if err != nil {
 		return err
 	}

@@ -126,6 +126,7 @@ func New(cfg Config, deps Deps) *fiber.App {
 	limited := s.rateLimit()
 	o, p := orderHandlers{s}, paymentHandlers{s}
 	app.Post("/payment/tts/create-checkout-session", limited, o.createTTSCheckout)
+	app.Post("/api/tts/quote", o.quoteTTS)
 	app.Post("/payment/sst/create-checkout-session", limited, o.createSTTCheckout)
 	app.Post("/payment/vtt/create-checkout-session", limited, o.createVTTCheckout)
 	// The lookup asks the payment provider each time: its own bucket, as generous as the

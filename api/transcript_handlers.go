@@ -50,7 +50,8 @@ func (s orderHandlers) uploadAudio(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(fiber.Map{"ok": true, "file": fiber.Map{"filename": u.FileName, "path": u.ID},
-		"duration": orders.Seconds(u.Duration), "amount": amount, "currency": book.Config().Pricing.Currency})
+		"duration": orders.Seconds(u.Duration), "speechSeconds": orders.Seconds(u.Speech),
+		"amount": amount, "currency": book.Config().Pricing.Currency})
 }
 
 type transcriptOrder struct {
@@ -59,6 +60,7 @@ type transcriptOrder struct {
 	Email       string `json:"email"`
 	EmailVerify string `json:"emailVerify"`
 	Locale      string `json:"locale"`
+	Translate   bool   `json:"translate"`
 }
 
 type sttCheckoutBody struct {
@@ -114,7 +116,7 @@ func (s orderHandlers) createVTTCheckout(c *fiber.Ctx) error {
 func transcriptRequest(o transcriptOrder, products []lineItem) (orders.TranscriptRequest, error) {
 	amount, currency, err := clientTotal(products)
 	return orders.TranscriptRequest{Format: o.Format, Language: o.Language, Email: o.Email,
-		EmailVerify: o.EmailVerify, Locale: o.Locale, ClientAmount: amount, ClientCurrency: currency}, err
+		EmailVerify: o.EmailVerify, Locale: o.Locale, Translate: o.Translate, ClientAmount: amount, ClientCurrency: currency}, err
 }
 
 func (s orderHandlers) analyzeVideo(c *fiber.Ctx) error {
@@ -134,6 +136,9 @@ func (s orderHandlers) analyzeVideo(c *fiber.Ctx) error {
 		"currency": s.deps.Book.Config().Pricing.Currency}
 	if info.Title != "" {
 		answer["title"] = info.Title
+	}
+	if info.SpeechMeasured {
+		answer["speechSeconds"] = orders.Seconds(info.Speech)
 	}
 	return c.JSON(answer)
 }

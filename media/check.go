@@ -23,18 +23,29 @@ var (
 
 // MeasureArgs builds the ffmpeg arguments that decode every sample of the first audio
 // stream of the local file at path and report, on standard output, the time those samples
-// last. Container timestamps can lie (an MP4 whose timescales are multiplied by 100 says a
+// last, and on standard error the silences in them (see speech.go). Container timestamps can lie (an MP4 whose timescales are multiplied by 100 says a
 // hundredth of its length, and so does a stream copy that follows them); the decoded
 // samples are what an engine transcribes, so they set the price.
 func MeasureArgs(path string) []string {
-	args := []string{"-nostdin", "-hide_banner", "-loglevel", "error"}
-	args = append(args, localInput(path)...)
+	return measureArgs(localInput(path))
+}
+
+// RemoteMeasureArgs is MeasureArgs for a relayed link: url must be a relay URL, never a
+// visitor's link.
+func RemoteMeasureArgs(url string) []string {
+	return measureArgs([]string{"-protocol_whitelist", relayWhitelist, "-format_whitelist", MediaFormats, "-i", url})
+}
+
+func measureArgs(input []string) []string {
+	// silencedetect reports at the info level; -nostats keeps the progress line out.
+	args := []string{"-nostdin", "-hide_banner", "-loglevel", "info"}
+	args = append(args, input...)
 	return append(args,
 		"-map", "0:a:0",
 		// Every frame's timestamp becomes the number of samples decoded before it over the
 		// decoder's own rate, so the time reached is the samples' length, whatever the
-		// container said.
-		"-af", "asetpts=N/SR/TB",
+		// container said; silencedetect, after it, reports times on that clock too.
+		"-af", "asetpts=N/SR/TB,"+silenceFilter(),
 		"-f", "null",
 		"-progress", "pipe:1", "-nostats",
 		"-",
@@ -42,17 +53,33 @@ func MeasureArgs(path string) []string {
 }
 
 // Measure returns the length of the first audio stream of the local file at path as its
-// decoded samples say, not as its header or timestamps claim.
-func (r *Runner) Measure(ctx context.Context, path string) (time.Duration, error) {
+// decoded samples say, not as its header or timestamps claim, and how much of it is
+// speech, in one decoding pass.
+func (r *Runner) Measure(ctx context.Context, path string) (Measurement, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return 0, fmt.Errorf("measuring %s: %w", path, err)
+		return Measurement{}, fmt.Errorf("measuring %s: %w", path, err)
 	}
+	m, err := r.measure(ctx, MeasureArgs(abs))
+	if err != nil {
+		return Measurement{}, fmt.Errorf("measuring %s: %w", filepath.Base(path), err)
+	}
+	return m, nil
+}
+
+// MeasureRemote is Measure for a relayed link (url must be a relay URL). The whole audio
+// is decoded, so the whole file is read.
+func (r *Runner) MeasureRemote(ctx context.Context, url string) (Measurement, error) {
+	return r.measure(ctx, RemoteMeasureArgs(url))
+}
+
+func (r *Runner) measure(ctx context.Context, args []string) (Measurement, error) {
 	var out bytes.Buffer
-	if err := r.FFmpeg(ctx, MeasureArgs(abs), nil, &out); err != nil {
-		return 0, fmt.Errorf("measuring %s: %w", filepath.Base(path), err)
+	var silences silenceLog
+	if err := r.ffmpegLog(ctx, args, &out, &silences); err != nil {
+		return Measurement{}, err
 	}
-	return parseProgressTime(out.Bytes()), nil
+	return silences.measurement(parseProgressTime(out.Bytes())), nil
 }
 
 // parseProgressTime returns the last out_time_us that ffmpeg's -progress output reports;
@@ -78,21 +105,32 @@ func parseProgressTime(out []byte) time.Duration {
 // (ErrUnreadable), and hold about as much audio as its header claims (ErrDurationMismatch).
 // The visitor's file name and content type play no part.
 func (r *Runner) CheckAudio(ctx context.Context, path string) (time.Duration, error) {
+	m, err := r.CheckSpeech(ctx, path)
+	return m.Length, err
+}
+
+// CheckSpeech is CheckAudio that also says how much of the file is speech (measured in
+// the same decoding pass). Whether there is enough is the caller's rule
+// (Measurement.HasSpeech).
+func (r *Runner) CheckSpeech(ctx context.Context, path string) (Measurement, error) {
 	info, err := r.Probe(ctx, path)
 	if err != nil {
 		if errors.Is(err, ErrNoAudio) || ctx.Err() != nil {
-			return 0, err
+			return Measurement{}, err
 		}
-		return 0, fmt.Errorf("%w: %w", ErrUnreadable, err)
+		return Measurement{}, fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}
-	measured, err := r.Measure(ctx, path)
+	m, err := r.Measure(ctx, path)
 	if err != nil {
 		if ctx.Err() != nil {
-			return 0, err
+			return Measurement{}, err
 		}
-		return 0, fmt.Errorf("%w: %w", ErrUnreadable, err)
+		return Measurement{}, fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}
-	return checkDurations(info.Duration, measured)
+	if _, err := checkDurations(info.Duration, m.Length); err != nil {
+		return Measurement{}, err
+	}
+	return m, nil
 }
 
 // checkDurations decides the duration to trust from the header's claim and the decoded

@@ -3,8 +3,10 @@ package media
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -17,6 +19,14 @@ func packetMeasureArgs(path string) []string {
 		"-i", fileURL(path), "-map", "0:a:0", "-c", "copy", "-f", "null", "-progress", "pipe:1", "-nostats", "-"}
 }
 
+// sampleMeasureArgs is the sample count without the speech measure (MeasureArgs before
+// silencedetect joined it): the baseline that shows what the speech measure costs.
+func sampleMeasureArgs(path string) []string {
+	args := []string{"-nostdin", "-hide_banner", "-loglevel", "error"}
+	args = append(args, localInput(path)...)
+	return append(args, "-map", "0:a:0", "-af", "asetpts=N/SR/TB", "-f", "null", "-progress", "pipe:1", "-nostats", "-")
+}
+
 // benchFile makes a file of about 25 MB (the upload limit) of speech-like audio: tone plus
 // noise, encoded with the given ffmpeg output options.
 func benchFile(b *testing.B, r *Runner, name string, length time.Duration, enc ...string) string {
@@ -26,7 +36,8 @@ func benchFile(b *testing.B, r *Runner, name string, length time.Duration, enc .
 	args := []string{"-nostdin", "-hide_banner", "-loglevel", "error",
 		"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=" + secs,
 		"-f", "lavfi", "-i", "anoisesrc=color=pink:amplitude=0.1:sample_rate=44100:duration=" + secs,
-		"-filter_complex", "[0][1]amix=inputs=2,aformat=channel_layouts=stereo"}
+		// Silence for the first 10 s of every minute: volume is an expression of time.
+		"-filter_complex", "[0][1]amix=inputs=2,aformat=channel_layouts=stereo,volume=eval=frame:volume='if(lt(mod(t,60),10),0,1)'"}
 	args = append(append(args, enc...), "file:"+path)
 	if err := r.FFmpeg(context.Background(), args, nil, nil); err != nil {
 		b.Fatal(err)
@@ -35,8 +46,10 @@ func benchFile(b *testing.B, r *Runner, name string, length time.Duration, enc .
 }
 
 // BenchmarkMeasure25MB measures the length of 25 MB uploads: by counting decoded samples
-// (what prices uploads now) and, as the baseline in the same run, by the packet measure it
-// replaced. mp3 at 128 kb/s is 26 minutes; opus at 8 kb/s is about 7 hours.
+// with the speech measure in the same pass (Measure, what prices and checks uploads now),
+// and, as baselines in the same run, by counting samples alone and by the packet measure.
+// mp3 at 128 kb/s is 26 minutes; opus at 8 kb/s is about 7 hours. The files are tone and
+// noise with 10 s of silence every minute, so silencedetect has silences to report.
 func BenchmarkMeasure25MB(b *testing.B) {
 	r := New(Config{})
 	if err := r.Check(); err != nil {
@@ -53,14 +66,53 @@ func BenchmarkMeasure25MB(b *testing.B) {
 	for _, f := range files {
 		path := benchFile(b, r, f.name, f.length, f.enc...)
 		st, _ := os.Stat(path)
-		b.Run(f.name+"/samples", func(b *testing.B) {
+		b.Run(f.name+"/speech", func(b *testing.B) {
 			for b.Loop() {
-				d, err := r.Measure(context.Background(), path)
-				if err != nil || d < f.length-time.Second || d > f.length+time.Second {
-					b.Fatalf("measured %v, %v; want %v", d, err, f.length)
+				m, err := r.Measure(context.Background(), path)
+				if err != nil || m.Length < f.length-time.Second || m.Length > f.length+time.Second {
+					b.Fatalf("measured %+v, %v; want %v", m.Length, err, f.length)
+				}
+				// One minute in six is silent (10 s a minute), within the 0.5 s edges of each.
+				if want := f.length * 5 / 6; (m.Speech - want).Abs() > f.length/100 {
+					b.Fatalf("speech %v of %v; want about %v", m.Speech, m.Length, want)
 				}
 			}
 			b.ReportMetric(float64(st.Size())/1e6, "MB")
+		})
+		b.Run(f.name+"/samples", func(b *testing.B) {
+			for b.Loop() {
+				var out bytes.Buffer
+				if err := r.FFmpeg(context.Background(), sampleMeasureArgs(path), nil, &out); err != nil {
+					b.Fatal(err)
+				}
+				if d := parseProgressTime(out.Bytes()); d < f.length-time.Second || d > f.length+time.Second {
+					b.Fatalf("measured %v; want %v", d, f.length)
+				}
+			}
+		})
+		// The two decoding passes alternated, each timed by the wall clock and by the CPU its
+		// ffmpeg used (user + system of the finished child), which other jobs on a busy
+		// machine disturb far less than the wall clock.
+		b.Run(f.name+"/speech-vs-samples", func(b *testing.B) {
+			var wall, cpu [2]time.Duration
+			for b.Loop() {
+				for i, measure := range []func() error{
+					func() error { _, err := r.Measure(context.Background(), path); return err },
+					func() error { return r.FFmpeg(context.Background(), sampleMeasureArgs(path), nil, io.Discard) },
+				} {
+					c0, t0 := childCPU(), time.Now()
+					if err := measure(); err != nil {
+						b.Fatal(err)
+					}
+					wall[i] += time.Since(t0)
+					cpu[i] += childCPU() - c0
+				}
+			}
+			n := float64(b.N)
+			b.ReportMetric(wall[0].Seconds()/n, "speech-s")
+			b.ReportMetric(wall[1].Seconds()/n, "samples-s")
+			b.ReportMetric(cpu[0].Seconds()/n, "speech-cpu-s")
+			b.ReportMetric(cpu[1].Seconds()/n, "samples-cpu-s")
 		})
 		b.Run(f.name+"/packets", func(b *testing.B) {
 			for b.Loop() {
@@ -74,4 +126,13 @@ func BenchmarkMeasure25MB(b *testing.B) {
 			}
 		})
 	}
+}
+
+// childCPU is the user and system time of this process's finished children.
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

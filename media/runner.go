@@ -88,17 +88,30 @@ func (r *Runner) FFmpeg(ctx context.Context, args []string, stdin io.Reader, std
 		return fmt.Errorf("waiting for an ffmpeg slot: %w", ctx.Err())
 	}
 	defer func() { <-r.sem }()
-	return run(ctx, r.ffmpeg, args, stdin, stdout)
+	return run(ctx, r.ffmpeg, args, stdin, stdout, nil)
+}
+
+// ffmpegLog is FFmpeg with ffmpeg's whole standard error also written to log, for filters
+// that report there (silencedetect).
+func (r *Runner) ffmpegLog(ctx context.Context, args []string, stdout, log io.Writer) error {
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for an ffmpeg slot: %w", ctx.Err())
+	}
+	defer func() { <-r.sem }()
+	return run(ctx, r.ffmpeg, args, nil, stdout, log)
 }
 
 // FFprobe runs ffprobe with args and streams its standard output to stdout.
 func (r *Runner) FFprobe(ctx context.Context, args []string, stdout io.Writer) error {
-	return run(ctx, r.ffprobe, args, nil, stdout)
+	return run(ctx, r.ffprobe, args, nil, stdout, nil)
 }
 
-// run executes one program. The stderr tail is folded into the error, and a cancelled
-// context is reported as such rather than as "signal: killed".
-func run(ctx context.Context, program string, args []string, stdin io.Reader, stdout io.Writer) error {
+// run executes one program. The stderr tail is folded into the error (and all of stderr
+// copied to log when it is not nil), and a cancelled context is reported as such rather
+// than as "signal: killed".
+func run(ctx context.Context, program string, args []string, stdin io.Reader, stdout, log io.Writer) error {
 	if _, err := exec.LookPath(program); err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrMissingTool, program, err)
 	}
@@ -107,6 +120,9 @@ func run(ctx context.Context, program string, args []string, stdin io.Reader, st
 	cmd.Stdout = stdout
 	stderr := &TailBuffer{Limit: stderrLimit}
 	cmd.Stderr = stderr
+	if log != nil {
+		cmd.Stderr = io.MultiWriter(stderr, log)
+	}
 	// Without a delay, Wait can hang on a copying goroutine whose reader never ends after
 	// the process was killed; give the pipes a moment, then give up on them.
 	cmd.WaitDelay = 5 * time.Second

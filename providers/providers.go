@@ -27,6 +27,10 @@ type SpeechRequest struct {
 	// Language is the BCP-47 code the text is spoken in ("en", "es", "ja"), chosen by the
 	// visitor or detected by the order book; empty means the engine's default (English).
 	Language string
+	// DetectParagraphs says the text mixes languages: Language is its main one, found by
+	// detection, and an engine that speaks per language detects each paragraph again,
+	// speaking those it cannot tell in Language. False: the whole text in Language.
+	DetectParagraphs bool
 	// Progress, when set, is called with 0–100 as the engine works. It may be called from
 	// another goroutine and must not block.
 	Progress func(percent int)
@@ -201,6 +205,9 @@ type Transcript struct {
 	// Text is the whole transcript; segments joined when the engine gives none.
 	Text     string
 	Segments []Segment
+	// Translated marks an English translation of the speech rather than a transcript in
+	// its own language (verbose_json says "task": "translate").
+	Translated bool
 }
 
 // TranscribeRequest is one speech-to-text job.

@@ -12,6 +12,7 @@ import (
 
 	"parla/media"
 	"parla/providers"
+	"parla/providers/speechlang"
 	"parla/providers/transcript"
 )
 
@@ -92,6 +93,12 @@ type Deps struct {
 	Log         *slog.Logger
 }
 
+// languageLister is a speech engine that names the languages it speaks (codes as
+// speechlang.Normalize gives them). An engine that names none speaks its default.
+type languageLister interface {
+	Languages() []string
+}
+
 // Book is the order book, built once at boot. Its parts, each in its own file, tell an
 // order's story: the Desk takes orders and opens their checkouts; the Cashier binds
 // payments to them and queues the one fulfilment job; the fulfiller (fulfil.go) runs that
@@ -145,9 +152,13 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 		return nil, err
 	}
 	f.queue = queue
+	var languages *speechlang.Detector
+	if l, ok := deps.Speaker.(languageLister); ok {
+		languages = speechlang.New(l.Languages())
+	}
 	return &Book{
 		Desk: &Desk{cfg: cfg, orders: orders, uploads: uploads, producers: producers,
-			payments: deps.Payments, audio: deps.Audio, links: deps.Links, log: deps.Log},
+			payments: deps.Payments, audio: deps.Audio, links: deps.Links, languages: languages, log: deps.Log},
 		Cashier: &Cashier{cfg: cfg, orders: orders, uploads: uploads, events: &eventRows{db: deps.DB},
 			payments: deps.Payments, queue: queue, log: deps.Log},
 		cfg: cfg, log: deps.Log, orders: orders, queue: queue, sweeper: sw,

@@ -2,10 +2,13 @@ package orders
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"parla/providers"
+	"parla/providers/speechlang"
 )
 
 // Desk takes orders: it quotes, validates, prices from the server's own facts, stores the
@@ -19,6 +22,9 @@ type Desk struct {
 	payments  providers.Payments
 	audio     AudioChecker
 	links     LinkResolver
+	// languages tells the language of texts among the speech engine's; nil when the
+	// engine names none (it then speaks its default).
+	languages *speechlang.Detector
 	log       *slog.Logger
 }
 
@@ -41,14 +47,18 @@ type Checkout struct {
 	URL       string
 	Amount    int64
 	Currency  string
+	// Language is the code a text-to-speech order will be spoken in.
+	Language string
 }
 
 // TTSRequest is a visitor's text-to-speech order as the page sends it.
 type TTSRequest struct {
-	Params         TTSParams
-	Email          string
-	EmailVerify    string
-	Locale         string
+	Params      TTSParams
+	Email       string
+	EmailVerify string
+	Locale      string
+	// Language is the BCP-47 code the visitor chose for the text; empty means detect it.
+	Language       string
 	ClientAmount   *int64 // the page's own price, if it sent one
 	ClientCurrency string
 }
@@ -56,6 +66,72 @@ type TTSRequest struct {
 // QuoteTTS prices a text.
 func (d *Desk) QuoteTTS(text string) int64 {
 	return d.cfg.Pricing.Quote(TTS, CountChars(text))
+}
+
+// SpeechLanguages lists the codes of the languages the speech engine speaks, sorted;
+// nil when it names none.
+func (d *Desk) SpeechLanguages() []string {
+	if d.languages == nil {
+		return nil
+	}
+	return d.languages.Languages()
+}
+
+// TTSQuote is what the page shows before payment: the price and the language the text
+// will be spoken in.
+type TTSQuote struct {
+	Chars    int64
+	Amount   int64
+	Currency string
+	Language string // "" when the engine names no languages
+	Detected bool   // the language was detected, not chosen
+	Mixed    bool   // paragraphs in more than one language
+}
+
+// QuoteSpeech prices a text and tells the language it will be spoken in: chosen (a
+// BCP-47 code), or detected, with the visitor's interface language for a text whose
+// language cannot be told. A language or script the engine lacks is an InputError
+// language_unsupported.
+func (d *Desk) QuoteSpeech(text, chosen, locale string) (TTSQuote, error) {
+	n := CountChars(text)
+	q := TTSQuote{Chars: n, Amount: d.cfg.Pricing.Quote(TTS, n), Currency: d.cfg.Pricing.Currency}
+	if strings.TrimSpace(text) == "" {
+		return q, bad("empty_text", "the text is empty")
+	}
+	if n > d.cfg.TTS.MaxChars {
+		return q, bad("text_too_long", "the text has %d characters; the maximum is %d", n, d.cfg.TTS.MaxChars)
+	}
+	r, err := d.speechLanguage(text, chosen, locale)
+	if err != nil {
+		return q, err
+	}
+	q.Language, q.Detected, q.Mixed = r.Language, r.Detected, len(r.Spans) > 1
+	return q, nil
+}
+
+// speechLanguage settles the language of a text to speak.
+func (d *Desk) speechLanguage(text, chosen, locale string) (speechlang.Result, error) {
+	if d.languages == nil {
+		if strings.TrimSpace(chosen) != "" {
+			return speechlang.Result{}, bad("language_unsupported", "this engine speaks its own default language only")
+		}
+		return speechlang.Result{}, nil
+	}
+	var r speechlang.Result
+	var err error
+	if strings.TrimSpace(chosen) != "" {
+		r, err = d.languages.Choose(text, chosen)
+	} else {
+		r, err = d.languages.Detect(text, locale)
+	}
+	var ue *speechlang.UnsupportedError
+	if errors.As(err, &ue) {
+		if ue.Script != "" {
+			return r, bad("language_unsupported", "the text is mostly in the %s script, which none of the voices reads", ue.Script)
+		}
+		return r, bad("language_unsupported", "the voices do not speak %q; the languages they speak are listed in /api/config (tts.languages)", ue.Language)
+	}
+	return r, err
 }
 
 // CreateTTS validates an order, prices it, stores it and opens a checkout for it.
@@ -71,6 +147,11 @@ func (d *Desk) CreateTTS(ctx context.Context, req TTSRequest) (Checkout, error) 
 	if err := d.Available(TTS); err != nil {
 		return Checkout{}, err
 	}
+	lang, err := d.speechLanguage(params.Text, req.Language, locale)
+	if err != nil {
+		return Checkout{}, err
+	}
+	params.Language, params.Mixed = lang.Language, len(lang.Spans) > 1
 	amount := d.QuoteTTS(params.Text)
 	if err := d.checkClientPrice(amount, req.ClientAmount, req.ClientCurrency); err != nil {
 		return Checkout{}, err
@@ -79,7 +160,9 @@ func (d *Desk) CreateTTS(ctx context.Context, req TTSRequest) (Checkout, error) 
 	if err != nil {
 		return Checkout{}, err
 	}
-	return d.openCheckout(ctx, o, productFor(TTS, CountChars(params.Text)))
+	co, err := d.openCheckout(ctx, o, productFor(TTS, CountChars(params.Text)))
+	co.Language = params.Language
+	return co, err
 }
 
 func (d *Desk) checkClientPrice(amount int64, clientAmount *int64, clientCurrency string) error {

@@ -22,6 +22,7 @@ type TranscriptRequest struct {
 	Email          string
 	EmailVerify    string
 	Locale         string
+	Translate      bool // deliver an English translation instead of a transcript
 	ClientAmount   *int64
 	ClientCurrency string
 }
@@ -56,17 +57,29 @@ func (d *Desk) AcceptUpload(ctx context.Context, path, fileName string, size int
 	if d.audio == nil {
 		return Upload{}, 0, d.Available(STT)
 	}
-	length, err := d.audio.CheckAudio(ctx, path)
+	m, err := d.audio.CheckSpeech(ctx, path)
 	if err != nil {
 		return Upload{}, 0, audioError(err)
 	}
-	u, err := d.uploads.keep(ctx, path, fileName, size, length)
+	if !m.HasSpeech() {
+		return Upload{}, 0, noSpeech(m.Length)
+	}
+	u, err := d.uploads.keep(ctx, path, fileName, size, m.Length)
 	if err != nil {
 		return Upload{}, 0, err
 	}
+	u.Speech = m.Speech
 	kept = true
-	d.log.Info("upload accepted", "upload", uploadRef(u.ID), "bytes", size, "seconds", Seconds(length))
-	return u, d.QuoteSeconds(STT, length), nil
+	d.log.Info("upload accepted", "upload", uploadRef(u.ID), "bytes", size, "seconds", Seconds(m.Length),
+		"speechSeconds", Seconds(m.Speech))
+	return u, d.QuoteSeconds(STT, m.Length), nil
+}
+
+// noSpeech refuses a file or video with less than media.SpeechFloor of speech in it: the
+// visitor would pay for an empty transcript.
+func noSpeech(length time.Duration) error {
+	return bad("no_speech", "no speech found: the %s of this recording hold less than %s of sound above %s",
+		length.Round(time.Second), media.SpeechFloor, media.SilenceThreshold)
 }
 
 // audioError turns a media check failure into what the visitor is told.
@@ -100,7 +113,8 @@ func (d *Desk) CreateSTT(ctx context.Context, req TranscriptRequest) (Checkout, 
 	if err := d.checkClientPrice(amount, req.ClientAmount, req.ClientCurrency); err != nil {
 		return Checkout{}, err
 	}
-	p := TranscriptParams{Format: format, Language: language, Seconds: Seconds(u.Duration), Upload: u.ID, FileName: u.FileName}
+	p := TranscriptParams{Format: format, Language: language, Seconds: Seconds(u.Duration), Upload: u.ID, FileName: u.FileName,
+		Translate: req.Translate}
 	o, err := d.newOrder(STT, p, email, locale, amount)
 	if err != nil {
 		return Checkout{}, err
@@ -131,6 +145,9 @@ func (d *Desk) AnalyzeLink(ctx context.Context, raw string) (links.LinkInfo, int
 		return info, 0, bad("video_too_long", "the video lasts %s; the longest we take is %s",
 			info.Duration.Round(time.Second), max)
 	}
+	if info.SpeechMeasured && info.Speech < media.SpeechFloor {
+		return info, 0, noSpeech(info.Duration)
+	}
 	return info, d.QuoteSeconds(VTT, info.Duration), nil
 }
 
@@ -148,7 +165,8 @@ func (d *Desk) CreateVTT(ctx context.Context, req TranscriptRequest) (Checkout, 
 	if err := d.checkClientPrice(amount, req.ClientAmount, req.ClientCurrency); err != nil {
 		return Checkout{}, err
 	}
-	p := TranscriptParams{Format: format, Language: language, Seconds: Seconds(info.Duration), Link: linkParams(info)}
+	p := TranscriptParams{Format: format, Language: language, Seconds: Seconds(info.Duration), Link: linkParams(info),
+		Translate: req.Translate}
 	o, err := d.newOrder(VTT, p, email, locale, amount)
 	if err != nil {
 		return Checkout{}, err

@@ -1,6 +1,8 @@
 package orders
 
 import (
+	"strings"
+
 	"parla/providers"
 	"parla/providers/mail"
 )
@@ -8,10 +10,25 @@ import (
 // MailLetters writes the visitor's messages with the mail package's localized templates.
 type MailLetters struct{}
 
-// Delivered is the message with the download link.
+// Delivered is the message with the download link; a transcription's says whether it is
+// a transcript or an English translation.
 func (MailLetters) Delivered(o Order, link string) (providers.Message, error) {
 	return mail.Render(mail.Delivered, o.Locale, mail.Data{Service: mail.Service(o.Service),
-		Link: link, ExpiresAt: o.LinkExpiresAt, OrderRef: o.ID})
+		Link: link, ExpiresAt: o.LinkExpiresAt, OrderRef: o.ID, Translated: Translated(o)})
+}
+
+// Translated reports whether a transcription order asked for an English translation: its
+// parameters say so until it is done, and its result's name (parla-translation-…) after,
+// when the parameters are erased.
+func Translated(o Order) bool {
+	if o.Service == TTS {
+		return false
+	}
+	if strings.HasPrefix(o.ResultName, "parla-translation-") {
+		return true
+	}
+	p, err := decodeTranscriptParams(o.Params)
+	return err == nil && p.Translate
 }
 
 // Refunded tells the visitor the order could not be produced and was refunded.

@@ -21,6 +21,12 @@ type TTSParams struct {
 	Format  string  `json:"format"`
 	Speed   float64 `json:"speed"`
 	Text    string  `json:"text"`
+	// Language is the code the text is spoken in, chosen or detected at checkout; empty in
+	// orders taken before languages were (the engine's default, English).
+	Language string `json:"language,omitempty"`
+	// Mixed says the language was detected and the paragraphs differ: the engine speaks
+	// each paragraph in its own, Language being the main one.
+	Mixed bool `json:"mixed,omitempty"`
 }
 
 // TranscriptParams are the parameters of an audio- or video-to-text order.
@@ -29,6 +35,9 @@ type TranscriptParams struct {
 	Format   string `json:"format"`
 	Language string `json:"language,omitempty"`
 	Seconds  int64  `json:"seconds"` // billed duration
+	// Translate: the visitor ordered an English translation of the speech rather than a
+	// transcript in its own language (same price). Absent in older rows: a transcript.
+	Translate bool `json:"translate,omitempty"`
 	// Audio-to-text: the upload.
 	Upload   string `json:"upload,omitempty"`
 	FileName string `json:"fileName,omitempty"`
@@ -43,16 +52,28 @@ type LinkParams struct {
 	ID         string `json:"id,omitempty"`
 	Title      string `json:"title,omitempty"`
 	DurationMS int64  `json:"durationMs"`
+	// SpeechMS is how much of the video was speech when analysed; absent when it was not
+	// measured (see links.LinkInfo.SpeechMeasured).
+	SpeechMS *int64 `json:"speechMs,omitempty"`
 }
 
 func linkParams(info links.LinkInfo) *LinkParams {
-	return &LinkParams{Site: info.Site, URL: info.URL, ID: info.ID, Title: info.Title,
+	p := &LinkParams{Site: info.Site, URL: info.URL, ID: info.ID, Title: info.Title,
 		DurationMS: info.Duration.Milliseconds()}
+	if info.SpeechMeasured {
+		ms := info.Speech.Milliseconds()
+		p.SpeechMS = &ms
+	}
+	return p
 }
 
 func (l LinkParams) info() links.LinkInfo {
-	return links.LinkInfo{Site: l.Site, URL: l.URL, ID: l.ID, Title: l.Title,
+	info := links.LinkInfo{Site: l.Site, URL: l.URL, ID: l.ID, Title: l.Title,
 		Duration: time.Duration(l.DurationMS) * time.Millisecond}
+	if l.SpeechMS != nil {
+		info.Speech, info.SpeechMeasured = time.Duration(*l.SpeechMS)*time.Millisecond, true
+	}
+	return info
 }
 
 // linkParamsV1 is how layout 1 stored a link: links.LinkInfo encoded without tags, so

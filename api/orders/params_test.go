@@ -79,3 +79,47 @@ func TestOrderStoredByThePreviousLayoutIsDelivered(t *testing.T) {
 		}
 	}
 }
+
+// The translate flag and a link's measured speech are optional: rows written before them
+// decode as a transcript with the speech unmeasured, and they survive a round trip.
+func TestTranscriptParamsTranslateAndSpeech(t *testing.T) {
+	old, err := decodeTranscriptParams([]byte(`{"v":2,"format":"srt","seconds":60,"link":{"site":"direct","url":"https://x.example/a.mp4","durationMs":60000}}`))
+	if err != nil || old.Translate || old.Link.SpeechMS != nil || old.Link.info().SpeechMeasured {
+		t.Fatalf("old row: %+v, %v", old, err)
+	}
+	speech := int64(41000)
+	raw, err := encodeParams(TranscriptParams{Format: "vtt", Seconds: 60, Translate: true,
+		Link: &LinkParams{Site: "direct", URL: "https://x.example/a.mp4", DurationMS: 60000, SpeechMS: &speech}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"translate":true`; !strings.Contains(string(raw), want) || !strings.Contains(string(raw), `"speechMs":41000`) {
+		t.Fatalf("encoded %s", raw)
+	}
+	p, err := decodeTranscriptParams(raw)
+	if info := p.Link.info(); err != nil || !p.Translate || !info.SpeechMeasured || info.Speech != 41*time.Second {
+		t.Fatalf("decoded %+v (%+v), %v", p, p.Link.info(), err)
+	}
+}
+
+// The language an order is spoken in is stored under its own name; orders stored before
+// it (layout 1, and layout 2 without it) decode with none: the engine's default, English,
+// as they were taken.
+func TestTTSParamsStoreTheLanguage(t *testing.T) {
+	raw, err := encodeParams(TTSParams{Voice: "nova", Format: "mp3", Speed: 1, Text: "Hola", Language: "es", Mixed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"v":2,"voice":"nova","format":"mp3","speed":1,"text":"Hola","language":"es","mixed":true}`
+	if string(raw) != want {
+		t.Errorf("encoded\n got %s\nwant %s", raw, want)
+	}
+	if back, err := decodeTTSParams(raw); err != nil || back.Language != "es" || !back.Mixed {
+		t.Errorf("round trip = %+v, %v", back, err)
+	}
+	for _, old := range []string{ttsParamsV1, `{"v":2,"voice":"nova","format":"mp3","speed":1,"text":"Hi"}`} {
+		if p, err := decodeTTSParams(json.RawMessage(old)); err != nil || p.Language != "" || p.Mixed {
+			t.Errorf("%s = %+v, %v", old, p, err)
+		}
+	}
+}

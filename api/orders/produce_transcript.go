@@ -10,15 +10,17 @@ import (
 	"strings"
 	"time"
 
+	"parla/media"
 	"parla/media/links"
 	"parla/providers"
 	"parla/providers/transcript"
 )
 
-// AudioChecker reads the real duration of a local media file, refusing files that are
-// not audio we can transcribe (media.Runner does this with ffprobe and ffmpeg).
+// AudioChecker reads the real duration of a local media file and how much of it is
+// speech, refusing files that are not audio we can transcribe (media.Runner does this with
+// ffprobe and ffmpeg).
 type AudioChecker interface {
-	CheckAudio(ctx context.Context, path string) (time.Duration, error)
+	CheckSpeech(ctx context.Context, path string) (media.Measurement, error)
 }
 
 // LinkResolver analyses video links and fetches their audio (links.Resolver).
@@ -63,12 +65,13 @@ func (p *transcriptProducer) Produce(ctx context.Context, o Order, w io.Writer, 
 		progress(start)
 	}
 	t, err := p.engine.Transcribe(ctx, providers.TranscribeRequest{
-		Path: path, Language: params.Language, Duration: duration,
+		Path: path, Language: params.Language, Duration: duration, Translate: params.Translate,
 		Progress: func(pct int) { progress(start + pct*(95-start)/100) },
 	})
 	if err != nil {
 		return FileKind{}, fmt.Errorf("transcribing: %w", err)
 	}
+	t.Translated = t.Translated || params.Translate
 	out, err := transcript.Render(t, params.Format)
 	if err != nil {
 		return FileKind{}, err
@@ -76,7 +79,11 @@ func (p *transcriptProducer) Produce(ctx context.Context, o Order, w io.Writer, 
 	if _, err := w.Write(out); err != nil {
 		return FileKind{}, fmt.Errorf("writing transcript: %w", err)
 	}
-	return FileKind{"transcript", strings.TrimPrefix(ext, "."), contentType}, nil
+	name := "transcript"
+	if params.Translate {
+		name = "translation" // parla-translation-….srt: the file says what it holds
+	}
+	return FileKind{name, strings.TrimPrefix(ext, "."), contentType}, nil
 }
 
 // source returns the local media file to transcribe and its duration: the upload itself,
@@ -99,15 +106,24 @@ func (p *transcriptProducer) source(ctx context.Context, o Order, params Transcr
 		cleanup()
 		return "", 0, nothing, linkFailure(err)
 	}
-	d, err = p.audio.CheckAudio(ctx, path)
+	m, err := p.audio.CheckSpeech(ctx, path)
 	if err != nil {
 		cleanup()
 		return "", 0, nothing, permanent("source_changed", err)
 	}
+	d = m.Length
 	if changed(Seconds(d), params.Seconds) {
 		cleanup()
 		return "", 0, nothing, permanent("source_changed",
 			fmt.Errorf("the video lasted %d s when paid for and %d s now", params.Seconds, Seconds(d)))
+	}
+	// A video too big (or too far away: YouTube) to measure while analysing is measured
+	// now: one with no speech is refunded rather than turned into an empty (or
+	// hallucinated) transcript.
+	if !m.HasSpeech() {
+		cleanup()
+		return "", 0, nothing, permanent("no_speech",
+			fmt.Errorf("the video's %s hold %s of speech", d.Round(time.Second), m.Speech.Round(time.Millisecond)))
 	}
 	return path, d, cleanup, nil
 }

@@ -29,6 +29,7 @@ func (p ttsProducer) Produce(ctx context.Context, o Order, w io.Writer, progress
 	}
 	err = p.speaker.Speak(ctx, providers.SpeechRequest{
 		Voice: params.Voice, Text: params.Text, Format: params.Format, Speed: params.Speed,
+		Language: params.Language, DetectParagraphs: params.Mixed,
 		Progress: func(pct int) { progress(pct * 95 / 100) },
 	}, w)
 	// The extension is the container's (aac is delivered as .m4a), not the format's name.

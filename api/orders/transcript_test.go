@@ -17,24 +17,29 @@ import (
 )
 
 // lengthInFile stands in for ffprobe: a file's "duration" is the number of seconds written
-// in it ("12s"); anything else is not audio. media.Runner.CheckAudio is tested on real
-// media in its own package and end to end.
+// in it ("12s"), all of it speech, or none when "silent" follows ("12s silent"); anything
+// else is not audio. media.Runner.CheckSpeech is tested on real media in its own package
+// and end to end.
 type lengthInFile struct{}
 
-func (lengthInFile) CheckAudio(_ context.Context, path string) (time.Duration, error) {
+func (lengthInFile) CheckSpeech(_ context.Context, path string) (media.Measurement, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return 0, err
+		return media.Measurement{}, err
 	}
-	d, err := time.ParseDuration(strings.TrimSpace(string(data)))
+	length, silent := strings.CutSuffix(strings.TrimSpace(string(data)), " silent")
+	d, err := time.ParseDuration(length)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %q", media.ErrUnreadable, data)
+		return media.Measurement{}, fmt.Errorf("%w: %q", media.ErrUnreadable, data)
 	}
-	return d, nil
+	if silent {
+		return media.Measurement{Length: d, Silences: []media.Span{{Start: 0, End: d}}}, nil
+	}
+	return media.Measurement{Length: d, Speech: d}, nil
 }
 
-// scriptedTranscriber returns two segments over the request's duration and records the
-// requests it got.
+// scriptedTranscriber returns two one-second segments, at the start and the middle of the
+// request's duration, and records the requests it got.
 type scriptedTranscriber struct {
 	mu       sync.Mutex
 	requests []providers.TranscribeRequest
@@ -56,7 +61,9 @@ func (s *scriptedTranscriber) Transcribe(ctx context.Context, req providers.Tran
 	req.Report(60)
 	half := req.Duration / 2
 	return providers.Transcript{Language: "english", Duration: req.Duration, Text: "One. Two.",
-		Segments: []providers.Segment{{Start: 0, End: half, Text: "One."}, {Start: half, End: req.Duration, Text: "Two."}}}, nil
+		// Each word said in a second: a word over a minute is a hallucination that
+		// providers/transcript drops, and no cue lasts more than 7 s.
+		Segments: []providers.Segment{{Start: 0, End: time.Second, Text: "One."}, {Start: half, End: half + time.Second, Text: "Two."}}}, nil
 }
 
 // scriptedLinks serves "videos" whose durations the test sets; fetching writes the current
@@ -64,6 +71,18 @@ func (s *scriptedTranscriber) Transcribe(ctx context.Context, req providers.Tran
 type scriptedLinks struct {
 	mu        sync.Mutex
 	durations map[string]time.Duration
+	// silent links have no speech: found while analysing ("measured") or only once the
+	// audio is fetched ("unmeasured": too big to measure before payment).
+	silent map[string]string
+}
+
+func (l *scriptedLinks) silence(link, when string) {
+	l.mu.Lock()
+	if l.silent == nil {
+		l.silent = map[string]string{}
+	}
+	l.silent[link] = when
+	l.mu.Unlock()
 }
 
 func (l *scriptedLinks) set(link string, d time.Duration) {
@@ -84,7 +103,16 @@ func (l *scriptedLinks) get(link string) (time.Duration, error) {
 
 func (l *scriptedLinks) Analyze(_ context.Context, raw string) (links.LinkInfo, error) {
 	d, err := l.get(raw)
-	return links.LinkInfo{Site: "direct", URL: raw, Duration: d}, err
+	info := links.LinkInfo{Site: "direct", URL: raw, Duration: d, Speech: d, SpeechMeasured: true}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch l.silent[raw] {
+	case "measured":
+		info.Speech = 0
+	case "unmeasured":
+		info.Speech, info.SpeechMeasured = 0, false
+	}
+	return info, err
 }
 
 func (l *scriptedLinks) FetchAudio(_ context.Context, info links.LinkInfo, dst string) error {
@@ -92,7 +120,13 @@ func (l *scriptedLinks) FetchAudio(_ context.Context, info links.LinkInfo, dst s
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(dst, []byte(d.String()), 0o600)
+	content := d.String()
+	l.mu.Lock()
+	if l.silent[info.URL] != "" {
+		content += " silent"
+	}
+	l.mu.Unlock()
+	return os.WriteFile(dst, []byte(content), 0o600)
 }
 
 // upload streams content into an incoming file and accepts it.
@@ -132,7 +166,7 @@ func TestAudioOrderFromUploadToDelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 126 s → ceil(99 × 126 / 100) = 125 cents
-	if amount != 125 || u.Duration != 125200*time.Millisecond || u.FileName != "My talk.mp3" {
+	if amount != 125 || u.Duration != 125200*time.Millisecond || u.Speech != u.Duration || u.FileName != "My talk.mp3" {
 		t.Fatalf("upload %+v priced %d", u, amount)
 	}
 	if got := files(t, f.uploads); len(got) != 1 || got[0] != u.ID || len(files(t, f.tmp)) != 0 {
@@ -159,7 +193,7 @@ func TestAudioOrderFromUploadToDelivery(t *testing.T) {
 	body := make([]byte, obj.Size)
 	obj.Body.Read(body)
 	obj.Body.Close()
-	if !strings.HasPrefix(string(body), "1\n00:00:00,000 --> 00:01:02,600\nOne.") {
+	if !strings.HasPrefix(string(body), "1\n00:00:00,000 --> 00:00:01,000\nOne.") {
 		t.Errorf("transcript:\n%s", body)
 	}
 	if r := f.stt.requests; len(r) != 1 || r[0].Language != "en" || r[0].Duration != u.Duration {
@@ -188,7 +222,7 @@ func TestUploadsAreRefusedCleanly(t *testing.T) {
 	f := newFixture(t, nil)
 	for _, c := range []struct {
 		content, code string
-	}{{"", "empty_file"}, {"not audio", "unreadable_audio"}} {
+	}{{"", "empty_file"}, {"not audio", "unreadable_audio"}, {"30s silent", "no_speech"}} {
 		_, _, err := f.upload(t, c.content)
 		var ie *InputError
 		if !errors.As(err, &ie) || ie.Code != c.code {
@@ -349,6 +383,34 @@ func TestVideoThatChangedOrVanishedIsRefundedAtOnce(t *testing.T) {
 	}
 }
 
+// A video with no speech is refused before payment when the analysis measured it, and
+// refunded at once, before the engine runs, when only the fetched audio shows it.
+func TestVideoWithoutSpeech(t *testing.T) {
+	f := newFixture(t, func(cfg *Config) { cfg.MaxAttempts = 5; cfg.RetryBase = time.Hour })
+	ctx := context.Background()
+	measured, late := "https://videos.example/quiet.mp4", "https://videos.example/big-quiet.mp4"
+	f.links.set(measured, time.Minute)
+	f.links.silence(measured, "measured")
+	var ie *InputError
+	if _, _, err := f.book.Desk.AnalyzeLink(ctx, measured); !errors.As(err, &ie) || ie.Code != "no_speech" {
+		t.Errorf("analysing a silent video: %v", err)
+	}
+	if _, err := f.book.Desk.CreateVTT(ctx, f.transcriptOrder("", measured)); !errors.As(err, &ie) || ie.Code != "no_speech" {
+		t.Errorf("ordering a silent video: %v", err)
+	}
+	f.links.set(late, time.Minute)
+	f.links.silence(late, "unmeasured")
+	co, err := f.book.Desk.CreateVTT(ctx, f.transcriptOrder("", late))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.pay(t, co.SessionID)
+	o := f.waitStatus(t, co.OrderID, Refunded)
+	if o.Error != "no_speech" || len(f.stt.requests) != 0 {
+		t.Errorf("error %q, engine calls %d", o.Error, len(f.stt.requests))
+	}
+}
+
 func TestChangedAllowsEncoderRounding(t *testing.T) {
 	for _, c := range []struct {
 		now, paid int64
@@ -400,5 +462,47 @@ func TestTwoPaidOrdersOfOneUpload(t *testing.T) {
 	refunds, _ := f.test.Refunds(ctx)
 	if len(refunds) != 1 || len(f.mails(t)) != 2 {
 		t.Errorf("%d refunds, %d mails; want 1 and 2", len(refunds), len(f.mails(t)))
+	}
+}
+
+// An order for an English translation keeps the wish in its parameters, hands it to the
+// engine and says so in the delivery letter; an order without it stays a transcript.
+func TestTranslationOrder(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	for _, translate := range []bool{true, false} {
+		u, _, err := f.upload(t, "20s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := f.transcriptOrder(u.ID, "")
+		req.Locale = "en"
+		req.Translate = translate
+		co, err := f.book.Desk.CreateSTT(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored, _ := f.book.orders.Get(ctx, co.OrderID); strings.Contains(string(stored.Params), `"translate":true`) != translate {
+			t.Errorf("translate %v: stored %s", translate, stored.Params)
+		}
+		f.pay(t, co.SessionID)
+		o := f.waitStatus(t, co.OrderID, Done)
+		// Done, the parameters are erased; the result's name still says what it is.
+		if Translated(o) != translate || strings.HasPrefix(o.ResultName, "parla-translation-") != translate {
+			t.Errorf("translate %v: result %q", translate, o.ResultName)
+		}
+		f.stt.mu.Lock()
+		last := f.stt.requests[len(f.stt.requests)-1]
+		f.stt.mu.Unlock()
+		if last.Translate != translate {
+			t.Errorf("translate %v: the engine was asked %+v", translate, last)
+		}
+		m, err := MailLetters{}.Delivered(o, "https://parla.example/d/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(m.Text, "English translation"); got != translate {
+			t.Errorf("translate %v: the letter says:\n%s", translate, m.Text)
+		}
 	}
 }

@@ -23,7 +23,8 @@ type Upload struct {
 	FileName  string
 	Size      int64
 	Duration  time.Duration
-	OrderID   string // the order that last took it to checkout
+	Speech    time.Duration // measured when it was accepted; not stored (0 when read back)
+	OrderID   string        // the order that last took it to checkout
 	CreatedAt time.Time
 }
 

@@ -40,6 +40,13 @@ type LinkInfo struct {
 	Title string
 	// Duration of the media.
 	Duration time.Duration
+	// Speech is how much of the media is speech (media.Measurement.Speech), when
+	// SpeechMeasured. Measuring decodes the whole audio, which for a muxed video means
+	// reading the whole file: only direct links no bigger than ResolverConfig.SpeechMaxBytes
+	// are measured while analysing; site links never are (their analysis reads no media).
+	Speech time.Duration
+	// SpeechMeasured says whether Speech was measured.
+	SpeechMeasured bool
 }
 
 // Site reads video links of one hosting platform.

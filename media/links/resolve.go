@@ -31,6 +31,10 @@ const (
 	// ffprobe reads a few hundred KB of a well-made file; a moov-at-end MP4 on a server
 	// without Range support must be read up to its index, which this bounds.
 	defaultAnalyzeMaxBytes int64 = 64 << 20
+	// Decoding a file's audio to measure its speech reads all of a muxed video; 32 MiB is
+	// a few minutes of a phone's video or an hour of audio, read and decoded in a few
+	// seconds on a fair connection.
+	defaultSpeechMaxBytes int64 = 32 << 20
 )
 
 // ResolverConfig wires a Resolver.
@@ -47,6 +51,10 @@ type ResolverConfig struct {
 	AnalyzeTimeout time.Duration
 	// AnalyzeMaxBytes bounds what one analysis of a direct link may read. Default 64 MiB.
 	AnalyzeMaxBytes int64
+	// SpeechMaxBytes: a direct link whose size is known and at most this is decoded whole
+	// while analysing, to measure its speech (LinkInfo.Speech). Default 32 MiB; negative
+	// turns the measure off.
+	SpeechMaxBytes int64
 }
 
 // Resolver analyses video links and fetches their audio: site links through their Site,
@@ -68,6 +76,9 @@ func NewResolver(cfg ResolverConfig) *Resolver {
 	}
 	if cfg.AnalyzeMaxBytes <= 0 {
 		cfg.AnalyzeMaxBytes = defaultAnalyzeMaxBytes
+	}
+	if cfg.SpeechMaxBytes == 0 {
+		cfg.SpeechMaxBytes = defaultSpeechMaxBytes
 	}
 	return &Resolver{cfg: cfg}
 }
@@ -135,7 +146,29 @@ func (r *Resolver) analyzeDirect(ctx context.Context, raw string) (LinkInfo, err
 	case p.Duration == 0:
 		return LinkInfo{}, fmt.Errorf("%w: %s has no duration", ErrNotMedia, u.Hostname())
 	}
-	return LinkInfo{Site: SiteDirect, URL: u.String(), Duration: p.Duration}, nil
+	info := LinkInfo{Site: SiteDirect, URL: u.String(), Duration: p.Duration}
+	if size := rl.Stats.Length(); size >= 0 && size <= r.cfg.SpeechMaxBytes {
+		r.measureSpeech(ctx, u, size, &info)
+	}
+	return info, nil
+}
+
+// measureSpeech decodes the audio of a direct link of the given size through a fresh relay
+// and records its speech in info. The relay lets ffmpeg read the file twice over: an MP4
+// indexed at its end is read at the end, then from the start. Any failure (the source cut off, the analysis out of
+// time) leaves the speech unmeasured: the probe already found the link good, and the
+// audio is measured again, with its speech, when it is fetched after payment.
+func (r *Resolver) measureSpeech(ctx context.Context, u *url.URL, size int64, info *LinkInfo) {
+	rl, err := r.cfg.Guard.Relay(ctx, u, 2*size+1)
+	if err != nil {
+		return
+	}
+	defer rl.Close()
+	m, err := r.cfg.Runner.MeasureRemote(ctx, rl.URL)
+	if err != nil || rl.Stats.Err() != nil || m.Length <= 0 {
+		return
+	}
+	info.Speech, info.SpeechMeasured = min(m.Speech, info.Duration), true
 }
 
 // runError explains a failed ffmpeg/ffprobe run on a relayed link: the source's own failure

@@ -62,6 +62,8 @@ func makeLinkClips(t testing.TB) linkClips {
 		"clip.mkv":   slices.Concat(withSpeech, h264, []string{"-c:a", "libvorbis"}),
 		"clip.webm":  slices.Concat(withSpeech, vp8, []string{"-c:a", "libopus"}),
 		"silent.mp4": slices.Concat(color, []string{"-t", "3"}, h264),
+		// A video whose sound track is silence: no speech to transcribe.
+		"mute.mp4": slices.Concat(color, []string{"-f", "lavfi", "-i", "anullsrc=r=44100:cl=mono", "-t", "4"}, h264, []string{"-c:a", "aac"}),
 		// Muxed as a live stream, a WebM carries no duration.
 		"live.webm": slices.Concat(withSpeech, vp8, []string{"-c:a", "libopus", "-f", "webm", "-live", "1"}),
 		"secret.ts": {"-nostdin", "-v", "error", "-y", "-i", wav, "-c:a", "aac", "-f", "mpegts"},
@@ -244,9 +246,26 @@ func analyzeDirectLinks(t *testing.T, clips linkClips, srv *clipServer) {
 				if !within200ms(info.Duration, clips.speech) {
 					t.Errorf("duration %s, want %s ± 0.2 s", info.Duration, clips.speech)
 				}
+				// The clip is speech from end to end, but for espeak-ng's quiet last breath.
+				if !info.SpeechMeasured || info.Speech > info.Duration || info.Speech < info.Duration-media.SilenceMinimum {
+					t.Errorf("speech %v (measured %v) in %v", info.Speech, info.SpeechMeasured, info.Duration)
+				}
 			})
 		}
 	}
+	t.Run("silent sound track", func(t *testing.T) {
+		info, err := r.Analyze(context.Background(), srv.URL+"/files/mute.mp4")
+		if err != nil || !info.SpeechMeasured || info.Speech != 0 || !within200ms(info.Duration, 4*time.Second) {
+			t.Errorf("got %+v, %v; want 4 s with no speech, measured", info, err)
+		}
+	})
+	t.Run("too big to measure", func(t *testing.T) {
+		small := newLinkResolver(t, ResolverConfig{SpeechMaxBytes: 1000})
+		info, err := small.Analyze(context.Background(), srv.URL+"/files/fast.mp4")
+		if err != nil || info.SpeechMeasured || info.Speech != 0 {
+			t.Errorf("got %+v, %v; want the speech left unmeasured", info, err)
+		}
+	})
 }
 
 func analyzeRefuses(t *testing.T, clips linkClips, srv *clipServer) {

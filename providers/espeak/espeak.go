@@ -24,22 +24,6 @@ import (
 	"parla/providers"
 )
 
-// voices maps the product's six voices to six distinct espeak-ng voice variants.
-var voices = map[string]string{
-	"alloy":   "en-us",
-	"echo":    "en-us+m3",
-	"fable":   "en-gb-x-rp+m1",
-	"onyx":    "en-us+m7",
-	"nova":    "en-us+f3",
-	"shimmer": "en-gb+f4",
-}
-
-// Variant returns the espeak-ng voice (language plus variant) used for a product voice.
-func Variant(voice string) (string, bool) {
-	v, ok := voices[voice]
-	return v, ok
-}
-
 // Speaking rates in words per minute. espeak-ng's default (175) is speed 1; below 80 it
 // will not go, and above 450 its speech-up path degrades, so the rest is done by ffmpeg.
 const (
@@ -117,11 +101,15 @@ func (s *Speaker) Available() error {
 	if err := s.media.Check(); err != nil {
 		return fmt.Errorf("espeak: %w: %v", providers.ErrUnavailable, err)
 	}
+	if _, err := exec.LookPath(kakasiBinary); err != nil { // Japanese (kana.go)
+		return fmt.Errorf("espeak: %w: %s not found: %v", providers.ErrUnavailable, kakasiBinary, err)
+	}
 	return nil
 }
 
-// Speak synthesises req.Text with the voice's espeak-ng variant at req.Speed and writes the
-// file encoded as req.Format to w. Progress goes from 0 to 100 as chunks are encoded.
+// Speak synthesises req.Text in req.Language (voices.go's plan) with the voice's espeak-ng
+// variant at req.Speed and writes the file encoded as req.Format to w. Progress goes from 0
+// to 100 as chunks are encoded.
 //
 // Each chunk is one espeak-ng process piped straight into its own ffmpeg encode, up to
 // Workers of them at once (and no more ffmpeg processes than the media Runner allows);

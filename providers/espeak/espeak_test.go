@@ -49,24 +49,11 @@ func TestRate(t *testing.T) {
 	}
 }
 
-func TestVoicesAreDistinctVariants(t *testing.T) {
-	seen := map[string]string{}
-	for _, v := range providers.Voices {
-		variant, ok := Variant(v)
-		if !ok {
-			t.Fatalf("voice %q has no variant", v)
-		}
-		if other, dup := seen[variant]; dup {
-			t.Errorf("voices %q and %q share %q", v, other, variant)
-		}
-		seen[variant] = v
-	}
-}
-
 // setup finds the programs and returns an engine using them.
 func setup(t testing.TB, cfg Config) *Speaker {
 	t.Helper()
 	testkit.Binary(t, "espeak-ng")
+	testkit.Binary(t, "kakasi")
 	testkit.Binary(t, "ffmpeg")
 	testkit.Binary(t, "ffprobe")
 	if cfg.Media == nil {
@@ -138,7 +125,7 @@ func TestSpeakVoicesDiffer(t *testing.T) {
 			t.Run(voice, func(t *testing.T) {
 				t.Parallel()
 				data, info := speak(t, s, providers.SpeechRequest{Voice: voice, Text: sample, Format: "flac", Speed: 1})
-				variant, _ := Variant(voice)
+				variant, _ := Voice(voice, "en")
 				want := espeakDuration(t, sample, variant, 175)
 				if info.Codec != "flac" || !near(info.Duration, want, 0.02) {
 					t.Errorf("got %s for %v, want flac for %v", info.Codec, info.Duration, want)

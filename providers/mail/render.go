@@ -57,6 +57,9 @@ type Data struct {
 	ExpiresAt time.Time // Delivered: when the link stops working; shown in UTC
 	OrderRef  string    // Refunded: required; Delivered: shown when set
 	Reason    string    // Refunded: why (an order error code); said when the catalog explains it
+	// Translated: a transcription order delivered as an English translation; Delivered says
+	// so (and says "transcript" otherwise). Ignored for text-to-speech.
+	Translated bool
 }
 
 // Locale returns the supported interface language for a requested one: the six codes as
@@ -103,12 +106,19 @@ func Render(kind Kind, locale string, d Data) (providers.Message, error) {
 		}
 		v.Subject = fill("delivered.subject")
 		date := formatDate(tr, d.ExpiresAt)
-		v.Blocks = []block{
-			{Text: fill("delivered.intro")},
-			{Text: fill("delivered.link"), Link: d.Link, Button: tr["delivered.button"], Fallback: tr["link_fallback"]},
-			{Text: strings.ReplaceAll(tr["delivered.expiry"], "{date}", date)},
-			{Text: tr["delivered.warning"], Warn: true},
+		v.Blocks = []block{{Text: fill("delivered.intro")}}
+		switch {
+		case d.Service == ServiceTTS:
+		case d.Translated:
+			v.Blocks = append(v.Blocks, block{Text: tr["delivered.what.translation"]})
+		default:
+			v.Blocks = append(v.Blocks, block{Text: tr["delivered.what.transcript"]})
 		}
+		v.Blocks = append(v.Blocks,
+			block{Text: fill("delivered.link"), Link: d.Link, Button: tr["delivered.button"], Fallback: tr["link_fallback"]},
+			block{Text: strings.ReplaceAll(tr["delivered.expiry"], "{date}", date)},
+			block{Text: tr["delivered.warning"], Warn: true},
+		)
 		if d.OrderRef != "" {
 			v.Blocks = append(v.Blocks, block{Text: fill("reference")})
 		}

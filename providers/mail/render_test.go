@@ -289,3 +289,32 @@ func TestRefundedSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// A transcription's delivery says what the file holds: a transcript, or the English
+// translation the visitor asked for; a text-to-speech delivery says neither.
+func TestDeliveredSaysTranscriptOrTranslation(t *testing.T) {
+	expires := time.Now().Add(240 * time.Hour)
+	for _, locale := range Locales() {
+		tr := catalog[locale]
+		for _, c := range []struct {
+			service    Service
+			translated bool
+			want, not  string
+		}{
+			{ServiceAudio, false, "delivered.what.transcript", "delivered.what.translation"},
+			{ServiceVideo, true, "delivered.what.translation", "delivered.what.transcript"},
+			{ServiceTTS, true, "", "delivered.what.translation"},
+		} {
+			m, err := Render(Delivered, locale, Data{Service: c.service, Link: "https://parla.example/d/x", ExpiresAt: expires, Translated: c.translated})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.want != "" && !strings.Contains(m.Text, tr[c.want]) {
+				t.Errorf("%s %s (translated %v) lacks %q:\n%s", locale, c.service, c.translated, c.want, m.Text)
+			}
+			if strings.Contains(m.Text, tr[c.not]) || (c.service == ServiceTTS && strings.Contains(m.Text, tr["delivered.what.transcript"])) {
+				t.Errorf("%s %s (translated %v) says %q:\n%s", locale, c.service, c.translated, c.not, m.Text)
+			}
+		}
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	goopenai "github.com/sashabaranov/go-openai"
 
@@ -34,7 +36,8 @@ type TranscriberConfig struct {
 	APIKey string
 	// BaseURL of the API including the version, as in Config.
 	BaseURL string
-	// Model is the transcription model. Default "whisper-1". It must answer verbose_json.
+	// Model is the transcription model. Default "whisper-1". It must answer verbose_json
+	// with word timestamps, and serve translations (only whisper-1 does, at OpenAI).
 	Model string
 	// HTTPClient makes the calls. Default: a client without timeout (the request context
 	// bounds each call).
@@ -53,7 +56,8 @@ type TranscriberConfig struct {
 }
 
 // Transcriber implements providers.Transcriber with OpenAI's /audio/transcriptions
-// endpoint.
+// endpoint (word and segment times), and /audio/translations when a request asks for an
+// English translation.
 type Transcriber struct {
 	service
 	tempDir     string
@@ -117,7 +121,7 @@ func (t *Transcriber) Transcribe(ctx context.Context, req providers.TranscribeRe
 	}
 	var tr providers.Transcript
 	if t.fits(src.size, src.duration) {
-		tr, err = t.send(ctx, src.path, src.name, src.duration, req.Language)
+		tr, err = t.send(ctx, src.path, src.name, src.duration, req.Language, req.Translate)
 	} else {
 		tr, err = t.transcribeChunks(ctx, src, dir, req)
 	}
@@ -128,32 +132,55 @@ func (t *Transcriber) Transcribe(ctx context.Context, req providers.TranscribeRe
 	return tr, nil
 }
 
-// send makes one transcription request for the file at path, named name for the API.
-// fallback is the duration to assume when the answer carries none.
-func (t *Transcriber) send(ctx context.Context, path, name string, fallback time.Duration, lang string) (providers.Transcript, error) {
+// send makes one request for the file at path, named name for the API: a transcription
+// with word and segment times, or, when translate is set, a translation into English
+// (OpenAI's translations endpoint takes neither a language nor timestamp granularities,
+// and answers segments without words). fallback is the duration to assume when the answer
+// carries none.
+func (t *Transcriber) send(ctx context.Context, path, name string, fallback time.Duration, lang string, translate bool) (providers.Transcript, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return providers.Transcript{}, err
 	}
 	defer f.Close()
-	resp, err := t.client.CreateTranscription(ctx, goopenai.AudioRequest{
+	req := goopenai.AudioRequest{
 		Model:    t.model,
 		FilePath: name, // the name in the form; the bytes come from Reader
 		Reader:   f,
-		Language: lang,
 		// Always timed segments: every engine returns the same Transcript, and our own
 		// renderers produce the format the visitor ordered.
-		Format:                 goopenai.AudioResponseFormatVerboseJSON,
-		TimestampGranularities: []goopenai.TranscriptionTimestampGranularity{goopenai.TranscriptionTimestampGranularitySegment},
-	})
+		Format: goopenai.AudioResponseFormatVerboseJSON,
+	}
+	if translate {
+		resp, err := t.client.CreateTranslation(ctx, req)
+		if err != nil {
+			return providers.Transcript{}, fmt.Errorf("requesting a translation: %w", err)
+		}
+		tr := toTranscript(resp, english, fallback)
+		tr.Language = english // what the text is in, whatever was spoken
+		return tr, nil
+	}
+	req.Language = lang
+	// Both granularities: asking for words alone returns no segments.
+	req.TimestampGranularities = []goopenai.TranscriptionTimestampGranularity{
+		goopenai.TranscriptionTimestampGranularityWord, goopenai.TranscriptionTimestampGranularitySegment,
+	}
+	resp, err := t.client.CreateTranscription(ctx, req)
 	if err != nil {
 		return providers.Transcript{}, fmt.Errorf("requesting a transcription: %w", err)
 	}
 	return toTranscript(resp, lang, fallback), nil
 }
 
+// english is how the API names the language of a translation.
+const english = "english"
+
 // toTranscript maps a verbose_json answer. Segment texts lose the space Whisper puts in
 // front of each; an answer without segments becomes one segment over the whole duration.
+// The answer's words (top-level, without punctuation) go to the segments by time: each to
+// the last segment that starts at or before its middle, with a leading space unless it
+// starts with a script written without spaces, so that they read like the segment.
+// Segments whisper's statistics call silence are dropped (see silent).
 func toTranscript(resp goopenai.AudioResponse, hint string, fallback time.Duration) providers.Transcript {
 	tr := providers.Transcript{
 		Language: resp.Language,
@@ -176,7 +203,68 @@ func toTranscript(resp goopenai.AudioResponse, hint string, fallback time.Durati
 	if len(tr.Segments) == 0 && tr.Text != "" {
 		tr.Segments = []providers.Segment{{Start: 0, End: tr.Duration, Text: tr.Text}}
 	}
+	j := 0
+	for _, w := range resp.Words {
+		text := strings.TrimSpace(w.Word)
+		if text == "" || len(tr.Segments) == 0 {
+			continue
+		}
+		word := providers.Word{Start: fromSeconds(w.Start), End: fromSeconds(w.End), Text: text}
+		if r, _ := utf8.DecodeRuneInString(text); !unspaced(r) {
+			word.Text = " " + text
+		}
+		mid := word.Start + (word.End-word.Start)/2
+		for j+1 < len(tr.Segments) && tr.Segments[j+1].Start <= mid {
+			j++
+		}
+		tr.Segments[j].Words = append(tr.Segments[j].Words, word)
+	}
+	// Whisper's own rule for silence, on the statistics the answer carries: a segment it
+	// thinks is probably no speech and decoded with low confidence is dropped, with its
+	// words (after they were placed, so they do not land in a neighbour).
+	kept := tr.Segments[:0]
+	for i, s := range tr.Segments {
+		if i < len(resp.Segments) && silent(resp.Segments[i].NoSpeechProb, resp.Segments[i].AvgLogprob) {
+			continue
+		}
+		kept = append(kept, s)
+	}
+	if len(kept) != len(tr.Segments) {
+		tr.Segments = kept
+		tr.Text = joinTexts(kept)
+	}
 	return tr
+}
+
+// Whisper's thresholds for a segment of silence (openai/whisper transcribe.py: a
+// no_speech_prob above no_speech_threshold skips the segment unless its avg_logprob is
+// above logprob_threshold).
+const (
+	noSpeechThreshold = 0.6
+	logprobThreshold  = -1.0
+)
+
+// silent reports whether a segment's statistics say it is silence.
+func silent(noSpeechProb, avgLogprob float64) bool {
+	return noSpeechProb > noSpeechThreshold && avgLogprob <= logprobThreshold
+}
+
+// joinTexts joins segment texts with spaces, except before a script written without them.
+func joinTexts(segs []providers.Segment) string {
+	var b strings.Builder
+	for _, s := range segs {
+		if r, _ := utf8.DecodeRuneInString(s.Text); b.Len() > 0 && !unspaced(r) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s.Text)
+	}
+	return b.String()
+}
+
+// unspaced reports whether r belongs to a script written without spaces between words.
+func unspaced(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana,
+		unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar)
 }
 
 // fromSeconds converts the API's float seconds, rounded to the microsecond (so 16.704

@@ -26,7 +26,7 @@ func (t *Transcriber) transcribeChunks(ctx context.Context, src upload, dir stri
 	var mu sync.Mutex
 	done := 0
 	err := forEach(ctx, len(plan), t.concurrency, func(ctx context.Context, i int) error {
-		tr, err := t.transcribeChunk(ctx, src.path, dir, plan, i, req.Language)
+		tr, err := t.transcribeChunk(ctx, src.path, dir, plan, i, req.Language, req.Translate)
 		if err != nil {
 			return fmt.Errorf("chunk %d of %d (from %s): %w", i+1, len(plan), plan[i].Start, err)
 		}
@@ -44,7 +44,7 @@ func (t *Transcriber) transcribeChunks(ctx context.Context, src upload, dir stri
 }
 
 // transcribeChunk cuts chunk i of plan out of the MP3 at path and transcribes it.
-func (t *Transcriber) transcribeChunk(ctx context.Context, path, dir string, plan []media.Chunk, i int, lang string) (providers.Transcript, error) {
+func (t *Transcriber) transcribeChunk(ctx context.Context, path, dir string, plan []media.Chunk, i int, lang string, translate bool) (providers.Transcript, error) {
 	c := plan[i]
 	length := c.Length
 	if i == len(plan)-1 {
@@ -62,7 +62,7 @@ func (t *Transcriber) transcribeChunk(ctx context.Context, path, dir string, pla
 	if st.Size() > t.maxBytes {
 		return providers.Transcript{}, fmt.Errorf("%d bytes, above the %d-byte upload limit", st.Size(), t.maxBytes)
 	}
-	return t.send(ctx, out, "audio.mp3", c.Length, lang)
+	return t.send(ctx, out, "audio.mp3", c.Length, lang, translate)
 }
 
 // forEach runs fn for 0..n-1, at most limit at a time. The first error cancels the
@@ -107,8 +107,8 @@ type TranscriptPart struct {
 	Transcript providers.Transcript
 }
 
-// MergeTranscripts joins the transcripts of consecutive chunks into one. Segment times are
-// shifted by their chunk's offset and kept within the chunk, which ends where its audio
+// MergeTranscripts joins the transcripts of consecutive chunks into one. Segment and word
+// times are shifted by their chunk's offset and kept within the chunk, which ends where its audio
 // ends or where the next chunk starts, whichever comes first (a recogniser may stamp past
 // its audio, and cut MP3 frames overlap a little), so segments of different chunks never
 // overlap. Texts are joined with spaces; the duration runs to the end of the last chunk;
@@ -137,6 +137,15 @@ func MergeTranscripts(parts []TranscriptPart) providers.Transcript {
 		for _, s := range tr.Segments {
 			s.Start = min(p.Offset+s.Start, end)
 			s.End = min(p.Offset+s.End, end)
+			if s.Words != nil {
+				words := make([]providers.Word, len(s.Words))
+				for k, w := range s.Words {
+					w.Start = min(p.Offset+w.Start, end)
+					w.End = min(p.Offset+w.End, end)
+					words[k] = w
+				}
+				s.Words = words
+			}
 			out.Segments = append(out.Segments, s)
 		}
 		out.Duration = max(out.Duration, p.Offset+tr.Duration, end)

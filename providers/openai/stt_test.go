@@ -29,6 +29,7 @@ import (
 
 // sttCall is one transcription request the fake API received, as it checked it.
 type sttCall struct {
+	Endpoint    string // "transcriptions" or "translations"
 	Auth        string
 	Model       string
 	Format      string
@@ -40,10 +41,13 @@ type sttCall struct {
 	Info        media.ProbeInfo // ffprobe of the received file
 }
 
-// fakeSTT speaks POST /v1/audio/transcriptions like OpenAI: multipart in, verbose_json
-// out. It probes the file it receives and answers two segments that split the probed
-// duration in half, times in whole milliseconds, each segment's text naming its own
-// times ("0.000-8.352") so a test can tell which chunk a merged segment came from.
+// fakeSTT speaks POST /v1/audio/transcriptions and /v1/audio/translations like OpenAI:
+// multipart in, verbose_json out. It probes the file it receives and answers two segments
+// that split the probed duration in half, times in whole milliseconds, each segment's
+// text naming its own times ("0.000-8.352") so a test can tell which chunk a merged
+// segment came from. A transcription also answers top-level words, as OpenAI does with
+// timestamp_granularities[]=word: one per segment, its text without the leading space,
+// lasting the first half of its segment. A translation has no words, as at OpenAI.
 type fakeSTT struct {
 	t     testing.TB
 	media *media.Runner
@@ -80,6 +84,13 @@ type sttAnswer struct {
 	Duration float64      `json:"duration"`
 	Text     string       `json:"text"`
 	Segments []sttSegment `json:"segments"`
+	Words    []sttWord    `json:"words,omitempty"`
+}
+
+type sttWord struct {
+	Word  string  `json:"word"`
+	Start float64 `json:"start"`
+	End   float64 `json:"end"`
 }
 
 type sttSegment struct {
@@ -92,11 +103,12 @@ type sttSegment struct {
 var languageNames = map[string]string{"": "english", "en": "english", "de": "german"}
 
 func (f *fakeSTT) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/audio/transcriptions" {
+	endpoint := strings.TrimPrefix(r.URL.Path, "/v1/audio/")
+	if r.Method != http.MethodPost || (endpoint != "transcriptions" && endpoint != "translations") {
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
 		return
 	}
-	c, err := f.receive(r)
+	c, err := f.receive(r, endpoint)
 	if err != nil && r.Context().Err() != nil {
 		return // the client gave up (another chunk failed): nothing to check
 	}
@@ -125,19 +137,27 @@ func (f *fakeSTT) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // receive checks the multipart form and probes the file in it.
-func (f *fakeSTT) receive(r *http.Request) (sttCall, error) {
+func (f *fakeSTT) receive(r *http.Request, endpoint string) (sttCall, error) {
 	if err := r.ParseMultipartForm(64 << 20); err != nil {
 		return sttCall{}, err
 	}
 	c := sttCall{
+		Endpoint:    endpoint,
 		Auth:        r.Header.Get("Authorization"),
 		Model:       r.FormValue("model"),
 		Format:      r.FormValue("response_format"),
-		Granularity: r.FormValue("timestamp_granularities[]"),
+		Granularity: strings.Join(r.MultipartForm.Value["timestamp_granularities[]"], ","),
 		Language:    r.FormValue("language"),
 	}
-	if c.Model == "" || c.Format != "verbose_json" || c.Granularity != "segment" {
+	if c.Model == "" || c.Format != "verbose_json" {
 		return c, fmt.Errorf("form %v", r.MultipartForm.Value)
+	}
+	// Translations take neither a language nor timestamp granularities.
+	if endpoint == "translations" && (c.Granularity != "" || r.MultipartForm.Value["language"] != nil) {
+		return c, fmt.Errorf("translation form %v", r.MultipartForm.Value)
+	}
+	if endpoint == "transcriptions" && c.Granularity != "word,segment" {
+		return c, fmt.Errorf("transcription granularities %q", c.Granularity)
 	}
 	if _, ok := r.MultipartForm.Value["language"]; ok && c.Language == "" {
 		return c, errors.New("empty language field")
@@ -167,6 +187,9 @@ func answer(c sttCall, noSegments bool) sttAnswer {
 	d := c.Info.Duration.Truncate(time.Millisecond)
 	half := (d / 2).Truncate(time.Millisecond)
 	a := sttAnswer{Task: "transcribe", Language: languageNames[c.Language], Duration: d.Seconds()}
+	if c.Endpoint == "translations" {
+		a.Task, a.Language = "translate", "english"
+	}
 	if noSegments {
 		a.Text = " all of it"
 		return a
@@ -174,9 +197,33 @@ func answer(c sttCall, noSegments bool) sttAnswer {
 	for i, span := range [][2]time.Duration{{0, half}, {half, d}} {
 		text := fmt.Sprintf(" %.3f-%.3f", span[0].Seconds(), span[1].Seconds())
 		a.Segments = append(a.Segments, sttSegment{ID: i, Start: span[0].Seconds(), End: span[1].Seconds(), Text: text})
+		if c.Endpoint == "transcriptions" {
+			a.Words = append(a.Words, sttWord{Word: strings.TrimSpace(text), Start: span[0].Seconds(), End: wordEnd(span[0], span[1]).Seconds()})
+		}
 		a.Text += text
 	}
 	return a
+}
+
+// wordEnd is where the fake's word in a segment from start to end ends.
+func wordEnd(start, end time.Duration) time.Duration {
+	return start + ((end - start) / 2).Truncate(time.Millisecond)
+}
+
+// equalSegments compares segments with their words.
+func equalSegments(a, b []providers.Segment) bool {
+	return slices.EqualFunc(a, b, func(x, y providers.Segment) bool {
+		return x.Start == y.Start && x.End == y.End && x.Text == y.Text && slices.Equal(x.Words, y.Words)
+	})
+}
+
+// withoutWords returns segs with their words left out.
+func withoutWords(segs []providers.Segment) []providers.Segment {
+	out := slices.Clone(segs)
+	for i := range out {
+		out[i].Words = nil
+	}
+	return out
 }
 
 func (f *fakeSTT) received() []sttCall {
@@ -308,8 +355,14 @@ func checkTwoHalves(t *testing.T, tr providers.Transcript, d time.Duration) {
 		{Start: 0, End: half, Text: fmt.Sprintf("0.000-%.3f", half.Seconds())},
 		{Start: half, End: d, Text: fmt.Sprintf("%.3f-%.3f", half.Seconds(), d.Seconds())},
 	}
-	if !slices.Equal(tr.Segments, want) || tr.Duration != d {
+	if !equalSegments(withoutWords(tr.Segments), want) || tr.Duration != d {
 		t.Errorf("transcript %+v\nwant segments %+v over %v", tr, want, d)
+	}
+	for _, s := range tr.Segments {
+		w := []providers.Word{{Start: s.Start, End: wordEnd(s.Start, s.End), Text: " " + s.Text}}
+		if !slices.Equal(s.Words, w) {
+			t.Errorf("segment %q has words %+v, want %+v", s.Text, s.Words, w)
+		}
 	}
 	if tr.Text != want[0].Text+" "+want[1].Text {
 		t.Errorf("text %q", tr.Text)
@@ -459,6 +512,16 @@ func checkMerged(t *testing.T, tr providers.Transcript, n int) {
 		if start != 0 || first.End != off+half || second.Start != off+half || second.End != next {
 			t.Errorf("chunk %d at %v: segments %+v %+v", k, off, first, second)
 		}
+		// Words are re-based like their segments.
+		for _, w := range []struct {
+			s          providers.Segment
+			start, end time.Duration
+		}{{first, off, off + wordEnd(0, half)}, {second, off + half, min(off+wordEnd(half, end), next)}} {
+			want := []providers.Word{{Start: w.start, End: w.end, Text: " " + w.s.Text}}
+			if !slices.Equal(w.s.Words, want) {
+				t.Errorf("chunk %d at %v: segment %q has words %+v, want %+v", k, off, w.s.Text, w.s.Words, want)
+			}
+		}
 		texts = append(texts, first.Text, second.Text)
 	}
 	step := offsets[1]
@@ -504,6 +567,48 @@ func TestTranscribeLanguageAndModel(t *testing.T) {
 	}
 }
 
+// A translation goes to the translations endpoint without language nor granularities,
+// and comes back in English with segments but no words; chunks too.
+func TestTranscribeTranslates(t *testing.T) {
+	s := newSTT(t, TranscriberConfig{})
+	wav := speechWAV(t)
+	tr, c := s.transcribeOnce(t, providers.TranscribeRequest{Path: wav, Language: "de", Translate: true})
+	if c.Endpoint != "translations" || c.Language != "" || c.Granularity != "" || c.Model != "whisper-1" {
+		t.Errorf("call %+v", c)
+	}
+	if tr.Language != "english" {
+		t.Errorf("language %q", tr.Language)
+	}
+	d := c.Info.Duration.Truncate(time.Millisecond)
+	half := (d / 2).Truncate(time.Millisecond)
+	want := []providers.Segment{
+		{Start: 0, End: half, Text: fmt.Sprintf("0.000-%.3f", half.Seconds())},
+		{Start: half, End: d, Text: fmt.Sprintf("%.3f-%.3f", half.Seconds(), d.Seconds())},
+	}
+	if !equalSegments(tr.Segments, want) {
+		t.Errorf("segments %+v, want %+v (no words)", tr.Segments, want)
+	}
+
+	long := makeMedia(t, "long.wav", "-f", "lavfi", "-i", "sine=frequency=300:sample_rate=16000:duration=50")
+	chunked := newSTT(t, TranscriberConfig{MaxChunk: 20 * time.Second})
+	tr, err := chunked.transcribe(t, providers.TranscribeRequest{Path: long, Language: "de", Translate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := chunked.api.received()
+	if len(calls) != 3 {
+		t.Fatalf("%d calls, want 3", len(calls))
+	}
+	for i, c := range calls {
+		if c.Endpoint != "translations" || c.Language != "" {
+			t.Errorf("chunk %d: call %+v", i, c)
+		}
+	}
+	if tr.Language != "english" || len(tr.Segments) != 6 {
+		t.Errorf("merged translation %+v", tr)
+	}
+}
+
 func TestTranscribeAnswerWithoutSegments(t *testing.T) {
 	s := newSTT(t, TranscriberConfig{})
 	s.api.set(func(f *fakeSTT) { f.noSegments = true })
@@ -511,7 +616,7 @@ func TestTranscribeAnswerWithoutSegments(t *testing.T) {
 	tr, c := s.transcribeOnce(t, providers.TranscribeRequest{Path: wav})
 	d := c.Info.Duration.Truncate(time.Millisecond)
 	want := []providers.Segment{{Start: 0, End: d, Text: "all of it"}}
-	if !slices.Equal(tr.Segments, want) || tr.Text != "all of it" || tr.Duration != d {
+	if !equalSegments(tr.Segments, want) || tr.Text != "all of it" || tr.Duration != d {
 		t.Errorf("transcript %+v, want %+v", tr, want)
 	}
 }
@@ -644,6 +749,38 @@ func TestToTranscript(t *testing.T) {
 			want: providers.Transcript{Language: "de", Duration: 2 * s, Text: "Hallo.", Segments: []providers.Segment{seg(0, 2*s, "Hallo.")}}},
 		{name: "silence", body: `{"language":"english","duration":9,"text":"","segments":[]}`,
 			want: providers.Transcript{Language: "english", Duration: 9 * s}},
+		{name: "words go to segments by time", body: `{"language":"english","duration":4,"text":" Hello there. General Kenobi.",
+			"segments":[{"start":0,"end":1.2,"text":" Hello there."},{"start":1.2,"end":4,"text":" General Kenobi."}],
+			"words":[{"word":"Hello","start":0.1,"end":0.5},{"word":"there","start":0.6,"end":1.3},
+				{"word":"General","start":1.4,"end":2},{"word":"Kenobi","start":2.1,"end":3.2}]}`,
+			want: providers.Transcript{Language: "english", Duration: 4 * s, Text: "Hello there. General Kenobi.",
+				Segments: []providers.Segment{
+					{Start: 0, End: 1200 * time.Millisecond, Text: "Hello there.", Words: []providers.Word{
+						{Start: 100 * time.Millisecond, End: 500 * time.Millisecond, Text: " Hello"},
+						{Start: 600 * time.Millisecond, End: 1300 * time.Millisecond, Text: " there"}}},
+					{Start: 1200 * time.Millisecond, End: 4 * s, Text: "General Kenobi.", Words: []providers.Word{
+						{Start: 1400 * time.Millisecond, End: 2 * s, Text: " General"},
+						{Start: 2100 * time.Millisecond, End: 3200 * time.Millisecond, Text: " Kenobi"}}}}}},
+		{name: "japanese words without spaces", body: `{"language":"japanese","duration":2,"text":"東京です。",
+			"segments":[{"start":0,"end":2,"text":"東京です。"}],
+			"words":[{"word":"東京","start":0,"end":0.8},{"word":"です","start":0.8,"end":1.5}]}`,
+			want: providers.Transcript{Language: "japanese", Duration: 2 * s, Text: "東京です。",
+				Segments: []providers.Segment{{Start: 0, End: 2 * s, Text: "東京です。", Words: []providers.Word{
+					{Start: 0, End: 800 * time.Millisecond, Text: "東京"},
+					{Start: 800 * time.Millisecond, End: 1500 * time.Millisecond, Text: "です"}}}}}},
+		{name: "words without segments join the whole", body: `{"duration":2,"text":"Hi you","words":[{"word":"Hi","start":0,"end":0.4},{"word":"you","start":0.5,"end":0.9}]}`,
+			want: providers.Transcript{Duration: 2 * s, Text: "Hi you", Segments: []providers.Segment{{Start: 0, End: 2 * s, Text: "Hi you",
+				Words: []providers.Word{{Start: 0, End: 400 * time.Millisecond, Text: " Hi"}, {Start: 500 * time.Millisecond, End: 900 * time.Millisecond, Text: " you"}}}}}},
+		{name: "a segment whisper calls silence is dropped with its words", body: `{"language":"english","duration":30,"text":" Hello. Thank you.",
+			"segments":[{"start":0,"end":2,"text":" Hello.","no_speech_prob":0.1,"avg_logprob":-0.3},
+				{"start":2,"end":30,"text":" Thank you.","no_speech_prob":0.9,"avg_logprob":-1.2}],
+			"words":[{"word":"Hello","start":0.2,"end":0.8},{"word":"Thank","start":10,"end":20},{"word":"you","start":20,"end":29}]}`,
+			want: providers.Transcript{Language: "english", Duration: 30 * s, Text: "Hello.",
+				Segments: []providers.Segment{{Start: 0, End: 2 * s, Text: "Hello.", Words: []providers.Word{
+					{Start: 200 * time.Millisecond, End: 800 * time.Millisecond, Text: " Hello"}}}}}},
+		{name: "probably silent but confident: kept", body: `{"duration":3,"text":" Hm.",
+			"segments":[{"start":0,"end":3,"text":" Hm.","no_speech_prob":0.9,"avg_logprob":-0.5}]}`,
+			want: providers.Transcript{Duration: 3 * s, Text: "Hm.", Segments: []providers.Segment{seg(0, 3*s, "Hm.")}}},
 		{name: "negative nonsense", body: `{"duration":-1,"text":"x"}`, fallback: s,
 			want: providers.Transcript{Duration: s, Text: "x", Segments: []providers.Segment{seg(0, s, "x")}}},
 	}
@@ -655,7 +792,7 @@ func TestToTranscript(t *testing.T) {
 			}
 			got := toTranscript(resp, tt.hint, tt.fallback)
 			if got.Language != tt.want.Language || got.Duration != tt.want.Duration || got.Text != tt.want.Text ||
-				!slices.Equal(got.Segments, tt.want.Segments) {
+				!equalSegments(got.Segments, tt.want.Segments) {
 				t.Errorf("got  %+v\nwant %+v", got, tt.want)
 			}
 		})
@@ -686,6 +823,14 @@ func TestMergeTranscripts(t *testing.T) {
 				Segments: []providers.Segment{seg(1*s, 7*s, "c")}}},
 		}, want: providers.Transcript{Language: "english", Duration: 25 * s, Text: "a b c",
 			Segments: []providers.Segment{seg(0, 4*s, "a"), seg(4*s, 10*s, "b"), seg(21*s, 25*s, "c")}}},
+		{name: "words shifted and clamped like segments", parts: []TranscriptPart{
+			{0, providers.Transcript{Duration: 10 * s, Text: "a", Segments: []providers.Segment{{Start: 0, End: 11 * s, Text: "a",
+				Words: []providers.Word{{Start: 9 * s, End: 11 * s, Text: " a"}}}}}},
+			{10 * s, providers.Transcript{Duration: 5 * s, Text: "b", Segments: []providers.Segment{{Start: 1 * s, End: 2 * s, Text: "b",
+				Words: []providers.Word{{Start: 1 * s, End: 1500 * time.Millisecond, Text: " b"}}}}}},
+		}, want: providers.Transcript{Duration: 15 * s, Text: "a b", Segments: []providers.Segment{
+			{Start: 0, End: 10 * s, Text: "a", Words: []providers.Word{{Start: 9 * s, End: 10 * s, Text: " a"}}},
+			{Start: 11 * s, End: 12 * s, Text: "b", Words: []providers.Word{{Start: 11 * s, End: 11500 * time.Millisecond, Text: " b"}}}}}},
 		{name: "unknown chunk duration", parts: []TranscriptPart{
 			{0, providers.Transcript{Text: "a", Segments: []providers.Segment{seg(0, 3*s, "a")}}},
 			{4 * s, providers.Transcript{Text: "b", Segments: []providers.Segment{seg(1*s, 2*s, "b")}}},
@@ -696,7 +841,7 @@ func TestMergeTranscripts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := MergeTranscripts(tt.parts)
 			if got.Language != tt.want.Language || got.Duration != tt.want.Duration || got.Text != tt.want.Text ||
-				!slices.Equal(got.Segments, tt.want.Segments) {
+				!equalSegments(got.Segments, tt.want.Segments) {
 				t.Errorf("got  %+v\nwant %+v", got, tt.want)
 			}
 		})

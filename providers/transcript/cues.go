@@ -12,41 +12,42 @@ import (
 	"parla/providers"
 )
 
-// Subtitle layout limits, the usual broadcast rule for a readable cue.
-const (
-	// MaxLineRunes is the most runes on one subtitle line.
-	MaxLineRunes = 42
-	// MaxCueLines is the most lines in one subtitle cue.
-	MaxCueLines = 2
-	// ZeroLengthCue is how long a zero-length segment is shown at most.
-	ZeroLengthCue = time.Second
-)
+// ZeroLengthCue is how long a zero-length segment is shown at most.
+const ZeroLengthCue = time.Second
 
-// cue is one subtitle: a time span and up to MaxCueLines lines of text.
+// cue is one subtitle: a time span and up to Rules.Lines lines of text.
 type cue struct {
 	start, end time.Duration
 	lines      []string
+	cps        float64 // the most characters a second of its segment's rules; 0: r.MaxCPS
 }
 
-// cues lays out a transcript's segments as subtitle cues, in order, with valid times.
+// cues lays out a transcript's segments as subtitle cues by the rules of its language, in
+// order of start, with valid times that keep the hard rules (see Rules).
 func cues(t providers.Transcript) []cue {
 	segs := t.Segments
 	if len(segs) == 0 && strings.TrimSpace(t.Text) != "" {
 		segs = []providers.Segment{{Start: 0, End: t.Duration, Text: t.Text}}
 	}
+	r := subtitleRules(t)
 	var out []cue
 	for _, s := range subtitleTimes(segs, t.Duration) {
-		out = append(out, splitSegment(s)...)
+		out = append(out, layoutSegment(s, segmentRules(r, s.Text))...)
 	}
 	// A long segment's later cues start after its own start, possibly after the start of
-	// the next segment (which may overlap it): WebVTT wants the cues ordered by start.
+	// the next segment (which may overlap it): cues go in order of start.
 	slices.SortStableFunc(out, func(a, b cue) int { return cmp.Compare(a.start, b.start) })
+	retime(out, r, t.Duration.Truncate(time.Millisecond))
 	return out
 }
 
-// maxTime is the latest time a segment keeps: a whole millisecond one ZeroLengthCue short
-// of the largest time.Duration (about 292 years), so that no cue's end overflows.
-const maxTime = time.Duration(math.MaxInt64)/time.Millisecond*time.Millisecond - ZeroLengthCue
+// maxTime is the latest time a segment keeps: a whole millisecond a day short of the
+// largest time.Duration (about 292 years), so that no cue's end overflows.
+const maxTime = endOfTime - 24*time.Hour
+
+// endOfTime is the latest time a cue can have, whole milliseconds. Cues moved to keep
+// MinGap saturate there (only a broken engine's times come near it).
+const endOfTime = time.Duration(math.MaxInt64) / time.Millisecond * time.Millisecond
 
 // clampTimes makes a segment's times valid on their own: no negative time, none past
 // maxTime, no end before the start, and a start no earlier than prevStart.
@@ -87,43 +88,6 @@ func subtitleTimes(segs []providers.Segment, duration time.Duration) []providers
 		}
 	}
 	return out
-}
-
-// splitSegment wraps a segment's text into lines, groups them into cues and shares the
-// segment's time among the cues in proportion to their runes. The last cue ends exactly at
-// the segment's end.
-func splitSegment(s providers.Segment) []cue {
-	lines := wrap(units(s.Text), MaxLineRunes)
-	total := 0
-	for _, l := range lines {
-		total += utf8.RuneCountInString(l)
-	}
-	span := s.End - s.Start
-	var out []cue
-	done := 0
-	for i := 0; i < len(lines); i += MaxCueLines {
-		group := lines[i:min(i+MaxCueLines, len(lines))]
-		c := cue{start: s.Start + share(span, done, total), lines: group}
-		for _, l := range group {
-			done += utf8.RuneCountInString(l)
-		}
-		c.end = s.Start + share(span, done, total)
-		out = append(out, c)
-	}
-	if len(out) > 0 {
-		out[len(out)-1].end = s.End
-	}
-	return out
-}
-
-// share is part/total of span, rounded down to the millisecond so that consecutive cues of
-// one segment never overlap once printed.
-func share(span time.Duration, part, total int) time.Duration {
-	if total == 0 {
-		return 0
-	}
-	d := time.Duration(float64(span) * float64(part) / float64(total))
-	return d.Truncate(time.Millisecond)
 }
 
 // unit is a piece of text that is never broken across lines, and whether a space separates
@@ -211,4 +175,27 @@ func fill(us []unit, limit int) []string {
 		lines = append(lines, line.String())
 	}
 	return lines
+}
+
+// subtitleRules are the rules t's subtitles are laid out by: its language's, or its
+// script's when the language has no rules of its own.
+func subtitleRules(t providers.Transcript) Rules {
+	return rulesForText(t.Language, text(t))
+}
+
+// segmentRules are the rules of one segment: the transcript's, unless the segment is
+// written in another kind of script (Japanese in an English transcript, or English in a
+// Japanese one), when its script's rules fit it better.
+func segmentRules(r Rules, text string) Rules {
+	byScript := rulesForText("", text)
+	if cjk(byScript) != cjk(r) {
+		return byScript
+	}
+	return r
+}
+
+// cjk reports whether rules are those of a script written without spaces (a line holds
+// far fewer characters).
+func cjk(r Rules) bool {
+	return r.LineRunes < 20
 }

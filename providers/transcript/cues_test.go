@@ -11,41 +11,50 @@ import (
 	"parla/providers"
 )
 
-func TestSplitSegment(t *testing.T) {
+func TestLayoutSegment(t *testing.T) {
 	long := "This sentence is deliberately much longer than a single subtitle line can hold, so it is shared out over several readable cues."
 	tests := []struct {
 		name  string
+		lang  string
 		text  string
 		lines [][]string // lines of each cue
 	}{
-		{"short", " Hello there. ", [][]string{{"Hello there."}}},
-		{"exactly one line", strings.Repeat("a", 42), [][]string{{strings.Repeat("a", 42)}}},
-		{"two balanced lines", "The quick brown fox jumps over the lazy dog and keeps running far away.",
-			[][]string{{"The quick brown fox jumps over the", "lazy dog and keeps running far away."}}},
-		{"long sentence in cues of two lines", long, [][]string{
-			{"This sentence is deliberately much", "longer than a single subtitle line"},
-			{"can hold, so it is shared out over", "several readable cues."},
+		{"short", "en", " Hello there. ", [][]string{{"Hello there."}}},
+		{"exactly one line", "en", strings.Repeat("a", 42), [][]string{{strings.Repeat("a", 42)}}},
+		{"two lines, the article kept with its noun", "en", "The quick brown fox jumps over the lazy dog and keeps running far away.",
+			[][]string{{"The quick brown fox jumps over", "the lazy dog and keeps running far away."}}},
+		{"long sentence broken after a clause", "en", long, [][]string{
+			{"This sentence is deliberately much longer", "than a single subtitle line can hold,"},
+			{"so it is shared out over", "several readable cues."},
 		}},
-		{"runes, not bytes", strings.Repeat("é", 40) + " ü", [][]string{{strings.Repeat("é", 40) + " ü"}}},
-		{"a word longer than a line stays whole", "See " + strings.Repeat("x", 50) + " now.",
-			[][]string{{"See", strings.Repeat("x", 50)}, {"now."}}},
-		{"Japanese breaks between characters, never before punctuation",
+		{"a line breaks before a conjunction, not inside a name or a number", "en",
+			"Yesterday Dr. Smith met Anna Lee and paid 3 500 euros for the old car",
+			[][]string{{"Yesterday Dr. Smith met Anna Lee", "and paid 3 500 euros for the old car"}}},
+		{"a number keeps its unit; a cue breaks before a conjunction", "en",
+			"The new pipeline will be 12 km long and the works should end in 2027 at the latest",
+			[][]string{{"The new pipeline will be 12 km long", "and the works should end in 2027"}, {"at the latest"}}},
+		{"runes, not bytes", "en", strings.Repeat("é", 40) + " ü", [][]string{{strings.Repeat("é", 40) + " ü"}}},
+		{"a word longer than a line stays whole", "en", "See " + strings.Repeat("x", 50) + " now.",
+			[][]string{{"See"}, {strings.Repeat("x", 50), "now."}}},
+		{"Japanese: 13 a line, never before punctuation, not inside a number", "ja",
 			"東京タワーは、日本の東京都港区にある電波塔です。高さは三百三十三メートルで、完成当時は世界一高い自立式鉄塔でした。",
-			[][]string{{"東京タワーは、日本の東京都港区にある電波塔です。高さは三百", "三十三メートルで、完成当時は世界一高い自立式鉄塔でした。"}}},
-		{"Chinese longer than two lines", strings.Repeat("中文字幕", 25), [][]string{
-			{strings.Repeat("中文字幕", 8) + "中文", "字幕" + strings.Repeat("中文字幕", 8)},
-			{strings.Repeat("中文字幕", 8)},
+			[][]string{{"東京タワーは、日本の東京", "都港区にある電波塔です。"}, {"高さは", "三百三十三メートルで、"}, {"完成当時は世界一高", "い自立式鉄塔でした。"}}},
+		{"Chinese: 16 a line", "zh", strings.Repeat("中文字幕", 13), [][]string{
+			{strings.Repeat("中文字幕", 4), strings.Repeat("中文字幕", 4)},
+			{"中文字幕中文字幕中文", "字幕中文字幕中文字幕"},
 		}},
-		{"Arabic words", "مرحبا بكم في بارلا، خدمة تحويل الكلام إلى نص مع توقيت دقيق لكل جملة.",
+		{"Russian: 39 a line, before a preposition", "ru", "Мы приехали в Москву поздно вечером и сразу пошли в гостиницу у вокзала.",
+			[][]string{{"Мы приехали в Москву поздно вечером", "и сразу пошли в гостиницу у вокзала."}}},
+		{"Arabic words, before a preposition", "ar", "مرحبا بكم في بارلا، خدمة تحويل الكلام إلى نص مع توقيت دقيق لكل جملة.",
 			[][]string{{"مرحبا بكم في بارلا، خدمة تحويل الكلام", "إلى نص مع توقيت دقيق لكل جملة."}}},
-		{"emoji sequences stay whole", strings.Repeat("👩‍💻 ", 20),
+		{"emoji sequences stay whole", "en", strings.Repeat("👩‍💻 ", 20),
 			[][]string{{strings.TrimSpace(strings.Repeat("👩‍💻 ", 10)), strings.TrimSpace(strings.Repeat("👩‍💻 ", 10))}}},
-		{"newlines and tabs are spaces", "one\ntwo\t three", [][]string{{"one two three"}}},
+		{"newlines and tabs are spaces", "en", "one\ntwo\t three", [][]string{{"one two three"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			seg := providers.Segment{Start: sec(10), End: sec(20), Text: tt.text}
-			cs := splitSegment(seg)
+			cs := layoutSegment(seg, RulesFor(tt.lang))
 			var got [][]string
 			for _, c := range cs {
 				got = append(got, c.lines)
@@ -58,20 +67,24 @@ func TestSplitSegment(t *testing.T) {
 	}
 }
 
-// checkShares asserts that the cues of one segment follow each other without gaps or
-// overlaps from its start to its end, each lasting in proportion to its runes.
+// checkShares asserts that the cues of one segment without word times follow each other
+// without gaps or overlaps from its start to its end, each lasting about in proportion to
+// its characters (spaces left out).
 func checkShares(t *testing.T, seg providers.Segment, cs []cue) {
 	t.Helper()
+	chars := func(lines []string) int {
+		return utf8.RuneCountInString(strings.Join(strings.Fields(strings.Join(lines, " ")), ""))
+	}
 	total := 0
 	for _, c := range cs {
-		total += runes(c.lines)
+		total += chars(c.lines)
 	}
 	at := seg.Start
 	for i, c := range cs {
 		if c.start != at {
 			t.Errorf("cue %d starts at %v, want %v", i, c.start, at)
 		}
-		want := time.Duration(float64(seg.End-seg.Start) * float64(runes(c.lines)) / float64(total))
+		want := time.Duration(float64(seg.End-seg.Start) * float64(chars(c.lines)) / float64(total))
 		if d := c.end - c.start - want; d < -2*time.Millisecond || d > 2*time.Millisecond {
 			t.Errorf("cue %d lasts %v, want about %v", i, c.end-c.start, want)
 		}
@@ -176,7 +189,7 @@ func TestCuesOrderedWhenASplitSegmentIsOverlapped(t *testing.T) {
 		starts = append(starts, c.start)
 		first = append(first, c.lines[0])
 	}
-	want := []time.Duration{0, sec(3), 5483 * time.Millisecond}
+	want := []time.Duration{0, sec(3), 6320 * time.Millisecond}
 	if !slices.Equal(starts, want) {
 		t.Fatalf("cue starts %v, want %v (first lines %q)", starts, want, first)
 	}

@@ -12,38 +12,64 @@ import (
 	"parla/providers"
 )
 
+// fuzzLanguages are the languages a fuzzed transcript may be in, picked by its duration.
+var fuzzLanguages = []string{"fuzz", "english", "ru", "japanese", "zh-Hans", "arabic", "es"}
+
 // fuzzTranscript builds a transcript from the fuzz input: texts holds the segments' texts
 // separated by '|', and times gives each segment its start and end, 8 bytes each (little
-// endian nanoseconds, so any time at all, negative and huge ones included).
+// endian nanoseconds, so any time at all, negative and huge ones included). The bytes of
+// times after those give words to the segments, in order, as long as they last: 4 bytes a
+// word of the segment's text (split at spaces), its start and length in milliseconds from
+// the segment's start (so words may overlap, go back or leave their segment). The
+// language is picked from fuzzLanguages by the duration.
 func fuzzTranscript(times []byte, texts, text string, duration int64) providers.Transcript {
-	t := providers.Transcript{Language: "fuzz", Duration: time.Duration(duration), Text: text}
+	t := providers.Transcript{Duration: time.Duration(duration), Text: text}
+	t.Language = fuzzLanguages[uint64(duration)%uint64(len(fuzzLanguages))]
 	if texts == "" {
 		return t
 	}
-	for i, s := range strings.Split(texts, "|") {
+	parts := strings.Split(texts, "|")
+	rest := times[min(16*len(parts), len(times)):]
+	for i, s := range parts {
 		var b [16]byte
 		copy(b[:], times[min(16*i, len(times)):])
-		t.Segments = append(t.Segments, providers.Segment{
+		seg := providers.Segment{
 			Start: time.Duration(binary.LittleEndian.Uint64(b[:8])),
 			End:   time.Duration(binary.LittleEndian.Uint64(b[8:])),
 			Text:  s,
-		})
+		}
+		fields := strings.Fields(s)
+		if len(fields) > 0 && len(rest) >= 4*len(fields) {
+			for _, f := range fields {
+				start := seg.Start + time.Duration(binary.LittleEndian.Uint16(rest))*time.Millisecond
+				length := time.Duration(binary.LittleEndian.Uint16(rest[2:])) * time.Millisecond
+				seg.Words = append(seg.Words, providers.Word{Start: start, End: start + length, Text: " " + f})
+				rest = rest[4:]
+			}
+		}
+		t.Segments = append(t.Segments, seg)
 	}
 	return t
 }
 
 // FuzzRender renders fuzzed transcripts in every format. Every format renders without
 // error as valid UTF-8; json and verbose_json are valid JSON with times that are never
-// negative nor end before they start; srt and vtt are well-formed subtitle files whose cue
-// starts never go back, whose cues end after they start, hold at most MaxCueLines lines of
-// at most MaxLineRunes runes (unless the line is one unbreakable word), never a "-->" or an
-// unescaped tag, and keep every word of the transcript.
+// negative nor end before they start; srt and vtt are well-formed subtitle files that keep
+// the hard rules of the transcript's language (see checkCues), never hold a "-->" or an
+// unescaped tag, and keep every word of the cleaned transcript.
 func FuzzRender(f *testing.F) {
 	f.Add(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, 0), uint64(2500*time.Millisecond)),
 		"Hello, and welcome to Parla.", "", int64(3*time.Second))
 	f.Add([]byte{}, "", "東京タワーは、日本の東京都港区にある電波塔です。", int64(time.Second))
+	// Word times: two segments, the second's words out of order and past its end.
+	f.Add(slices.Concat(
+		binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, 0), uint64(4*time.Second)),
+		binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, uint64(4*time.Second)), uint64(9*time.Second)),
+		[]byte{0, 0, 200, 0, 200, 0, 144, 1, 0x58, 0x02, 0xe8, 0x03, 0xb8, 0x0b, 0x10, 0x27, 0, 0, 50, 0, 0x10, 0x27, 0xe8, 0x03, 0, 0, 0, 0}),
+		"Hello there Dr. Smith|and 3 500 people came back late", "", int64(12*time.Second))
 	f.Fuzz(func(t *testing.T, times []byte, texts, text string, duration int64) {
 		tr := fuzzTranscript(times, texts, text, duration)
+		cleaned := Clean(validUTF8(tr)) // what the renderers lay out
 		for _, name := range providers.TranscriptFormats {
 			out, err := Render(tr, name)
 			if err != nil {
@@ -63,27 +89,26 @@ func FuzzRender(f *testing.F) {
 					t.Fatalf("text does not end with a newline: %q", out)
 				}
 			case "verbose_json":
-				checkVerbose(t, tr, out)
+				checkVerbose(t, cleaned, out)
 			case "srt", "vtt":
 				var cs []cue
 				if len(out) > 0 { // an srt file without cues is empty
 					cs = parseSubtitles(t, string(out), name)
 				}
-				checkCues(t, cs)
-				checkLines(t, cs)
+				checkCues(t, cs, subtitleRules(cleaned))
 				// srt shortens arrows ("-->" to "->"): compare without '-' and '>' there.
 				drop := ""
 				if name == "srt" {
 					drop = "->"
 				}
-				checkWords(t, tr, cs, drop)
+				checkWords(t, cleaned, cs, drop)
 			}
 		}
 	})
 }
 
-// checkVerbose holds verbose_json's shape: one segment per input segment, in order, with
-// valid times.
+// checkVerbose holds verbose_json's shape: one segment per segment of the cleaned
+// transcript, in order, with valid times, and its words with valid times.
 func checkVerbose(t *testing.T, tr providers.Transcript, out []byte) {
 	t.Helper()
 	var v verbose
@@ -93,32 +118,19 @@ func checkVerbose(t *testing.T, tr providers.Transcript, out []byte) {
 	if len(v.Segments) != len(tr.Segments) {
 		t.Fatalf("verbose_json has %d segments for %d", len(v.Segments), len(tr.Segments))
 	}
+	words := 0
 	for i, s := range v.Segments {
 		if s.ID != i || s.Start < 0 || s.End < s.Start {
 			t.Fatalf("verbose_json segment %d: id %d, %v → %v", i, s.ID, s.Start, s.End)
 		}
+		words += len(tr.Segments[i].Words)
 	}
-}
-
-// checkLines: a line over MaxLineRunes is one word that no rule may break: no space in it,
-// and no place between two of its characters where a line may break.
-func checkLines(t *testing.T, cs []cue) {
-	t.Helper()
-	for i, c := range cs {
-		for _, l := range c.lines {
-			if utf8.RuneCountInString(l) <= MaxLineRunes {
-				continue
-			}
-			if len(strings.Fields(l)) > 1 {
-				t.Fatalf("cue %d: line of %d runes holds several words: %q", i+1, utf8.RuneCountInString(l), l)
-			}
-			var prev rune
-			for j, r := range l {
-				if j > 0 && breakBetween(prev, r) {
-					t.Fatalf("cue %d: line of %d runes could break before %q: %q", i+1, utf8.RuneCountInString(l), r, l)
-				}
-				prev = r
-			}
+	if len(v.Words) > words {
+		t.Fatalf("verbose_json has %d words for %d", len(v.Words), words)
+	}
+	for i, w := range v.Words {
+		if w.Start < 0 || w.End < w.Start || strings.TrimSpace(w.Word) != w.Word || w.Word == "" {
+			t.Fatalf("verbose_json word %d: %+v", i, w)
 		}
 	}
 }

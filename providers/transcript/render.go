@@ -29,6 +29,16 @@ type verbose struct {
 	Duration float64          `json:"duration"`
 	Text     string           `json:"text"`
 	Segments []verboseSegment `json:"segments"`
+	// Words are every segment's words in order, as OpenAI answers them with
+	// timestamp_granularities[]=word: present only when the engine timed words.
+	Words []verboseWord `json:"words,omitempty"`
+}
+
+// verboseWord is one timed word, its text without the leading space, as OpenAI's.
+type verboseWord struct {
+	Word  string  `json:"word"`
+	Start float64 `json:"start"`
+	End   float64 `json:"end"`
 }
 
 // verboseSegment carries the keys OpenAI's segments have. The fields an engine here does not
@@ -48,8 +58,12 @@ type verboseSegment struct {
 }
 
 func renderVerboseJSON(t providers.Transcript) ([]byte, error) {
+	task := "transcribe"
+	if t.Translated {
+		task = "translate"
+	}
 	v := verbose{
-		Task:     "transcribe",
+		Task:     task,
 		Language: t.Language,
 		Duration: seconds(t.Duration),
 		Text:     text(t),
@@ -65,6 +79,16 @@ func renderVerboseJSON(t providers.Transcript) ([]byte, error) {
 			Text:   spaced(s.Text),
 			Tokens: []int{},
 		})
+		for _, w := range s.Words {
+			text := strings.TrimSpace(w.Text)
+			if text == "" {
+				continue
+			}
+			// Made valid like the segments' times.
+			w.Start = min(max(w.Start, 0), maxTime)
+			w.End = min(max(w.End, w.Start), maxTime)
+			v.Words = append(v.Words, verboseWord{Word: text, Start: seconds(w.Start), End: seconds(w.End)})
+		}
 	}
 	return marshal(v)
 }

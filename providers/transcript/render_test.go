@@ -91,30 +91,47 @@ func TestSubtitleStructure(t *testing.T) {
 					t.Errorf("segment %q missing from the cues", s.Text)
 				}
 			}
-			checkCues(t, cs)
+			checkCues(t, cs, subtitleRules(sample))
 		})
 	}
 }
 
-// checkCues asserts what makes a subtitle file valid and readable: starts never go back,
-// every cue ends after it starts, at most two lines of at most 42 runes unless one word.
-func checkCues(t *testing.T, cs []cue) {
+// checkCues asserts what makes a subtitle file valid and the hard rules of r (see Rules):
+// starts never go back, every cue ends after it starts and lasts at most r.MaxDuration,
+// r.MinGap at least between one cue's end and the next one's start, at most r.Lines lines
+// of at most r.LineRunes runes, unless the line is one unit that no rule may break (then
+// alone on its line). A segment in another kind of script than the transcript's language
+// is laid out by its script's rules, so a line may hold as many runes as the larger limit
+// allows. Only times a day short of the largest time.Duration are held to the gap and the
+// length: a broken engine's times past them saturate there.
+func checkCues(t *testing.T, cs []cue, r Rules) {
 	t.Helper()
 	var prev time.Duration
 	for i, c := range cs {
 		if c.start < prev {
-			t.Errorf("cue %d starts at %v, before the previous start %v", i+1, c.start, prev)
-		}
-		if c.end <= c.start {
-			t.Errorf("cue %d: end %v not after start %v", i+1, c.end, c.start)
+			t.Fatalf("cue %d starts at %v, before the previous start %v", i+1, c.start, prev)
 		}
 		prev = c.start
-		if len(c.lines) == 0 || len(c.lines) > MaxCueLines {
-			t.Errorf("cue %d has %d lines", i+1, len(c.lines))
+		if c.end <= c.start && c.start < maxTime {
+			t.Fatalf("cue %d: end %v not after start %v", i+1, c.end, c.start)
 		}
+		if c.end-c.start > r.MaxDuration {
+			t.Fatalf("cue %d lasts %v, more than %v", i+1, c.end-c.start, r.MaxDuration)
+		}
+		if i > 0 && c.start < maxTime && c.start-cs[i-1].end < r.MinGap {
+			t.Fatalf("cue %d starts %v after the previous one ends, less than %v", i+1, c.start-cs[i-1].end, r.MinGap)
+		}
+		if len(c.lines) == 0 || len(c.lines) > r.Lines {
+			t.Fatalf("cue %d has %d lines", i+1, len(c.lines))
+		}
+		limit := max(r.LineRunes, segmentRules(r, strings.Join(c.lines, "")).LineRunes)
 		for _, l := range c.lines {
-			if n := utf8.RuneCountInString(l); n > MaxLineRunes && len(strings.Fields(l)) > 1 {
-				t.Errorf("cue %d line %q has %d runes", i+1, l, n)
+			n := utf8.RuneCountInString(l)
+			if n <= limit {
+				continue
+			}
+			if us := units(l); len(us) > 1 {
+				t.Fatalf("cue %d: line of %d runes (limit %d) holds %d units: %q", i+1, n, limit, len(us), l)
 			}
 		}
 	}
@@ -213,6 +230,27 @@ func TestVerboseJSON(t *testing.T) {
 	}
 }
 
+func TestVerboseJSONSaysWhatTaskItHolds(t *testing.T) {
+	for _, tc := range []struct {
+		translated bool
+		want       string
+	}{{false, "transcribe"}, {true, "translate"}} {
+		tr := sample
+		tr.Translated = tc.translated
+		out, err := Render(tr, "verbose_json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct{ Task string }
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatal(err)
+		}
+		if v.Task != tc.want {
+			t.Errorf("translated=%v: task %q, want %q", tc.translated, v.Task, tc.want)
+		}
+	}
+}
+
 func TestInfo(t *testing.T) {
 	tests := []struct {
 		format, ext, contentType string
@@ -268,8 +306,10 @@ func TestRenderSmallCases(t *testing.T) {
 		{"empty verbose_json", empty, "verbose_json", `{"task":"transcribe","language":"","duration":0,"text":"","segments":[]}` + "\n"},
 		{"text joined from segments", segsOnly, "text", "One.二。 Three.\n"},
 		{"invalid UTF-8 in text", brokenText, "text", "caf\uFFFD \uFFFD\n"},
-		{"no arrow survives in srt", arrows, "srt", "1\n00:00:00,000 --> 00:00:01,000\na -> b -> c -> d\n\n"},
-		{"arrows escaped in vtt", arrows, "vtt", "WEBVTT\n\n00:00:00.000 --> 00:00:01.000\na --&gt; b ---&gt; c ----&gt; d\n\n"},
+		// 22 characters at 17 a second need 1.2942 s, 1.295 in whole milliseconds: the cue is extended (the audio's
+		// duration is unknown, so nothing bounds it).
+		{"no arrow survives in srt", arrows, "srt", "1\n00:00:00,000 --> 00:00:01,295\na -> b -> c -> d\n\n"},
+		{"arrows escaped in vtt", arrows, "vtt", "WEBVTT\n\n00:00:00.000 --> 00:00:01.295\na --&gt; b ---&gt; c ----&gt; d\n\n"},
 		{"invalid UTF-8 in srt", brokenSegs, "srt", "1\n00:00:00,000 --> 00:00:01,000\n\uFFFD東京\n\n"},
 		{"invalid UTF-8 in vtt", brokenSegs, "vtt", "WEBVTT\n\n00:00:00.000 --> 00:00:01.000\n\uFFFD東京\n\n"},
 	}

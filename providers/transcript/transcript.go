@@ -1,30 +1,61 @@
 // Package transcript renders a providers.Transcript in the formats a visitor can order
 // (json, text, srt, verbose_json, vtt), in the shapes OpenAI's transcription API returns, so
-// a file looks the same whichever engine made it. Engines that return the format themselves
-// need none of this; every other engine (whisper.cpp) hands its segments here.
+// a file looks the same whichever engine made it. Every engine's transcript comes here.
+//
+// What nobody said is left out of every format (Clean, called by Render):
+//
+//   - Non-speech annotations and markers: anything in square brackets ([BLANK_AUDIO],
+//     [ Silence ], [MUSIC], [inaudible]), whisper's special tokens (<|endoftext|>),
+//     parentheses holding a sound word in one of the served languages ((music),
+//     (upbeat music), (laughs), （拍手）), short spans between asterisks (*applause*) and
+//     music notes (♪; the sung words between them stay). Words are cleaned alike.
+//   - Hallucinations over silence, by this rule: a segment is dropped when (1) no letter or
+//     digit is left in it; (2) it is a subtitle credit ("Subtitles by the Amara.org
+//     community", "Субтитры сделал …", "字幕由…"), which nobody speaks; (3) it is one of
+//     whisper's usual inventions ("Thank you.", "Thanks for watching!", "ご視聴ありがとう
+//     ございました", "Продолжение следует…": hallucinationPhrases) spoken at under 3
+//     letters a second (over its words' time when it has word times; a character of
+//     Chinese or Japanese counts two), where a person takes a second or two; (4) it holds at most 12 letters over 8 s or more; (5) it
+//     repeats the segment before it for the third time or more in a row (the decoder
+//     looping; two in a row are kept). Inside a segment, a phrase repeated 5 times or
+//     more in a row (10 words or 20 characters at least) is kept once. When segments
+//     change, the text is rebuilt from the rest.
 //
 // Decisions the formats leave open, made once here:
 //
 //   - Segment text is trimmed of surrounding spaces. In verbose_json each segment's text
 //     carries OpenAI's leading space (" Hello.") unless it starts with a script written
 //     without spaces (Chinese, Japanese, Thai, …), so that joining the segment texts and
-//     trimming gives the transcript's text, as with OpenAI.
-//   - Subtitles (srt, vtt) stay readable: at most MaxLineRunes runes a line and MaxCueLines
-//     lines a cue. A longer segment is wrapped at word boundaries (between characters for
-//     scripts without spaces) into lines of balanced length and shown as several cues, its
-//     time shared out in proportion to the runes of each cue. A word longer than a line stays
-//     whole on its own line.
+//     trimming gives the transcript's text, as with OpenAI. verbose_json keeps the engine's
+//     order and zero-length segments, as OpenAI does, and carries the words at the top
+//     level ("words": [{"word", "start", "end"}], no leading space) when the engine timed
+//     them, as OpenAI does for timestamp_granularities[]=word.
+//   - Subtitles (srt, vtt) follow professional subtitling norms, one table of Rules per
+//     language (rules.go; the transcript's language by code or engine name, else its
+//     script): at most 2 lines of 42 characters (Russian 39, Chinese 16, Japanese 13),
+//     cues of 5/6 s to 7 s, at most about 17 characters a second (Chinese 9, Japanese 4),
+//     83 ms (2 frames) at least between cues. A segment is cut into cues and lines where
+//     the text reads best (after a sentence or a clause, at a pause, before a conjunction
+//     or preposition; never after one, nor inside a number like "3 500", a title and its
+//     name like "Dr. Smith", or a name), lines of similar length preferred. With word
+//     times (Segment.Words that spell the segment's letters, with or without punctuation)
+//     cues start and end at real word times and a pause ends a cue; without, the
+//     segment's time is shared out by characters. A word longer than a line stays whole
+//     on its own line. A segment in another kind of script than the language (Japanese in
+//     an English transcript) takes its script's rules.
 //   - Times are made valid rather than trusted. Everywhere: a negative time becomes 0, one
 //     past about 292 years (where time.Duration ends) is capped, and an end before its start
 //     is raised to the start. In srt and vtt also: a segment that starts before the previous
 //     one is moved to the previous start (WebVTT requires non-decreasing cue starts), and a
-//     zero-length segment (start == end) is shown for ZeroLengthCue, cut
-//     short by the next segment's start or the end of the audio when they come later
-//     (WebVTT requires an end after the start, and a cue nobody can see is useless).
-//     Overlapping segments stay overlapping: both formats allow it and players show both.
-//     Cues are written in order of start, so the later cues of a long segment come after
-//     those of a segment that overlaps it.
-//     verbose_json keeps the engine's order and zero-length segments, as OpenAI does.
+//     zero-length segment (start == end) is shown for ZeroLengthCue, cut short by the next
+//     segment's start or the end of the audio when they come later. Then the hard rules
+//     are kept: no cue longer than 7 s; a cue running into the next one is cut 83 ms
+//     before it (down to its own length or 5/6 s at least), and what still overlaps
+//     (overlapping segments) moves later. Last, a cue shorter than 5/6 s or read too fast
+//     is extended into the silence after it, as far as the next cue and the audio allow.
+//     Line count, line length (but for one unbreakable word), gap and longest cue always
+//     hold; shortest cue and reading speed are best effort (the conformance test reports
+//     how often they give way).
 //   - A transcript with text but no segments gets one subtitle segment spanning its Duration.
 package transcript
 
@@ -71,7 +102,7 @@ func Render(t providers.Transcript, name string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown transcript format %q", name)
 	}
-	out, err := f.render(validUTF8(t))
+	out, err := f.render(Clean(validUTF8(t)))
 	if err != nil {
 		return nil, fmt.Errorf("rendering %s transcript: %w", normalize(name), err)
 	}

@@ -7,6 +7,7 @@
 //
 // The audio is made here with espeak-ng + ffmpeg. Prints one line per check
 // and a final "N passed, M failed"; exits non-zero on any failure.
+import { execFileSync } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { priceCents } from "../src/lib/pricing.js";
@@ -20,8 +21,11 @@ async function main() {
   const seconds = Math.ceil(probed);
   const junk = join(dir, "notes.mp3");
   writeFileSync(junk, "These are notes, not audio.\n".repeat(50));
+  // Eight seconds of a quiet room (hiss at -46 dBFS): audio, but no speech.
+  const hush = join(dir, "hush.mp3");
+  execFileSync("ffmpeg", ["-y", "-loglevel", "error", "-f", "lavfi", "-i", "anoisesrc=color=white:amplitude=0.005:r=22050:d=8", "-b:a", "64k", hush]);
   const b = await openBrowser();
-  const { page, context, consoleLines, shot } = b;
+  const { page, context, consoleLines, shot, setLang } = b;
   try {
     let config;
     await check("GET /api/config: audio-to-text is open, with its price and limits", async () => {
@@ -69,6 +73,19 @@ async function main() {
       facts.junkCode = code;
     });
 
+    await check("a file with no speech is refused before payment (no_speech), in English and in Arabic", async () => {
+      await page.getByLabel("Audio file", { exact: true }).setInputFiles(hush);
+      await page.getByTestId("upload").click();
+      await page.locator("[data-testid=error][data-code=no_speech]").waitFor({ timeout: 15000 });
+      const en = await page.getByTestId("error").textContent();
+      assert(en.startsWith("We found no speech in this recording"), en);
+      assert((await page.getByTestId("cost").count()) === 0 && (await page.getByTestId("pay").count()) === 0, "priced anyway");
+      await setLang("ar");
+      const ar = await page.getByTestId("error").textContent();
+      assert(ar.includes("لم نجد أي كلام"), `Arabic message: ${ar}`);
+      await setLang("en");
+    });
+
     await check("choosing the mp3 shows its duration in minutes and seconds", async () => {
       await page.getByLabel("Audio file", { exact: true }).setInputFiles(mp3);
       await page.getByTestId("browser-duration").waitFor({ timeout: 10000 });
@@ -108,6 +125,38 @@ async function main() {
       assert(/Duration: .*\(\d+:\d\d\)/.test(await page.getByTestId("server-duration").textContent()), "server duration");
       assert((await page.getByLabel("Audio file", { exact: true }).inputValue()) === "", "chooser not cleared");
       assert(await page.getByText("Uploaded: speech.mp3").isVisible(), "file name");
+      facts.sstSpeech = body.speechSeconds;
+      assert(Number.isInteger(body.speechSeconds) && body.speechSeconds >= 1 && body.speechSeconds <= body.duration, `speechSeconds ${body.speechSeconds} of ${body.duration}`);
+    });
+
+    await check("the speech measure is shown with its plural, in English and in Arabic", async () => {
+      const n = facts.sstSpeech;
+      const en = (await page.getByTestId("speech").textContent()).replace(/\s/g, " ");
+      // The clip is a few seconds of speech, all of it speech.
+      assert(new RegExp(`^About ${n} second${n === 1 ? "" : "s"} of speech in \\d+ sec\\.$`).test(en), en);
+      await setLang("ar");
+      const ar = (await page.getByTestId("speech").textContent()).replace(/\s/g, " ");
+      // Arabic: 3–10 take the plural ثوانٍ, 11–99 the singular ثانية (CLDR "few" and "many").
+      const word = n >= 3 && n <= 10 ? "ثوانٍ" : n === 2 ? "ثانيتين" : "ثانية";
+      assert(ar.startsWith(`نحو ${n} ${word} من الكلام`), `Arabic: ${ar}`);
+      facts.sstSpeechText = { en, ar };
+      await shot("ar-sst-speech");
+      await setLang("en");
+    });
+
+    await check("the Translate into English option is offered in English and Arabic, and kept across a reload", async () => {
+      const box = page.getByLabel("Translate into English");
+      assert(!(await box.isChecked()), "ticked from the start");
+      await box.check();
+      await until(() => page.evaluate(() => JSON.parse(localStorage.getItem("sst") || "{}").translate === true), "translate stored");
+      await setLang("ar");
+      assert(await page.getByLabel("الترجمة إلى الإنجليزية").isChecked(), "Arabic label or state");
+      await setLang("en");
+      await page.reload({ waitUntil: "networkidle" });
+      assert(await page.getByLabel("Translate into English").isChecked(), "not kept across a reload");
+      assert((await page.getByTestId("speech").count()) === 1, "the speech measure was not kept with the quote");
+      // This journey delivers a transcript (the fake engine speaks no translation): untick.
+      await page.getByLabel("Translate into English").uncheck();
     });
 
     await check("no format preselected; srt chosen and shown; e-mail mismatch warns", async () => {

@@ -144,6 +144,25 @@ async function main() {
       assert((await page.getByTestId("cost").textContent()) === `Cost: ${money(priceCents(n, rule))}`, "cost");
     });
 
+    await check("a Spanish text shows Spanish detected, and the visitor can change it", async () => {
+      const langs = config.tts.languages || [];
+      assert(langs.includes("es") && langs.includes("ja") && langs.length > 50, `tts.languages: ${langs.length}`);
+      const summary = await page.locator("details.languages summary").textContent();
+      assert(summary === `Supported languages (${langs.length})`, `list is not the engine's: ${summary}`);
+      const box = page.getByPlaceholder("Enter your text here");
+      await box.fill("Esta mañana hacía frío, así que nos quedamos en casa leyendo libros. Por la tarde salió el sol y dimos un largo paseo junto al río.");
+      const shown = page.getByTestId("detected-language");
+      await until(async () => (await shown.count()) > 0 && (await shown.textContent()) === "Detected language: Spanish", "Spanish detected", 5000);
+      const select = page.getByLabel("Language of the text");
+      assert((await select.inputValue()) === "", "detection is the default");
+      await select.selectOption({ label: "Portuguese" });
+      await until(async () => (await shown.textContent()) === "The text will be read in Portuguese.", "Portuguese chosen", 5000);
+      await shot("en-tts-language");
+      await select.selectOption("");
+      await until(async () => (await shown.textContent()) === "Detected language: Spanish", "back to detection", 5000);
+      await box.fill(text);
+    });
+
     await check("change voice, format and speed (keyboard, reset)", async () => {
       await page.getByRole("radio", { name: "Nova" }).check();
       await page.getByRole("radio", { name: /flac/ }).check();

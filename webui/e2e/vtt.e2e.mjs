@@ -68,12 +68,20 @@ async function main() {
       assert(Math.abs(body.duration - seconds) <= 1, `server measured ${body.duration} s, ffprobe ${seconds} s`);
       assert(body.durationMinutes * 60 + body.durationSeconds === body.duration, JSON.stringify(body));
       assert(body.amount === priceCents(body.duration, config.vtt.price), `amount ${body.amount} breaks the configured rule`);
-      facts.vttQuote = { duration: body.duration, amount: body.amount, title: body.title || "" };
+      facts.vttQuote = { duration: body.duration, speechSeconds: body.speechSeconds, amount: body.amount, title: body.title || "" };
       await page.getByTestId("analysis").waitFor();
       assert((await page.getByTestId("analysis").textContent()).includes(MEDIA_URL), "link not shown back");
       assert((await page.getByTestId("duration").textContent()).includes(`(${formatClock(body.duration)})`), "duration");
       assert((await page.getByTestId("cost").textContent()) === `Cost: ${money(body.amount)}`, await page.getByTestId("cost").textContent());
       assert((await page.getByTestId("analyze").textContent()) === "Analyze", "still busy");
+    });
+
+    await check("the analysis measured the small video's speech and shows it; the translate option is offered", async () => {
+      const n = facts.vttQuote.speechSeconds;
+      assert(Number.isInteger(n) && n >= 1 && n <= facts.vttQuote.duration, `speechSeconds ${n}`);
+      const en = (await page.getByTestId("speech").textContent()).replace(/\s/g, " ");
+      assert(new RegExp(`^About ${n} second${n === 1 ? "" : "s"} of speech in `).test(en), en);
+      assert(!(await page.getByLabel("Translate into English").isChecked()), "translation ticked from the start");
     });
 
     await check("choose vtt, e-mails; the pay button appears", async () => {

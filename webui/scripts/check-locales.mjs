@@ -1,5 +1,10 @@
 // Checks that every locale in src/locales/<lng>/translation.json holds exactly
-// the keys of en, with non-empty strings and the same {{placeholders}}.
+// the keys of en, with non-empty strings and the same {{placeholders}}. A key
+// that en writes in plural forms (i18next's key_one, key_other, …) must come in
+// exactly the plural forms of each locale's own language, as i18next picks
+// them (Intl.PluralRules of the locale's code: ru one/few/many/other, ar
+// zero/one/two/few/many/other, zh other; "jp" is not a language tag that Intl
+// knows, so i18next, and this check, use the default rules one/other for it).
 // Run by `npm run check:locales` (CI) and by test/locales.test.js.
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -28,12 +33,35 @@ export function loadLocales(dir = LOCALES_DIR) {
   return out;
 }
 
+const PLURAL = /_(zero|one|two|few|many|other)$/;
+
+/** The plural categories i18next uses for a locale code. */
+export function pluralForms(lng) {
+  try {
+    return new Intl.PluralRules(lng).resolvedOptions().pluralCategories;
+  } catch {
+    return ["one", "other"];
+  }
+}
+
+/** en's keys as a locale must hold them: plural keys in that locale's forms, each checked against en's _other. */
+function expectedKeys(en, lng) {
+  const out = {};
+  for (const k of Object.keys(en)) {
+    const base = k.replace(PLURAL, "");
+    if (base !== k && `${base}_other` in en) {
+      for (const form of pluralForms(lng)) out[`${base}_${form}`] = en[`${base}_other`];
+    } else out[k] = en[k];
+  }
+  return out;
+}
+
 /** The problems found, as human-readable lines (empty when all is well). */
 export function checkLocales(locales = loadLocales()) {
   const problems = [];
-  const en = locales.en;
-  if (!en) return ["missing locale en"];
+  if (!locales.en) return ["missing locale en"];
   for (const [lng, keys] of Object.entries(locales)) {
+    const en = expectedKeys(locales.en, lng);
     for (const k of Object.keys(en)) {
       if (!(k in keys)) problems.push(`${lng}: missing key ${k}`);
       else if (typeof keys[k] !== "string" || keys[k].trim() === "") problems.push(`${lng}: empty value for ${k}`);

@@ -56,9 +56,17 @@ export async function getConfig(opts) {
   return (await request("GET", "/api/config", undefined, opts)).data;
 }
 
-/** The URL of a voice's sample audio. */
-export function voiceSampleUrl(voice) {
-  return `/api/tts/samples/${encodeURIComponent(voice)}`;
+/** The URL of a voice's sample audio, spoken in the interface language `locale` (en, jp, …). */
+export function voiceSampleUrl(voice, locale = "en") {
+  return `/api/tts/samples/${encodeURIComponent(voice)}?locale=${encodeURIComponent(locale)}`;
+}
+
+/**
+ * POST /api/tts/quote {text, language, locale} → {language, detected, mixed, characters,
+ * amount, currency}: the language the text will be spoken in (chosen or detected).
+ */
+export async function quoteTts(payload, opts) {
+  return (await request("POST", "/api/tts/quote", payload, opts)).data;
 }
 
 /** POST /payment/{service}/create-checkout-session → {ok, sessionId, url, amount, currency}. */

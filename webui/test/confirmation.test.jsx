@@ -96,6 +96,19 @@ describe("confirmation page", () => {
     expect(localStorage.getItem("lang")).toBe("en"); // and so does the interface language
   });
 
+  it("says an English translation was sent when that is what the order delivered", async () => {
+    window.history.replaceState(null, "", "/vtt-payment/success");
+    localStorage.setItem("sessionId", "cs_4");
+    const answers = [
+      lookup({ status: "processing", progress: 0, translate: true }),
+      json(200, { ok: true, data: { data: "http://x/d/t4" }, order: { status: "done", progress: 100, translate: true } }),
+    ];
+    vi.stubGlobal("fetch", vi.fn(async () => answers.shift()));
+    renderPage("vtt");
+    await waitFor(() => expect(screen.getByTestId("success")).toBeTruthy());
+    expect(screen.getByText("Your English translation has been sent to a@example.com.")).toBeTruthy();
+  });
+
   it("takes the session id from the session_id query parameter", async () => {
     window.history.replaceState(null, "", "/payment/success?session_id=cs_q");
     const fetch = vi.fn(async () => lookup({ status: "done", progress: 100 }));

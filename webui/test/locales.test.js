@@ -54,3 +54,14 @@ describe("API error codes", () => {
     expect(CONTRACT.filter((c) => !(`errors.${c}` in en))).toEqual([]);
   });
 });
+
+describe("plural keys", () => {
+  it("are checked in each language's own plural forms", () => {
+    const en = { n_one: "{{count}} thing", n_other: "{{count}} things" };
+    expect(checkLocales({ en, ru: { n_one: "{{count}} вещь", n_few: "{{count}} вещи", n_many: "{{count}} вещей", n_other: "{{count}} вещи" } })).toEqual([]);
+    expect(checkLocales({ en, zh: { n_other: "{{count}} 个" } })).toEqual([]);
+    expect(checkLocales({ en, ru: { n_one: "{{count}} вещь", n_other: "{{count}} вещи" } })).toEqual(["ru: missing key n_few", "ru: missing key n_many"]);
+    expect(checkLocales({ en, zh: { n_one: "{{count}} 个", n_other: "{{count}} 个" } })).toEqual(["zh: extra key n_one (not in en)"]);
+    expect(checkLocales({ en, ar: { n_other: "x" } })).toEqual(expect.arrayContaining(["ar: missing key n_zero", "ar: missing key n_two", "ar: placeholders of n_other differ from en"]));
+  });
+});

@@ -1,4 +1,4 @@
-import { act, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ConfigContext } from "../src/config.jsx";
 import { readMediaDuration } from "../src/lib/mediaDuration.js";
@@ -25,7 +25,7 @@ const typeEmails = (a, b) => {
   fireEvent.change(screen.getByLabelText("E-mail"), { target: { value: a } });
   fireEvent.change(screen.getByLabelText("Verify e-mail"), { target: { value: b } });
 };
-const UPLOADED = { ok: true, file: { filename: "talk.mp3", path: "up_abc" }, duration: 201, amount: 199, currency: "eur" };
+const UPLOADED = { ok: true, file: { filename: "talk.mp3", path: "up_abc" }, duration: 201, speechSeconds: 130, amount: 199, currency: "eur" };
 
 /** Chooses a file, uploads it and lets the fake server answer `answer`. */
 async function uploadWith(answer = UPLOADED, status = 200) {
@@ -126,6 +126,7 @@ describe("audio-to-text page", () => {
     await act(async () => FakeXHR.last.respond(200, UPLOADED));
     expect(screen.getByText("Uploaded: talk.mp3")).toBeTruthy();
     expect(nb(screen.getByTestId("server-duration").textContent)).toBe("Duration: 3 min 21 sec (3:21)");
+    expect(nb(screen.getByTestId("speech").textContent)).toBe("About 2 minutes of speech in 3 min 21 sec.");
     expect(screen.getByTestId("cost").textContent).toBe("Cost: €1.99"); // the server's amount, not the estimate
     expect(screen.queryByText("Chosen file: talk.mp3")).toBeNull();
     expect(screen.getByLabelText("Audio file").value).toBe("");
@@ -191,7 +192,7 @@ describe("audio-to-text page", () => {
     expect(body.products[0].price_data).toMatchObject({ currency: "eur", unit_amount: 199 });
     expect(body.products[0].price_data.product_data).toMatchObject({ name: "Speech-to-text", description: "Transcription generation" });
     expect(JSON.parse(localStorage.getItem("sst"))).toEqual({
-      email: "a@example.com", fileName: "talk.mp3", filePath: "up_abc", outputFormat: "srt", language: "fr", duration: 201, amount: 199,
+      email: "a@example.com", fileName: "talk.mp3", filePath: "up_abc", outputFormat: "srt", language: "fr", translate: false, duration: 201, speechSeconds: 130, amount: 199,
     });
     expect(localStorage.getItem("sessionId")).toBe("cs_sst");
     await waitFor(() => expect(redirectTo).toHaveBeenCalledWith("/checkout/test/cs_sst"));
@@ -228,5 +229,32 @@ describe("audio-to-text page", () => {
     expect(screen.getByText("Service unavailable")).toBeTruthy();
     expect(screen.queryByLabelText("Audio file")).toBeNull();
     expect(screen.queryByTestId("pay")).toBeNull();
+  });
+
+  it("refuses a file without speech before payment, in the visitor's language", async () => {
+    renderSst();
+    await uploadWith({ ok: false, error: { code: "no_speech", message: "x" } }, 422);
+    expect(screen.getByTestId("error").textContent).toBe("We found no speech in this recording, so there is nothing to transcribe. Check that you chose the right file.");
+    expect(screen.queryByTestId("cost")).toBeNull();
+    expect(screen.queryByTestId("pay")).toBeNull();
+  });
+
+  it("orders an English translation when ticked, and remembers the choice", async () => {
+    renderSst();
+    const box = screen.getByLabelText("Translate into English");
+    expect(box.checked).toBe(false);
+    expect(screen.getByText(/instead of a transcript in the spoken language/)).toBeTruthy();
+    await uploadWith();
+    fireEvent.click(box);
+    typeEmails("a@example.com", "a@example.com");
+    expect(JSON.parse(localStorage.getItem("sst"))).toMatchObject({ translate: true });
+    const fetch = vi.fn(async () => json(200, { ok: true, sessionId: "cs_sst", url: "/checkout/test/cs_sst", amount: 199, currency: "eur" }));
+    vi.stubGlobal("fetch", fetch);
+    await act(async () => fireEvent.click(screen.getByTestId("pay")));
+    expect(JSON.parse(fetch.mock.calls[0][1].body).order).toMatchObject({ filePath: "up_abc", translate: true });
+    cleanup();
+    renderSst(); // back on the page: the box is still ticked, the speech measure still shown
+    expect(screen.getByLabelText("Translate into English").checked).toBe(true);
+    expect(nb(screen.getByTestId("speech").textContent)).toBe("About 2 minutes of speech in 3 min 21 sec.");
   });
 });

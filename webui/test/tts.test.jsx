@@ -40,7 +40,7 @@ describe("text-to-speech page", () => {
     expect(screen.queryByTestId("pay")).toBeNull();
     expect(screen.queryByTestId("char-count")).toBeNull();
     expect(document.querySelectorAll("audio[preload=none]")).toHaveLength(6);
-    expect(document.querySelector("audio").getAttribute("src")).toBe("/api/tts/samples/alloy");
+    expect(document.querySelector("audio").getAttribute("src")).toBe("/api/tts/samples/alloy?locale=en");
   });
 
   it("shows the live count in code points and the cost", () => {

@@ -141,4 +141,21 @@ describe("video-to-text page", () => {
     expect(screen.getByText("Service unavailable")).toBeTruthy();
     expect(screen.queryByLabelText("Video link")).toBeNull();
   });
+
+  it("shows the video's speech when the server measured it, says so when it could not", async () => {
+    renderVtt();
+    await analyze(json(200, { ...ANALYSIS, speechSeconds: 95 }));
+    expect(nb(screen.getByTestId("speech").textContent)).toBe("About 2 minutes of speech in 2 min 1 sec.");
+    await analyze(json(200, ANALYSIS)); // a YouTube link, or a file too big to decode: no speechSeconds
+    expect(screen.getByTestId("speech").textContent).toMatch(/^We could not check this video for speech before payment/);
+  });
+
+  it("refuses a video without speech before payment, and offers the translation like the audio page", async () => {
+    renderVtt();
+    await analyze(json(422, { ok: false, error: { code: "no_speech", message: "x" } }));
+    expect(screen.getByTestId("error").textContent).toMatch(/^We found no speech in this recording/);
+    expect(screen.queryByTestId("cost")).toBeNull();
+    fireEvent.click(screen.getByLabelText("Translate into English"));
+    expect(JSON.parse(localStorage.getItem("vtt"))).toMatchObject({ translate: true });
+  });
 });

@@ -48,3 +48,17 @@ export function formatSize(bytes, locale = "en") {
   const mb = (Number(bytes) || 0) / (1 << 20);
   return new Intl.NumberFormat(locale, { style: "unit", unit: "megabyte", unitDisplay: "short", maximumFractionDigits: 1 }).format(mb);
 }
+
+/**
+ * How much speech to announce for `speech` seconds (the server's
+ * speechSeconds): under a minute in seconds, else in whole minutes rounded
+ * to the nearest ("about 3 min"). The key names the transcribe.* message; its
+ * plural form follows `count`. null when there is no measure.
+ */
+export function speechAmount(speech) {
+  const s = Number(speech);
+  if (speech == null || !Number.isFinite(s) || s < 0) return null;
+  const secs = Math.ceil(s);
+  if (secs < 60) return { key: "speechSeconds", count: secs };
+  return { key: "speechMinutes", count: Math.round(secs / 60) };
+}

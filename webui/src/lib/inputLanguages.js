@@ -17,6 +17,14 @@ export const INPUT_LANGUAGES = {
   vi: "Vietnamese", cy: "Welsh",
 };
 
+// English names of languages that Intl.DisplayNames may not know (espeak-ng's
+// constructed, historical and minority languages), used when it names none.
+const OTHER_NAMES = {
+  bpy: "Bishnupriya Manipuri", grc: "Ancient Greek", hak: "Hakka Chinese", hyw: "Western Armenian",
+  jbo: "Lojban", lfn: "Lingua Franca Nova", ltg: "Latgalian", nci: "Classical Nahuatl", nog: "Nogai",
+  piqd: "Klingon", py: "Pyash", qdb: "Lang Belta", qya: "Quenya", sjn: "Sindarin", smj: "Lule Sami",
+};
+
 /**
  * The languages `codes` (default: all of the above) as {code, name}, named in
  * `locale` and sorted for it. An unknown code keeps its English name or the code.
@@ -35,7 +43,7 @@ export function languageOptions(locale, codes = Object.keys(INPUT_LANGUAGES)) {
     } catch {
       /* not a valid language code */
     }
-    return n && n !== code ? n : INPUT_LANGUAGES[code] || code;
+    return n && n !== code ? n : INPUT_LANGUAGES[code] || OTHER_NAMES[code] || code;
   };
   const collator = new Intl.Collator(locale);
   return codes.map((code) => ({ code, name: name(code) })).sort((a, b) => collator.compare(a.name, b.name));

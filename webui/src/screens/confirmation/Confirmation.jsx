@@ -101,7 +101,7 @@ export default function Confirmation({ service }) {
   }
 
   if (state.phase === "done") {
-    const file = service === "tts" ? "audio" : "transcript";
+    const file = service === "tts" ? "audio" : state.order?.translate ? "translation" : "transcript";
     return (
       <section className="card success" data-testid="success">
         <h1>{t("confirm.successTitle")}</h1>

@@ -27,7 +27,7 @@ export default function Sst() {
   const sst = config.sst;
   const initial = useMemo(() => restoreSstOrder(readJSON(SST_KEY), sst), [sst]);
   const order = useOrder("sst", initial);
-  const { email, format, language, pay, open, locale, money } = order;
+  const { email, format, language, translate, pay, open, locale, money } = order;
   const [upload, setUpload] = useState(initial.upload); // the server's answer: the truth for the price
   const [chosen, setChosen] = useState(null); // {file, seconds: number|null|undefined while reading}
   const [sending, setSending] = useState({ busy: false, progress: 0, error: "" });
@@ -36,10 +36,10 @@ export default function Sst() {
   const abort = useRef(null);
 
   // Stores the order, with `withQuote` as its upload (the current one unless told).
-  const keep = (withQuote = upload) => writeJSON(SST_KEY, sstRecord({ email, outputFormat: format, language, upload: withQuote }));
+  const keep = (withQuote = upload) => writeJSON(SST_KEY, sstRecord({ email, outputFormat: format, language, translate, upload: withQuote }));
   useEffect(() => {
     if (open) keep();
-  }, [open, email, format, language, upload]);
+  }, [open, email, format, language, translate, upload]);
   useEffect(() => () => abort.current?.abort(), []);
 
   async function choose(file) {
@@ -65,7 +65,7 @@ export default function Sst() {
         signal: abort.current.signal,
         onProgress: (progress) => setSending((s) => ({ ...s, progress })),
       });
-      setUpload({ fileName: r.file.filename, filePath: r.file.path, duration: r.duration, amount: r.amount });
+      setUpload({ fileName: r.file.filename, filePath: r.file.path, duration: r.duration, speechSeconds: Number.isInteger(r.speechSeconds) ? r.speechSeconds : null, amount: r.amount });
       setChosen(null);
       setChooserKey((k) => k + 1); // clears the file input
       setSending({ busy: false, progress: 100, error: "" });

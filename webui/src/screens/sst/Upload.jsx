@@ -1,8 +1,9 @@
 import { useTranslation } from "react-i18next";
 import ErrorNote from "../order/ErrorNote.jsx";
 import Duration from "../transcription/Duration.jsx";
+import Speech from "../transcription/Speech.jsx";
 
-/** Step 2 of /sst: the Upload button with its live percentage, then the server's duration and price. */
+/** Step 2 of /sst: the Upload button with its live percentage, then the server's duration, its speech and the price. */
 export default function Upload({ sending, onUpload, upload, cost, locale }) {
   const { t } = useTranslation();
   return (
@@ -23,6 +24,7 @@ export default function Upload({ sending, onUpload, upload, cost, locale }) {
         <div className="quote" data-testid="uploaded">
           <p className="info">{t("sst.uploaded", { name: upload.fileName })}</p>
           {upload.duration > 0 && <Duration seconds={upload.duration} locale={locale} testId="server-duration" />}
+          {upload.duration > 0 && <Speech speech={upload.speechSeconds} seconds={upload.duration} locale={locale} />}
           <p className="info">
             <strong data-testid="cost">{t("sst.cost", { price: cost })}</strong>
           </p>

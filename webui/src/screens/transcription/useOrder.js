@@ -7,7 +7,7 @@ import { formatMoney } from "../../lib/pricing.js";
 
 /**
  * The state both transcription pages share — format, e-mails, spoken
- * language, paying — and their pay action. `initial` is the order restored
+ * language, the English translation option, paying — and their pay action. `initial` is the order restored
  * from storage. `facts` are the props of <LanguageAndPrice>, `steps` those
  * of <DeliverySteps>; `open` says whether the service is open, `locale` and
  * `money` (cents → text) speak the visitor's language.
@@ -19,12 +19,14 @@ export function useOrder(service, initial) {
   const [emailVerify, setEmailVerify] = useState(initial.email);
   const [format, setFormat] = useState(initial.outputFormat);
   const [language, setLanguage] = useState(initial.language);
+  const [translate, setTranslate] = useState(initial.translate === true);
   const [paying, setPaying] = useState(false);
 
   /**
    * Pays `amount` (the server's quote) for the service's own fields in
    * `order`; the shared fields are added here. The language is sent only
-   * when chosen ("Detect automatically" sends none). `keep(quote)` stores the
+   * when chosen ("Detect automatically" sends none), translate only when
+   * ticked. `keep(quote)` stores the
    * page's order: first as it is (`keep()`), and with no quote (`keep(null)`)
    * when the server refuses the checkout with one of the `stale` codes (the
    * upload or the video is gone or has changed), so that back on the page
@@ -34,7 +36,7 @@ export function useOrder(service, initial) {
     keep();
     setPaying(true);
     const payload = {
-      order: { ...order, email, emailVerify, locale: i18n.language, ...(language && { language }) },
+      order: { ...order, email, emailVerify, locale: i18n.language, ...(language && { language }), ...(translate && { translate }) },
       products: [lineItem({ currency: config.currency, amount, name: t(`${service}.productName`), description: t("transcribe.productDescription") })],
     };
     const onRefused = (code) => {
@@ -51,8 +53,9 @@ export function useOrder(service, initial) {
     email,
     format,
     language,
+    translate,
     pay,
-    facts: { languages: config[service].languages, price: config[service].price, language, onLanguage: setLanguage },
+    facts: { languages: config[service].languages, price: config[service].price, language, onLanguage: setLanguage, translate, onTranslate: setTranslate },
     steps: {
       service,
       formats: config[service].formats,

@@ -2,20 +2,22 @@ import { useMemo } from "react";
 import { useTranslation } from "react-i18next";
 import LanguageList from "../order/LanguageList.jsx";
 import Step from "../order/Step.jsx";
+import LanguageField from "./LanguageField.jsx";
 
 /**
- * Step 2: supported languages, the price rule (config's tts.price: per started
+ * Step 2: supported languages (the engine's own list), the language of the
+ * text (detected or chosen), the price rule (config's tts.price: per started
  * block of characters, or charged by the character, and any minimum), the text
  * and its live cost.
  */
-export default function TextStep({ text, onText, chars, costText, price, money, maxChars, locale }) {
+export default function TextStep({ text, onText, chars, costText, price, money, maxChars, locale, languages, language, onLanguage, quote }) {
   const { t } = useTranslation();
   const nf = useMemo(() => new Intl.NumberFormat(locale), [locale]);
   const tooLong = maxChars > 0 && chars > maxChars;
   const per = nf.format(price.per);
   return (
     <Step n={2} id="text" title={t("tts.step2")}>
-      <LanguageList locale={locale} />
+      <LanguageList locale={locale} codes={languages?.length ? languages : undefined} />
       <p className="info">{t("tts.costInfo", { chars: per })}</p>
       <p className="info">{t(price.rounding === "started" ? "tts.priceInfo" : "tts.priceInfoProportional", { price: money(price.unitAmount), chars: per })}</p>
       {price.minAmount > 0 && <p className="info">{t("tts.priceMinimum", { min: money(price.minAmount) })}</p>}
@@ -45,6 +47,7 @@ export default function TextStep({ text, onText, chars, costText, price, money, 
           </p>
         )}
       </div>
+      {languages?.length > 0 && <LanguageField languages={languages} locale={locale} value={language} onChange={onLanguage} quote={quote} />}
       {tooLong && (
         <p className="warning" role="alert">
           {t("tts.tooLong", { n: nf.format(chars), max: nf.format(maxChars) })}

@@ -6,6 +6,7 @@ import { checkout, lineItem } from "../../lib/checkout.js";
 import { canPayTts } from "../../lib/order.js";
 import { countChars, formatMoney, priceCents } from "../../lib/pricing.js";
 import { parseSpeed } from "../../lib/speed.js";
+import { useSpeechQuote } from "../../lib/speechQuote.js";
 import { voiceName } from "../../lib/voices.js";
 import { readJSON, TTS_KEY, writeJSON } from "../../lib/storage.js";
 import ServiceClosed from "../closed/ServiceClosed.jsx";
@@ -38,7 +39,10 @@ export default function Tts() {
   const [format, setFormat] = useState(initial.format);
   const [email, setEmail] = useState(initial.email);
   const [emailVerify, setEmailVerify] = useState(initial.emailVerify);
+  const [language, setLanguage] = useState(""); // "": detect
   const [paying, setPaying] = useState(false);
+  const languages = tts.languages || [];
+  const quote = useSpeechQuote({ text, language, locale: i18n.language, enabled: languages.length > 0 });
   // Marks when the form is on screen and usable (read by the browser test as time to interactive).
   useEffect(() => {
     performance.mark?.("parla:tts-interactive");
@@ -51,7 +55,7 @@ export default function Tts() {
   const chars = countChars(text);
   const costCents = priceCents(chars, tts.price);
   const money = (cents) => formatMoney(cents, config.currency, locale);
-  const payable = canPayTts({ costCents, chars, maxChars: tts.maxChars, email, emailVerify });
+  const payable = canPayTts({ costCents, chars, maxChars: tts.maxChars, email, emailVerify }) && !quote?.error;
 
   async function pay() {
     setPaying(true);
@@ -59,7 +63,7 @@ export default function Tts() {
     const left = await checkout(
       "tts",
       {
-        order: { voice, input: text, format, speed, email, emailVerify, locale: i18n.language },
+        order: { voice, input: text, format, speed, email, emailVerify, locale: i18n.language, ...(language && { language }) },
         products: [
           lineItem({
             currency: config.currency,
@@ -96,6 +100,10 @@ export default function Tts() {
           money={money}
           maxChars={tts.maxChars}
           locale={locale}
+          languages={languages}
+          language={language}
+          onLanguage={setLanguage}
+          quote={quote}
         />
         <FormatStep n={3} title={t("tts.step3")} formats={tts.formats} format={format} onFormat={setFormat} describe="tts.formats" />
         <EmailStep n={4} title={t("tts.step4")} email={email} emailVerify={emailVerify} onEmail={setEmail} onEmailVerify={setEmailVerify} />

@@ -7,7 +7,7 @@ import { voiceName } from "../../lib/voices.js";
 
 /** Step 1: the voice cards with their samples, and the speed slider. */
 export default function VoiceStep({ voices, voice, onVoice, speed, onSpeed, speedRange }) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   return (
     <Step n={1} id="voice" title={t("tts.step1")}>
       <fieldset className="voices">
@@ -21,7 +21,7 @@ export default function VoiceStep({ voices, voice, onVoice, speed, onSpeed, spee
             <audio
               controls
               preload="none"
-              src={voiceSampleUrl(v)}
+              src={voiceSampleUrl(v, i18n.language)}
               aria-label={t("tts.voiceSample", { voice: voiceName(v) })}
               onPlay={() => onVoice(v)}
             />

@@ -3,6 +3,7 @@ import { formatLimit } from "../../lib/duration.js";
 import ErrorNote from "../order/ErrorNote.jsx";
 import Field from "../order/Field.jsx";
 import Duration from "../transcription/Duration.jsx";
+import Speech from "../transcription/Speech.jsx";
 
 /**
  * Step 1 of /vtt: the link and the Analyze button; once the server has
@@ -51,6 +52,7 @@ export default function VideoLink({ link, onLink, onAnalyze, analyzing, error, q
             <p className="info chosen-link">{t("vtt.chosen", { link: `\u2068${quote.link}\u2069` })}</p>
             {quote.title && <p className="info">{t("vtt.videoTitle", { title: quote.title })}</p>}
             <Duration seconds={quote.duration} locale={locale} testId="duration" />
+            <Speech speech={quote.speechSeconds} seconds={quote.duration} locale={locale} unmeasured />
             <p className="info">
               <strong data-testid="cost">{t("vtt.cost", { price: cost })}</strong>
             </p>

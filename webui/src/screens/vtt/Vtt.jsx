@@ -14,7 +14,7 @@ function analysedSeconds(r) {
 }
 
 // Checkout refusals after which the stored analysis is of no use: the video changed or went away, back on this page the visitor analyses again.
-const STALE_QUOTE = ["price_mismatch", "not_media", "live_stream", "video_unavailable", "video_too_long", "source_unreachable"];
+const STALE_QUOTE = ["price_mismatch", "not_media", "live_stream", "video_unavailable", "video_too_long", "source_unreachable", "no_speech"];
 
 /**
  * The video-to-text page (spec section 2): a link, analysed by the server for
@@ -26,7 +26,7 @@ export default function Vtt() {
   const vtt = config.vtt;
   const initial = useMemo(() => restoreVttOrder(readJSON(VTT_KEY), vtt), [vtt]);
   const order = useOrder("vtt", initial);
-  const { email, format, language, pay, open, locale, money } = order;
+  const { email, format, language, translate, pay, open, locale, money } = order;
   const [link, setLink] = useState(initial.link);
   const [analysis, setAnalysis] = useState(initial.analysis); // the server's answer, for analysis.link
   const [analyzing, setAnalyzing] = useState(false);
@@ -34,10 +34,10 @@ export default function Vtt() {
   const abort = useRef(null);
 
   // Stores the order, with `withQuote` as its analysis (the current one unless told).
-  const keep = (withQuote = analysis) => writeJSON(VTT_KEY, vttRecord({ email, outputFormat: format, language, link, analysis: withQuote }));
+  const keep = (withQuote = analysis) => writeJSON(VTT_KEY, vttRecord({ email, outputFormat: format, language, translate, link, analysis: withQuote }));
   useEffect(() => {
     if (open) keep();
-  }, [open, email, format, language, link, analysis]);
+  }, [open, email, format, language, translate, link, analysis]);
   useEffect(() => () => abort.current?.abort(), []);
 
   // The quote belongs to the link it was made for; editing the link withdraws it.
@@ -55,7 +55,8 @@ export default function Vtt() {
     setAnalyzing(true);
     try {
       const r = await analyzeVideo(video, { signal: abort.current.signal });
-      setAnalysis({ link: video, duration: analysedSeconds(r), amount: r.amount, title: r.title || "" });
+      const speechSeconds = Number.isInteger(r.speechSeconds) ? r.speechSeconds : null; // absent: not measured
+      setAnalysis({ link: video, duration: analysedSeconds(r), speechSeconds, amount: r.amount, title: r.title || "" });
       setLink(video);
     } catch (err) {
       if (err?.name === "AbortError") return;

@@ -1,0 +1,21 @@
+package openai
+
+import "slices"
+
+// SpeechLanguages are the languages OpenAI's text-to-speech documents as supported
+// (platform.openai.com/docs/guides/text-to-speech, "Supported languages": the Whisper
+// list it follows), as ISO 639-1 codes. The voices are tuned for English; the API takes no
+// language parameter and reads the text in the language it is written in.
+var SpeechLanguages = []string{
+	"af", "ar", "hy", "az", "be", "bs", "bg", "ca", "zh", "hr", "cs", "da", "nl", "en", "et",
+	"fi", "fr", "gl", "de", "el", "he", "hi", "hu", "is", "id", "it", "ja", "kn", "kk", "ko",
+	"lv", "lt", "mk", "ms", "mr", "mi", "ne", "no", "fa", "pl", "pt", "ro", "ru", "sr", "sk",
+	"sl", "es", "sw", "sv", "tl", "ta", "th", "tr", "uk", "ur", "vi", "cy",
+}
+
+// Languages returns the codes of the languages the engine speaks, sorted.
+func (s *Speaker) Languages() []string {
+	l := slices.Clone(SpeechLanguages)
+	slices.Sort(l)
+	return l
+}

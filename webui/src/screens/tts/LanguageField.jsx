@@ -1,0 +1,43 @@
+import { useMemo } from "react";
+import { useTranslation } from "react-i18next";
+import { languageOptions } from "../../lib/inputLanguages.js";
+
+/**
+ * "Language of the text": detect automatically, or one of the engine's languages
+ * (config's tts.languages, named in the visitor's language). Below it, what the
+ * server's quote says the text will be spoken in, before paying.
+ */
+export default function LanguageField({ languages, locale, value, onChange, quote }) {
+  const { t } = useTranslation();
+  const options = useMemo(() => languageOptions(locale, languages), [locale, languages]);
+  const nameOf = (code) => options.find((o) => o.code === code)?.name || code;
+  let status = null;
+  if (quote?.error) {
+    status = (
+      <p className="warning" role="alert" data-testid="language-error">
+        {t(`errors.${quote.error}`, { defaultValue: t("errors.language_unsupported") })}
+      </p>
+    );
+  } else if (quote?.language) {
+    const key = !quote.detected ? "tts.languageChosen" : quote.mixed ? "tts.languageMixed" : "tts.languageDetected";
+    status = (
+      <p className="hint" data-testid="detected-language" data-code={quote.language} aria-live="polite">
+        {t(key, { language: nameOf(quote.language) })}
+      </p>
+    );
+  }
+  return (
+    <div className="field language">
+      <label htmlFor="tts-language">{t("tts.languageLabel")}</label>
+      <select id="tts-language" value={value} onChange={(e) => onChange(e.target.value)}>
+        <option value="">{t("tts.languageDetect")}</option>
+        {options.map((o) => (
+          <option key={o.code} value={o.code}>
+            {o.name}
+          </option>
+        ))}
+      </select>
+      {status}
+    </div>
+  );
+}

@@ -54,12 +54,16 @@ func joinFLAC(w io.Writer, paths []string) error {
 			return fmt.Errorf("part %d: FLAC of %d Hz, %d channels, %d bits after parts of %d Hz, %d channels, %d bits",
 				i+1, part.rate, part.channels, part.bits, info.rate, info.channels, info.bits)
 		}
-		if part.samples == 0 || part.maxBlock == 0 {
-			return fmt.Errorf("part %d: FLAC without its length in STREAMINFO", i+1)
+		if part.maxBlock == 0 {
+			return fmt.Errorf("part %d: FLAC without block sizes in STREAMINFO", i+1)
 		}
 		if i == 0 {
 			info = part
 			info.samples = 0
+		}
+		infos[i] = part
+		if part.samples == 0 { // no audio at all (a chunk of text that is only punctuation)
+			continue
 		}
 		info.minBlock = min(info.minBlock, part.minBlock)
 		info.maxBlock = max(info.maxBlock, part.maxBlock)
@@ -69,7 +73,6 @@ func joinFLAC(w io.Writer, paths []string) error {
 			info.minBlock = min(info.minBlock, short)
 		}
 		info.samples += part.samples
-		infos[i] = part
 	}
 
 	var head bytes.Buffer
@@ -94,6 +97,9 @@ func joinFLAC(w io.Writer, paths []string) error {
 	hdr := make([]byte, 0, 32)
 	var crc [2]byte
 	for i, path := range paths {
+		if infos[i].samples == 0 {
+			continue
+		}
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return err

@@ -39,7 +39,9 @@ func (j *oggJoin) add(data []byte, last bool) error {
 	// The first two packets are the headers (OpusHead, OpusTags). ffmpeg's muxer puts each
 	// on a page of its own, and the audio starts on a fresh page; anything else is refused
 	// rather than guessed at.
-	if len(pages) < 3 || pages[0].packetsEnded() != 1 || pages[1].packetsEnded() != 1 || pages[1].continued() || pages[2].continued() {
+	// A part may hold no audio at all (a chunk of text that is only punctuation).
+	if len(pages) < 2 || pages[0].packetsEnded() != 1 || pages[1].packetsEnded() != 1 || pages[1].continued() ||
+		len(pages) > 2 && pages[2].continued() {
 		return errors.New("Ogg Opus part: headers not on two pages of their own")
 	}
 	head := pages[0].body()

@@ -3,14 +3,15 @@ SHELL := /bin/bash
 GO    ?= go
 export PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 
-.PHONY: run test setup ui build go-test ui-test e2e fuzz bench clean
+.PHONY: run test setup ui build whisper go-test whisper-test ui-test e2e fuzz bench whisper-bench clean
 
-## run: install what is missing, build the UI and serve on embedded defaults (:8080)
-run: setup ui
-	$(GO) run .
+## run: install what is missing, build the UI and the binary (with whisper.cpp once `make whisper`
+## has built it) and serve on embedded defaults (:8080)
+run: setup build
+	./bin/parla
 
-## test: install what is missing, then every test (Go, UI unit tests, browser end to end, fuzzing)
-test: setup ui go-test ui-test e2e fuzz
+## test: install what is missing, then every test (Go, whisper.cpp, UI unit tests, browser end to end, fuzzing)
+test: setup ui go-test whisper-test ui-test e2e fuzz
 
 setup:
 	bash .ci/install
@@ -18,8 +19,19 @@ setup:
 ui:
 	cd webui && npm run build
 
+# The whisper tag whenever libwhisper is in the cache (see `make whisper`).
 build: ui
-	$(GO) build -o bin/parla .
+	eval "$$(bash .ci/whisper.sh env-if-built)"; $(GO) build -tags "$$WHISPER_TAGS" -o bin/parla .
+
+## whisper: libwhisper built statically from source (cached in the Go cache; WHISPER_SRC=<dir or
+## tarball> to choose it), bin/parla with -tags whisper, and the models where the network allows
+whisper: ui
+	exports=$$(bash .ci/whisper.sh env) && eval "$$exports" && $(GO) build -tags whisper -o bin/parla .
+	bash models/download.sh --if-online base silero-v6.2.0
+
+## whisper-test: the tests that need libwhisper (built first); skipped outside CI without the source
+whisper-test:
+	bash .ci/whisper.sh test
 
 go-test:
 	$(GO) vet ./...
@@ -44,6 +56,12 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./media/ ./media/links/
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./providers/openai/
 	bash .ci/loadtest.sh
+	$(MAKE) whisper-bench
+
+## whisper-bench: our whisper job next to whisper-cli built from the same source, and the VADs
+whisper-bench:
+	exports=$$(bash .ci/whisper.sh env --cli) && eval "$$exports" && \
+	  $(GO) test -tags whisper -run '^$$' -bench 'VersusWhisperCLI|FindSpeech' -benchtime 5x -timeout 60m ./providers/whisper/
 
 clean:
 	rm -rf bin webui/dist/assets webui/dist/index.html

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"parla/api/orders"
+	"parla/providers/whisper"
 )
 
 // Config is everything read from the environment at boot. Each field documents its
@@ -32,6 +33,8 @@ type Config struct {
 	OpenAISTTModel string        // OPENAI_STT_MODEL (default whisper-1)
 	WhisperModel   string        // WHISPER_MODEL: ggml model file (default models/ggml-base.bin)
 	WhisperThreads int           // WHISPER_THREADS (default: the number of CPUs)
+	WhisperVAD     string        // WHISPER_VAD: how speech is found first: auto (default), silero, silence or off
+	WhisperVADFile string        // WHISPER_VAD_MODEL: Silero VAD model (default models/ggml-silero-v6.2.0.bin)
 	MaxUploadBytes int64         // UPLOAD_MAX_BYTES: largest audio upload (default 25 MB)
 	UploadTTL      time.Duration // UPLOAD_TTL: unpaid uploads are deleted after this (default 24h)
 	VTTMaxDuration time.Duration // VTT_MAX_DURATION: longest video taken (default 3h)
@@ -140,6 +143,8 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		OpenAISTTModel:       get("OPENAI_STT_MODEL", "whisper-1"),
 		WhisperModel:         get("WHISPER_MODEL", "models/ggml-base.bin"),
 		WhisperThreads:       int(integer("WHISPER_THREADS", int64(runtime.NumCPU()), 1)),
+		WhisperVAD:           oneOf("WHISPER_VAD", whisper.VADModes[0], whisper.VADModes...),
+		WhisperVADFile:       get("WHISPER_VAD_MODEL", "models/ggml-silero-v6.2.0.bin"),
 		MaxUploadBytes:       integer("UPLOAD_MAX_BYTES", 25<<20, 1),
 		UploadTTL:            duration("UPLOAD_TTL", 24*time.Hour),
 		VTTMaxDuration:       duration("VTT_MAX_DURATION", 3*time.Hour),

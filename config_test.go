@@ -46,6 +46,7 @@ func TestConfigRefusesBadSettingsWithClearMessages(t *testing.T) {
 		{"proxies", map[string]string{"TRUSTED_PROXIES": "10.0.0.1,nope"}, "TRUSTED_PROXIES"},
 		{"log level", map[string]string{"LOG_LEVEL": "loud"}, "LOG_LEVEL"},
 		{"stt engine", map[string]string{"STT_ENGINE": "vosk"}, "STT_ENGINE"},
+		{"whisper vad", map[string]string{"WHISPER_VAD": "webrtc"}, "WHISPER_VAD"},
 		{"openai stt without key", map[string]string{"STT_ENGINE": "openai"}, "OPENAI_API_KEY"},
 		{"upload limit", map[string]string{"UPLOAD_MAX_BYTES": "25MB"}, "UPLOAD_MAX_BYTES"},
 		{"upload ttl", map[string]string{"UPLOAD_TTL": "-1h"}, "UPLOAD_TTL"},

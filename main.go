@@ -310,7 +310,8 @@ func newTranscriber(cfg Config, runner *media.Runner, tmpDir string) providers.T
 		return openai.NewTranscriber(openai.TranscriberConfig{APIKey: cfg.OpenAIKey, BaseURL: cfg.OpenAIBaseURL,
 			Model: cfg.OpenAISTTModel, Media: runner, TempDir: tmpDir})
 	}
-	return whisper.New(whisper.Config{Model: cfg.WhisperModel, Threads: cfg.WhisperThreads, Media: runner})
+	return whisper.New(whisper.Config{Model: cfg.WhisperModel, Threads: cfg.WhisperThreads, Media: runner,
+		VAD: cfg.WhisperVAD, VADModel: cfg.WhisperVADFile})
 }
 
 // newLinks reads video links: direct files through the address guard, and YouTube.

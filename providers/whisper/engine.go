@@ -10,6 +10,7 @@ package whisper
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -31,14 +32,27 @@ type Config struct {
 	Threads int
 	// Media decodes uploads. Default: ffmpeg from PATH.
 	Media *media.Runner
+	// VAD says how the speech is found before the model runs: VADAuto (default), VADSilero,
+	// VADSilence or VADOff (see speech.go).
+	VAD string
+	// VADModel is the Silero VAD model file (ggml) for VADSilero (see models/README.md).
+	VADModel string
+	// NoWords turns whisper.cpp's token timestamps off: segments get no Words and the
+	// renderers share each segment's time out by characters.
+	NoWords bool
 }
 
 // Engine transcribes with whisper.cpp. It implements providers.Transcriber and is safe for
 // concurrent use; requests take turns on the model (see cgo_whisper.go).
 type Engine struct {
-	model   model
-	threads int
-	media   *media.Runner
+	model    model
+	threads  int
+	media    *media.Runner
+	vad      string
+	vadModel string
+	words    bool
+	// modelPath is read for its header (is the model multilingual?).
+	modelPath string
 }
 
 var _ providers.Transcriber = (*Engine)(nil)
@@ -49,11 +63,29 @@ type model interface {
 	// available reports nil when the model can be used, or an error wrapping
 	// providers.ErrUnavailable that says why not.
 	available() error
-	// transcribe recognizes mono PCMRate samples. lang is an ISO-639-1 hint, "" to detect.
-	// progress gets 0–100 as the model works. It returns the segments and the language
-	// the model used or detected (its code, "en").
-	transcribe(ctx context.Context, samples []float32, lang string, threads int, progress func(int)) ([]providers.Segment, string, error)
+	// transcribe recognizes mono PCMRate samples. progress gets 0–100 as the model works.
+	// It returns the segments (with their tokens when o.words) and the language the model
+	// used or detected (its code, "en").
+	transcribe(ctx context.Context, samples []float32, o options, progress func(int)) ([]segment, string, error)
+	// speech returns the stretches of speech whisper.cpp's Silero VAD finds in samples, in
+	// order, using the VAD model at vadModel.
+	speech(ctx context.Context, samples []float32, vadModel string) ([]span, error)
 	io.Closer
+}
+
+// options are one transcription's settings.
+type options struct {
+	lang      string // ISO-639-1 hint, "" to detect
+	threads   int
+	translate bool // whisper's translate task: English text whatever the speech
+	words     bool // token timestamps
+}
+
+// segment is a piece of the model's output before words are made from its tokens.
+type segment struct {
+	Start, End time.Duration
+	Text       string
+	Tokens     []token
 }
 
 // New returns the engine for cfg. It loads nothing yet: the model is read on the first
@@ -69,7 +101,11 @@ func newEngine(cfg Config, m model) *Engine {
 	if cfg.Media == nil {
 		cfg.Media = media.New(media.Config{})
 	}
-	return &Engine{model: m, threads: cfg.Threads, media: cfg.Media}
+	if cfg.VAD == "" {
+		cfg.VAD = VADModes[0]
+	}
+	return &Engine{model: m, threads: cfg.Threads, media: cfg.Media, vad: cfg.VAD,
+		vadModel: cfg.VADModel, words: !cfg.NoWords, modelPath: cfg.Model}
 }
 
 // Available reports nil when the engine can take orders: compiled in, model file readable,
@@ -77,6 +113,19 @@ func newEngine(cfg Config, m model) *Engine {
 func (e *Engine) Available() error {
 	if err := e.model.available(); err != nil {
 		return err
+	}
+	switch e.vad {
+	case VADAuto, VADSilence, VADOff:
+	case VADSilero:
+		if e.vadModel == "" {
+			return fmt.Errorf("%w: whisper: VAD %s needs the Silero VAD model (set WHISPER_VAD_MODEL, or WHISPER_VAD=%s)",
+				providers.ErrUnavailable, VADSilero, VADSilence)
+		}
+		if err := checkModelFile(e.vadModel); err != nil {
+			return fmt.Errorf("%w (the Silero VAD model, WHISPER_VAD_MODEL)", err)
+		}
+	default:
+		return fmt.Errorf("%w: whisper: unknown VAD mode %q (want one of %v)", providers.ErrUnavailable, e.vad, VADModes)
 	}
 	if err := e.media.Check(); err != nil {
 		return fmt.Errorf("%w: whisper: %v", providers.ErrUnavailable, err)
@@ -93,10 +142,16 @@ func (e *Engine) Close() error {
 // minutes of audio in under a second, the model takes far longer.
 const decodeShare = 10
 
-// Transcribe decodes req.Path, runs the model on it and returns the timed transcript.
+// Transcribe decodes req.Path, finds its speech (VAD), runs the model on the speech alone
+// and returns the timed transcript on the original audio's clock.
 func (e *Engine) Transcribe(ctx context.Context, req providers.TranscribeRequest) (providers.Transcript, error) {
 	if err := e.Available(); err != nil {
 		return providers.Transcript{}, err
+	}
+	if req.Translate {
+		if err := e.Translates(); err != nil {
+			return providers.Transcript{}, err
+		}
 	}
 	p := &progress{report: req.Report}
 	p.set(0)
@@ -106,22 +161,94 @@ func (e *Engine) Transcribe(ctx context.Context, req providers.TranscribeRequest
 	}
 	p.set(decodeShare)
 	n := len(samples)
-	segments, lang, err := e.model.transcribe(ctx, padded(samples), req.Language, e.threads, func(percent int) {
-		// The model's 100 is not the end of the job: keep 100 for when the transcript exists.
-		p.set(min(decodeShare+percent*(100-decodeShare)/100, 99))
-	})
-	if err := ctx.Err(); err != nil {
-		return providers.Transcript{}, fmt.Errorf("whisper: %w", err)
-	}
+	spans, err := e.speech(ctx, samples)
 	if err != nil {
-		return providers.Transcript{}, fmt.Errorf("whisper: transcribing %d s of audio: %w", n/media.PCMRate, err)
+		return providers.Transcript{}, fmt.Errorf("whisper: finding speech: %w", err)
 	}
-	if lang == "" {
-		lang = req.Language
+	lang := req.Language
+	var segments []providers.Segment
+	if len(spans) > 0 { // no speech, nothing to say: the model would only invent text
+		speech, clk := splice(samples, spans)
+		o := options{lang: req.Language, threads: e.threads, translate: req.Translate, words: e.words}
+		raw, detected, err := e.model.transcribe(ctx, padded(speech), o, func(percent int) {
+			// The model's 100 is not the end of the job: keep 100 for when the transcript exists.
+			p.set(min(decodeShare+percent*(100-decodeShare)/100, 99))
+		})
+		if err := ctx.Err(); err != nil {
+			return providers.Transcript{}, fmt.Errorf("whisper: %w", err)
+		}
+		if err != nil {
+			return providers.Transcript{}, fmt.Errorf("whisper: transcribing %d s of speech in %d s of audio: %w",
+				len(speech)/media.PCMRate, n/media.PCMRate, err)
+		}
+		if detected != "" {
+			lang = detected
+		}
+		segments = make([]providers.Segment, len(raw))
+		for i, s := range raw {
+			segments[i] = providers.Segment{Start: s.Start, End: s.End, Text: s.Text}
+			if e.words {
+				segments[i].Words = words(s.Tokens, s.Start, s.End)
+			}
+		}
+		clk.remap(segments)
+	}
+	if req.Translate {
+		lang = "en" // the text is English whatever was spoken, as OpenAI's translations say
 	}
 	t := result(segments, lang, n)
+	t.Translated = req.Translate
 	p.set(100)
 	return t, nil
+}
+
+// vadMode is the VAD the next job uses: VADAuto resolved by whether the Silero model is there.
+func (e *Engine) vadMode() string {
+	if e.vad != VADAuto {
+		return e.vad
+	}
+	if e.vadModel != "" && checkModelFile(e.vadModel) == nil {
+		return VADSilero
+	}
+	return VADSilence
+}
+
+// speech returns the stretches of samples to transcribe, by the engine's VAD mode.
+func (e *Engine) speech(ctx context.Context, samples []float32) ([]span, error) {
+	switch e.vadMode() {
+	case VADOff:
+		return []span{{0, len(samples)}}, nil
+	case VADSilero:
+		spans, err := e.model.speech(ctx, samples, e.vadModel)
+		if err != nil {
+			return nil, err
+		}
+		// Silero's stretches come with 30 ms of padding; as much as the silence rule keeps
+		// spares a word's edges.
+		return padSpans(spans, defaultSilence.pad, len(samples)), nil
+	default:
+		return defaultSilence.speechSpans(samples), nil
+	}
+}
+
+// ErrEnglishOnly is returned (wrapped) for a translation asked of an English-only model
+// (*.en), which has no translate task.
+var ErrEnglishOnly = errors.New("the whisper model is English-only and cannot translate")
+
+// Translates reports nil when the model can translate speech into English, or why not:
+// ErrEnglishOnly, or what Available says. It reads the model file's header, not the weights.
+func (e *Engine) Translates() error {
+	if err := e.Available(); err != nil {
+		return err
+	}
+	multi, err := multilingual(e.modelPath)
+	if err != nil {
+		return fmt.Errorf("%w: whisper: %v", providers.ErrUnavailable, err)
+	}
+	if !multi {
+		return fmt.Errorf("whisper: %s: %w", e.modelPath, ErrEnglishOnly)
+	}
+	return nil
 }
 
 // result builds the transcript from the model's segments over n samples of audio: the text
@@ -133,6 +260,10 @@ func result(segments []providers.Segment, lang string, n int) providers.Transcri
 	for _, s := range segments {
 		s.Start = min(s.Start, duration)
 		s.End = min(s.End, duration)
+		for i := range s.Words {
+			s.Words[i].Start = min(s.Words[i].Start, duration)
+			s.Words[i].End = min(s.Words[i].End, duration)
+		}
 		segs = append(segs, s)
 	}
 	return providers.Transcript{
@@ -176,6 +307,25 @@ func (p *progress) set(percent int) {
 
 // ggmlMagic starts every ggml model file ("ggml" as a little-endian uint32).
 const ggmlMagic = "lmgg"
+
+// multilingual reports whether the ggml whisper model at path speaks more than English: its
+// header's vocabulary size (the first number after the magic) is 51864 for the English-only
+// models and 51865 or more for the others (whisper.cpp's own test).
+func multilingual(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	var head [8]byte
+	if _, err := io.ReadFull(f, head[:]); err != nil {
+		return false, fmt.Errorf("model %s: reading its header: %v", path, err)
+	}
+	if string(head[:4]) != ggmlMagic {
+		return false, fmt.Errorf("model %s is not a ggml whisper model", path)
+	}
+	return binary.LittleEndian.Uint32(head[4:]) >= 51865, nil
+}
 
 // checkModelFile reports, wrapping providers.ErrUnavailable, why path cannot be a whisper
 // model: not configured, missing, unreadable, a directory or not a ggml file. It reads four

@@ -18,8 +18,12 @@ func (unbuilt) available() error {
 	return fmt.Errorf("%w: whisper: built without whisper (rebuild with -tags whisper and libwhisper)", providers.ErrUnavailable)
 }
 
-func (u unbuilt) transcribe(context.Context, []float32, string, int, func(int)) ([]providers.Segment, string, error) {
+func (u unbuilt) transcribe(context.Context, []float32, options, func(int)) ([]segment, string, error) {
 	return nil, "", u.available()
+}
+
+func (u unbuilt) speech(context.Context, []float32, string) ([]span, error) {
+	return nil, u.available()
 }
 
 func (unbuilt) Close() error { return nil }

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Builds libwhisper statically (and, on request, whisper-cli) from the whisper.cpp source at the
+# commit the Go bindings in go.mod are cut from, and caches the build under the Go cache
+# directory, so `go build -tags whisper` can link it. About 6 minutes on 2 cores the first
+# time; a second run finds the cache and returns at once.
+#
+#   .ci/whisper.sh env [--cli]   build if needed, then print the CGO_CFLAGS/CGO_LDFLAGS exports
+#                                and WHISPER_TAGS=whisper (eval it) and, with --cli,
+#                                WHISPER_CLI=<path of whisper-cli>
+#   .ci/whisper.sh env-if-built  print the exports when the library is already built, else nothing
+#   .ci/whisper.sh test          build if needed, then run the tests that need libwhisper (the
+#                                engine's, with -tags whisper, and one order through it end to end)
+#
+# The source, first found wins:
+#   WHISPER_SRC=<dir or .tar.gz>  a tree or tarball of your own (cached by its path or checksum)
+#   ../shared/vendor/whisper.cpp/whisper.cpp-<commit>.tar.gz, checked against its SHA256SUMS
+#   the commit fetched from GitHub with git (needs internet; git checks the commit id)
+# Exit status 3 means no source could be found: the caller says what to do (see the Makefile).
+#
+#   WHISPER_NATIVE=ON  tune for this CPU (faster, not portable); default OFF: x86-64 with
+#                      AVX2/FMA/F16C, which ggml turns on when not native
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+commit=9453b4b9be9b73adfc35051083f37cefa039acee
+short=${commit:0:12}
+tarball_sha256=$(awk '{print $1}' ../shared/vendor/whisper.cpp/SHA256SUMS 2>/dev/null || true)
+repo_url=https://github.com/ggml-org/whisper.cpp
+native="${WHISPER_NATIVE:-OFF}"
+
+mode="${1:-env}"
+cli=0
+[[ "${2:-}" == "--cli" ]] && cli=1
+
+say() { echo "whisper: $*" >&2; }
+
+cache_root="$(go env GOCACHE)/parla-whisper"
+
+if [[ "$mode" == "test" ]]; then
+  # Tests that need the source skip with a reason outside CI when it is absent, and fail in CI.
+  status=0
+  exports=$(bash .ci/whisper.sh env) || status=$?
+  if ((status == 3)); then
+    if [[ -n "${CI:-}" ]]; then
+      say "required by CI: no whisper.cpp source (WHISPER_SRC, ../shared/vendor/whisper.cpp or network)"
+      exit 1
+    fi
+    say "SKIP the whisper tests: no whisper.cpp source (set WHISPER_SRC=<dir or tarball>, or run where GitHub is reachable)"
+    exit 0
+  fi
+  ((status == 0)) || exit "$status"
+  eval "$exports"
+  go vet -tags whisper ./providers/whisper/
+  go test -tags whisper -count=1 -timeout 10m ./providers/whisper/
+  go test -tags whisper -count=1 -timeout 10m -run '^TestWhisperEngineOrder' .
+  exit 0
+fi
+if [[ "$mode" == "env-if-built" ]]; then
+  [[ -f "$cache_root/$commit/whisper.cpp-$short/build/src/libwhisper.a" || -n "${WHISPER_SRC:-}" ]] || exit 0
+  exec bash .ci/whisper.sh env
+fi
+
+# source_dir prints the directory holding the whisper.cpp tree (extracting or fetching it into
+# the cache when needed), or returns 3.
+source_dir() {
+  local src="${WHISPER_SRC:-}" cache
+  if [[ -n "$src" ]]; then
+    if [[ -d "$src" ]]; then
+      cd "$src" && pwd
+      return
+    fi
+    [[ -f "$src" ]] || { say "WHISPER_SRC=$src does not exist"; return 3; }
+    cache="$cache_root/custom-$(sha256sum "$src" | cut -c1-16)"
+    extract "$src" "$cache"
+    return
+  fi
+  cache="$cache_root/$commit"
+  local vendored="../shared/vendor/whisper.cpp/whisper.cpp-$short.tar.gz"
+  if [[ -d "$cache/whisper.cpp-$short" ]]; then
+    echo "$cache/whisper.cpp-$short"
+    return
+  fi
+  if [[ -f "$vendored" ]]; then
+    local got
+    got=$(sha256sum "$vendored" | awk '{print $1}')
+    if [[ "$got" != "$tarball_sha256" ]]; then
+      say "$vendored: SHA-256 $got does not match SHA256SUMS ($tarball_sha256)"
+      return 1
+    fi
+    extract "$vendored" "$cache"
+    return
+  fi
+  say "no source here: fetching $commit from $repo_url"
+  local tmp="$cache/whisper.cpp-$short.part"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  if ! (cd "$tmp" && git init -q && git fetch -q --depth 1 "$repo_url" "$commit" && git checkout -q FETCH_HEAD) 2>/dev/null; then
+    rm -rf "$tmp"
+    say "cannot fetch $repo_url (no network?): get whisper.cpp at commit $commit elsewhere and set WHISPER_SRC=<its directory or tarball>"
+    return 3
+  fi
+  # git names every commit by the hash of its whole tree: the same id is the same source.
+  if [[ "$(git -C "$tmp" rev-parse HEAD)" != "$commit" ]]; then
+    rm -rf "$tmp"
+    say "fetched source is not commit $commit"
+    return 1
+  fi
+  mv "$tmp" "$cache/whisper.cpp-$short"
+  echo "$cache/whisper.cpp-$short"
+}
+
+# extract TARBALL CACHE unpacks into CACHE once and prints the tree's directory.
+extract() {
+  local top
+  top=$(tar -tzf "$1" | head -1 | cut -d/ -f1)
+  if [[ ! -d "$2/$top" ]]; then
+    mkdir -p "$2"
+    rm -rf "$2/$top.part" && mkdir "$2/$top.part"
+    tar -xzf "$1" -C "$2/$top.part" --strip-components=1
+    mv "$2/$top.part" "$2/$top"
+  fi
+  echo "$2/$top"
+}
+
+src=$(source_dir) || exit $?
+# A source tree of the operator's own builds out of tree, in the cache, keyed by its path.
+if [[ -n "${WHISPER_SRC:-}" && -d "${WHISPER_SRC}" ]]; then
+  build="$cache_root/custom-$(echo -n "$src" | sha256sum | cut -c1-16)/build"
+else
+  build="$src/build"
+fi
+[[ "$native" == "ON" ]] && build="$build-native"
+
+libs=("$build/src/libwhisper.a" "$build/ggml/src/libggml.a" "$build/ggml/src/libggml-base.a" "$build/ggml/src/libggml-cpu.a")
+need=0
+for l in "${libs[@]}"; do [[ -f "$l" ]] || need=1; done
+((cli)) && [[ ! -x "$build/bin/whisper-cli" ]] && need=1
+
+if ((need)); then
+  command -v cmake >/dev/null || { say "cmake is missing (apt-get install cmake g++)"; exit 1; }
+  targets=(whisper)
+  ((cli)) && targets+=(whisper-cli)
+  say "building ${targets[*]} from $src (about 6 minutes on 2 cores; cached in $build)"
+  start=$SECONDS
+  # Static libraries, so the Go binary needs no libwhisper.so at run time. Examples are
+  # configured (whisper-cli is one) but only the asked targets are compiled.
+  cmake -S "$src" -B "$build" -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release \
+    -DGGML_NATIVE="$native" -DWHISPER_BUILD_TESTS=OFF -DWHISPER_BUILD_EXAMPLES=ON \
+    -DWHISPER_BUILD_SERVER=OFF >"$build.log" 2>&1 || { tail -30 "$build.log" >&2; exit 1; }
+  cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >>"$build.log" 2>&1 ||
+    { tail -30 "$build.log" >&2; exit 1; }
+  say "built in $((SECONDS - start)) s"
+fi
+
+case "$mode" in
+  env)
+    echo "export CGO_CFLAGS='-I$src/include -I$src/ggml/include'"
+    echo "export CGO_LDFLAGS='-L$build/src -L$build/ggml/src'"
+    echo "export WHISPER_TAGS=whisper"
+    ((cli)) && echo "export WHISPER_CLI='$build/bin/whisper-cli'"
+    ;;
+  *) say "unknown mode $mode"; exit 2 ;;
+esac
+exit 0

@@ -50,7 +50,8 @@ fuzz:
 
 ## bench: the performance targets of the issues (see README)
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 5x ./providers/espeak/
+	$(GO) test -run '^$$' -bench 'Speak(1k|50k|50kSpanish|50kJapanese)$$' -benchtime 5x ./providers/espeak/
+	$(GO) test -run '^$$' -bench 'Speak50kVsBare' -benchtime 3x ./providers/espeak/
 	$(GO) test -run '^$$' -bench 'TTS|Checkout|Startup' -benchtime 5x ./
 	$(GO) test -run '^$$' -bench 'Upload' -benchtime 1x ./
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./media/ ./media/links/

@@ -33,6 +33,11 @@ type FormatInfo struct {
 	level   string   // -compression_level, the encoder's effort; empty for its default
 	extra   []string // further options, as flag/value pairs, each commented below
 	seek    bool     // the muxer must seek back into its output, so ffmpeg writes a temp file
+
+	// How one part of a long audio is encoded (PartArgs) so that EncodeParts can join the
+	// parts without re-encoding: the muxer and the options that replace extra.
+	partMuxer string
+	partExtra []string
 }
 
 // formats is the table every encode is built from.
@@ -54,6 +59,10 @@ var formats = map[string]FormatInfo{
 		// LAME quality 5 (0 best … 9 fastest): the default 3 takes ~3x longer on 50 minutes of
 		// speech with no audible gain at 128 kb/s.
 		level: "5",
+		// Parts are bare MPEG frames: no ID3 tag (ffmpeg's encoder tag) and no Xing/LAME
+		// frame, which would sit in the middle of the joined file and hold one part's count.
+		partMuxer: "mp3",
+		partExtra: []string{"id3v2_version", "0", "write_xing", "0"},
 	},
 	Opus: {
 		Codec: "opus", Ext: "opus", ContentType: "audio/ogg",
@@ -64,6 +73,8 @@ var formats = map[string]FormatInfo{
 		rate: "24000",
 		// Encoder effort 5 of 10: 3x faster than the default 10, inaudible for speech.
 		level: "5",
+		// Parts are Ogg files whose pages oggJoin puts in one stream.
+		partMuxer: "ogg",
 	},
 	AAC: {
 		Codec: "aac", Ext: "m4a", ContentType: "audio/mp4",
@@ -78,6 +89,10 @@ var formats = map[string]FormatInfo{
 			"movflags", "+faststart",
 		},
 		seek: true,
+		// Parts are ADTS streams (every frame carries its own header, so they simply
+		// follow each other), remuxed once into MP4 at the end.
+		partMuxer: "adts",
+		partExtra: []string{"aac_coder", "fast"},
 	},
 	FLAC: {
 		Codec: "flac", Ext: "flac", ContentType: "audio/flac",
@@ -85,6 +100,8 @@ var formats = map[string]FormatInfo{
 		// The FLAC muxer rewrites STREAMINFO (total samples, MD5) at the end; on a pipe it
 		// cannot, and the file would carry no duration.
 		seek: true,
+		// Parts are FLAC files whose frames joinFLAC renumbers under one STREAMINFO.
+		partMuxer: "flac",
 	},
 }
 
@@ -145,6 +162,27 @@ func EncodeArgs(in Input, opts EncodeOptions, output string) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown audio format %q", opts.Format)
 	}
+	return encodeArgs(in, opts, f, output)
+}
+
+// PartArgs builds the ffmpeg arguments that encode one part of a long audio, a WAV stream
+// on standard input, into output ("file:<path>") in the form EncodeParts joins without
+// re-encoding: mp3 as bare frames, opus in Ogg, aac as ADTS, flac as a FLAC file. Encoder,
+// bitrate, rate, effort and tempo are those of EncodeArgs.
+func PartArgs(opts EncodeOptions, output string) ([]string, error) {
+	f, ok := formats[opts.Format]
+	if !ok {
+		return nil, fmt.Errorf("unknown audio format %q", opts.Format)
+	}
+	if !strings.HasPrefix(output, "file:") {
+		return nil, fmt.Errorf("part output %q is not file:<path>", output)
+	}
+	f.muxer, f.extra = f.partMuxer, f.partExtra
+	return encodeArgs(WAV, opts, f, output)
+}
+
+// encodeArgs builds the arguments of EncodeArgs and PartArgs for the format f.
+func encodeArgs(in Input, opts EncodeOptions, f FormatInfo, output string) ([]string, error) {
 	inKw := ffmpeg.KwArgs{
 		// The input is our own pipe and nothing else: no files, no network, no playlists.
 		"protocol_whitelist": "pipe",

@@ -1,11 +1,19 @@
 package espeak
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"parla/media"
 	"parla/providers"
 )
 
@@ -49,6 +57,128 @@ func benchSpeak(b *testing.B, n int) {
 			}
 		})
 	}
+}
+
+// BenchmarkSpeak50kVsBare measures Speak on 50,000 characters next to the bare pipeline
+// (one espeak-ng piped into one ffmpeg encode with the same encoder settings), in the same
+// run and interleaved, so a machine loaded by something else loads both alike. It reports
+// the medians and their ratio; the target on 2 cores is at most 0.75 for mp3 and opus.
+// Run with: go test ./providers/espeak -run '^$' -bench Vs -benchtime 5x
+func BenchmarkSpeak50kVsBare(b *testing.B) {
+	s := setup(b, Config{})
+	text := benchText(50000)
+	for _, format := range providers.SpeechFormats {
+		b.Run(format, func(b *testing.B) {
+			var bare, speak, bareCPU, speakCPU []time.Duration
+			for b.Loop() {
+				start, cpu := time.Now(), childCPU()
+				barePipeline(b, text, format)
+				bare = append(bare, time.Since(start))
+				bareCPU = append(bareCPU, childCPU()-cpu)
+				start, cpu = time.Now(), childCPU()
+				req := providers.SpeechRequest{Voice: "alloy", Text: text, Format: format, Speed: 1}
+				if err := s.Speak(context.Background(), req, io.Discard); err != nil {
+					b.Fatal(err)
+				}
+				speak = append(speak, time.Since(start))
+				speakCPU = append(speakCPU, childCPU()-cpu)
+			}
+			mb, ms := median(bare), median(speak)
+			b.ReportMetric(float64(mb.Milliseconds()), "bare-ms")
+			b.ReportMetric(float64(ms.Milliseconds()), "speak-ms")
+			b.ReportMetric(float64(ms)/float64(mb), "speak/bare")
+			// Each Speak against the bare run just before it: the pairs share the load of
+			// the moment, so their ratio is steadier than the ratio of the medians.
+			ratios := make([]time.Duration, len(bare))
+			for i := range bare {
+				ratios[i] = speak[i] * 1000 / bare[i]
+			}
+			b.ReportMetric(float64(median(ratios))/1000, "paired-speak/bare")
+			// CPU time of the processes (espeak-ng, ffmpeg): what the parallel version
+			// spends more in process starts and the join.
+			b.ReportMetric(float64(median(bareCPU).Milliseconds()), "bare-cpu-ms")
+			b.ReportMetric(float64(median(speakCPU).Milliseconds()), "speak-cpu-ms")
+			// Cores the processes kept busy on average: the parallel version can only
+			// beat the bare pipeline by as much as the machine lets it use a second core
+			// (other work on a shared machine takes it away).
+			b.ReportMetric(sumRatio(bareCPU, bare), "bare-cores")
+			b.ReportMetric(sumRatio(speakCPU, speak), "speak-cores")
+		})
+	}
+}
+
+// BenchmarkSpeak50kChunkSize is how the default chunk size was chosen: more chunks cost
+// more ffmpeg starts, fewer leave a core idle at the end and move progress in bigger steps.
+// Run with: go test ./providers/espeak -run '^$' -bench ChunkSize -benchtime 3x
+func BenchmarkSpeak50kChunkSize(b *testing.B) {
+	text := benchText(50000)
+	for _, size := range []int{1500, 3000, 5000, 8000, 13000} {
+		s := setup(b, Config{ChunkChars: size})
+		for _, format := range []string{"mp3", "opus"} {
+			b.Run(fmt.Sprintf("%s/%d", format, size), func(b *testing.B) {
+				for b.Loop() {
+					req := providers.SpeechRequest{Voice: "alloy", Text: text, Format: format, Speed: 1}
+					if err := s.Speak(context.Background(), req, io.Discard); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// barePipeline runs espeak-ng on the whole text piped into one ffmpeg encode to a file.
+func barePipeline(b *testing.B, text, format string) {
+	b.Helper()
+	f, _ := media.Format(format)
+	out := filepath.Join(b.TempDir(), "bare."+f.Ext)
+	args, err := media.EncodeArgs(media.WAV, media.EncodeOptions{Format: format}, "file:"+out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	espeak := exec.Command("espeak-ng", Args("en-us", normalWPM)...)
+	espeak.Stdin = strings.NewReader(text)
+	ffmpeg := exec.Command("ffmpeg", args...)
+	pipe, err := espeak.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ffmpeg.Stdin = pipe
+	var stderr bytes.Buffer
+	ffmpeg.Stderr = &stderr
+	if err := espeak.Start(); err != nil {
+		b.Fatal(err)
+	}
+	if err := ffmpeg.Run(); err != nil {
+		b.Fatalf("ffmpeg: %v: %s", err, stderr.String())
+	}
+	if err := espeak.Wait(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// childCPU is the user and system time of this process's finished child processes.
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// sumRatio is sum(a) / sum(b).
+func sumRatio(a, b []time.Duration) float64 {
+	var x, y time.Duration
+	for i := range a {
+		x, y = x+a[i], y+b[i]
+	}
+	return float64(x) / float64(y)
+}
+
+func median(d []time.Duration) time.Duration {
+	d = slices.Clone(d)
+	slices.Sort(d)
+	return d[len(d)/2]
 }
 
 // 50,000 characters in Spanish and in Japanese (with kanji, converted by kakasi), mp3: the

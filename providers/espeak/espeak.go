@@ -1,21 +1,24 @@
 // Package espeak is the self-hosted text-to-speech engine: espeak-ng synthesises the text,
 // ffmpeg (through package media) encodes it into the ordered format.
 //
-// Long texts are cut on sentence boundaries into chunks that a small pool of espeak-ng
-// processes synthesises in parallel; their samples are fed, in order, into one ffmpeg
-// encode, so the file has a single header and no seams. espeak-ng is fast (about 20,000
-// characters a second on one core); the encode of the resulting audio is the slow part.
+// espeak-ng is fast (about 25,000 characters a second on one core); the encode of the
+// resulting audio is the slow part (an hour of speech: 7 s of mp3 encoding). So long texts
+// are cut on sentence boundaries into chunks, each synthesised by its own espeak-ng piped
+// into its own ffmpeg encode, as many at once as there are cores, and the encoded chunks
+// are joined without a second encode (media.EncodeParts).
 package espeak
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
-	"sync"
+	"unicode/utf8"
 
 	"parla/media"
 	"parla/providers"
@@ -51,10 +54,13 @@ type Config struct {
 	// Media runs ffmpeg. Default media.New(media.Config{}); pass the app's shared Runner so
 	// its cap on concurrent ffmpeg processes covers this engine too.
 	Media *media.Runner
-	// ChunkChars is the largest piece of text one espeak-ng process gets. Default 1500
-	// (about 90 seconds of speech, 4 MB of samples held in memory at a time).
+	// ChunkChars is the largest piece of text one espeak-ng process and its ffmpeg encode
+	// get. Default 8000 (about 8 minutes of speech). Texts are cut into fewer, evenly sized
+	// chunks when that keeps every worker busy (see chunkSize).
 	ChunkChars int
-	// Workers is how many espeak-ng processes run at once for one request. Default 2.
+	// Workers is how many chunks are synthesised and encoded at once for one request (each
+	// one espeak-ng and one ffmpeg process; the media Runner's cap on ffmpeg processes
+	// holds across requests). Default runtime.NumCPU().
 	Workers int
 }
 
@@ -78,10 +84,10 @@ func New(cfg Config) *Speaker {
 		cfg.Media = media.New(media.Config{})
 	}
 	if cfg.ChunkChars <= 0 {
-		cfg.ChunkChars = 1500
+		cfg.ChunkChars = 8000
 	}
 	if cfg.Workers <= 0 {
-		cfg.Workers = 2
+		cfg.Workers = runtime.NumCPU()
 	}
 	return &Speaker{binary: cfg.Binary, media: cfg.Media, chunk: cfg.ChunkChars, workers: cfg.Workers}
 }
@@ -101,118 +107,116 @@ func (s *Speaker) Available() error {
 	return nil
 }
 
-// chunkResult is one synthesised chunk: espeak-ng's WAV output.
-type chunkResult struct {
-	wav []byte
-	err error
-}
-
 // Speak synthesises req.Text in req.Language (voices.go's plan) with the voice's espeak-ng
-// variant at req.Speed and writes the file encoded as req.Format to w. Progress goes from 0 to 100 as chunks are encoded.
+// variant at req.Speed and writes the file encoded as req.Format to w. Progress goes from 0
+// to 100 as chunks are encoded.
+//
+// Each chunk is one espeak-ng process piped straight into its own ffmpeg encode, up to
+// Workers of them at once (and no more ffmpeg processes than the media Runner allows);
+// the encoded chunks are then joined without a second encode (media.EncodeParts). No
+// samples are held in memory: they only pass through a pipe.
 func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.Writer) error {
 	if err := req.Check("espeak"); err != nil {
 		return err
 	}
-	chunks, err := plan(req, s.chunk)
+	chunks, err := plan(req, chunkSize(utf8.RuneCountInString(req.Text), s.workers, s.chunk))
 	if err != nil {
 		return err
 	}
 	wpm, tempo := Rate(req.Speed)
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-
-	// Workers synthesise chunks into memory; at most `window` chunks are being synthesised
-	// or wait to be encoded at once, so a 50,000-character text never sits in memory as
-	// 140 MB of samples. A slot is taken before a chunk is handed to a worker and given
-	// back when the encoder has read the chunk.
-	window := s.workers + 2
-	results := make([]chan chunkResult, len(chunks))
-	for i := range results {
-		results[i] = make(chan chunkResult, 1)
-	}
-	ahead := make(chan struct{}, window)
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range min(s.workers, len(chunks)) {
-		wg.Go(func() {
-			for i := range jobs {
-				results[i] <- s.synthesise(ctx, chunks[i].Text, chunks[i].Voice, wpm)
-			}
-		})
-	}
-	wg.Go(func() {
-		defer close(jobs)
-		for i := range chunks {
-			select {
-			case ahead <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case jobs <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	})
-	defer wg.Wait()
-	defer cancel() // runs before wg.Wait: stop the workers first on an early return
-
-	pieces := media.Pieces{
-		Count: len(chunks),
-		WAV:   true,
-		Open: func(ctx context.Context, i int) (io.Reader, error) {
-			select {
-			case res := <-results[i]:
-				if res.err != nil {
-					return nil, fmt.Errorf("synthesising: %w", res.err)
-				}
-				return &slotReader{Reader: bytes.NewReader(res.wav), slots: ahead}, nil
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
+	parts := media.Parts{
+		Count:   len(chunks),
+		Workers: s.workers,
+		Open: func(ctx context.Context, i int) (io.ReadCloser, error) {
+			return s.synthesise(ctx, chunks[i].Text, chunks[i].Voice, wpm)
 		},
 	}
 	opts := media.EncodeOptions{Format: req.Format, Tempo: tempo}
-	if err := s.media.EncodePieces(ctx, pieces, opts, req.Report, w); err != nil {
+	if err := s.media.EncodeParts(ctx, parts, opts, req.Report, w); err != nil {
 		return fmt.Errorf("espeak: %w", err)
 	}
 	return nil
 }
 
-// slotReader is a synthesised chunk that gives its look-ahead slot back when the encoder
-// closes it.
-type slotReader struct {
-	*bytes.Reader
-	slots chan struct{}
+// minChunk is the smallest chunk worth a process pair of its own: 1500 characters are about
+// 95 seconds of speech, whose mp3 encode (0.2 s) still outweighs the start of espeak-ng and
+// ffmpeg (about 60 ms of CPU together).
+const minChunk = 1500
+
+// chunkSize returns the largest chunk, in characters, for a text of n characters read by
+// workers parallel workers, at most maxChars. The text is shared out evenly in whole rounds
+// (a multiple of workers chunks, at least two rounds), so that no core idles at the end
+// while another encodes a last big chunk; chunks are never smaller than minChunk (unless
+// maxChars is). Measured on 50,000 characters with 2 workers: 8 chunks beat both 4 (less
+// even, a core idles at the end) and 34 (ffmpeg starts); see BenchmarkSpeak50kChunkSize.
+func chunkSize(n, workers, maxChars int) int {
+	workers = max(workers, 1)
+	parts := max(2*workers, ceilDiv(n, maxChars))
+	parts = ceilDiv(parts, workers) * workers
+	// Sentence cuts fall short of the limit; a 10 % margin keeps them from making one more,
+	// small, chunk at the end.
+	size := ceilDiv(n, parts) * 11 / 10
+	return min(maxChars, max(minChunk, size))
 }
 
-// Close frees the chunk's slot, so that one more chunk may be synthesised.
-func (r *slotReader) Close() error {
-	<-r.slots
-	return nil
+func ceilDiv(a, b int) int {
+	return (a + b - 1) / b
 }
 
-// synthesise runs one espeak-ng process for text and returns its WAV output. The text goes
-// in on stdin, never as an argument, so a text starting with "-" is just text.
-func (s *Speaker) synthesise(ctx context.Context, text, variant string, wpm int) chunkResult {
-	cmd := exec.CommandContext(ctx, s.binary,
+// Args builds espeak-ng's arguments for one chunk. The text goes in on standard input, never
+// as an argument, so a text starting with "-" is just text.
+func Args(voice string, wpm int) []string {
+	return []string{
 		"--stdout", // WAV to standard output instead of the sound card
 		"-b", "1",  // input is UTF-8
-		"-v", variant, // language + voice variant, e.g. en-us+m3
-		"-s", fmt.Sprint(wpm), // words per minute
-	)
-	cmd.Stdin = strings.NewReader(text)
-	var out bytes.Buffer
-	out.Grow(len(text) * 3000) // ~2.7 KB of 22 kHz samples per character at 175 wpm
-	stderr := &media.TailBuffer{}
-	cmd.Stdout, cmd.Stderr = &out, stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return chunkResult{err: ctx.Err()}
-		}
-		return chunkResult{err: fmt.Errorf("running espeak-ng: %w: %s", err, strings.TrimSpace(stderr.String()))}
+		"-v", voice, // language + voice variant, e.g. en-us+m3
+		"-s", strconv.Itoa(wpm), // words per minute
 	}
-	return chunkResult{wav: out.Bytes()}
+}
+
+// synthesise starts one espeak-ng process reading text with voice (its -v argument) and
+// returns its WAV output as it comes; Close waits for the process.
+func (s *Speaker) synthesise(ctx context.Context, text, voice string, wpm int) (io.ReadCloser, error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, s.binary, Args(voice, wpm)...)
+	cmd.Stdin = strings.NewReader(text)
+	stderr := &media.TailBuffer{}
+	cmd.Stdout, cmd.Stderr = pw, stderr
+	err = cmd.Start()
+	pw.Close() // espeak-ng holds the writing end now
+	if err != nil {
+		pr.Close()
+		return nil, fmt.Errorf("running espeak-ng: %w", err)
+	}
+	return &synthesis{out: pr, ctx: ctx, cmd: cmd, stderr: stderr}, nil
+}
+
+// synthesis is a running espeak-ng: its output, and its exit status on Close.
+type synthesis struct {
+	out    *os.File
+	ctx    context.Context
+	cmd    *exec.Cmd
+	stderr *media.TailBuffer
+}
+
+// Read reads espeak-ng's output.
+func (p *synthesis) Read(b []byte) (int, error) { return p.out.Read(b) }
+
+// File is the reading end of espeak-ng's output pipe, which ffmpeg then reads directly.
+func (p *synthesis) File() *os.File { return p.out }
+
+// Close stops reading (espeak-ng, if still writing, fails on the closed pipe), waits for
+// the process and reports how it ended.
+func (p *synthesis) Close() error {
+	p.out.Close()
+	if err := p.cmd.Wait(); err != nil {
+		if p.ctx.Err() != nil {
+			return p.ctx.Err()
+		}
+		return fmt.Errorf("running espeak-ng: %w: %s", err, strings.TrimSpace(p.stderr.String()))
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -226,6 +227,7 @@ func TestSpeakRejects(t *testing.T) {
 }
 
 func TestSpeakCancelled(t *testing.T) {
+	testkit.NoChildren(t)
 	s := setup(t, Config{ChunkChars: 200})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
@@ -260,6 +262,7 @@ func TestAvailable(t *testing.T) {
 // TestSpeakChunkFails makes espeak-ng fail on the middle chunk: the error names the chunk
 // and espeak-ng's complaint, and no file is delivered.
 func TestSpeakChunkFails(t *testing.T) {
+	testkit.NoChildren(t)
 	espeak := testkit.Binary(t, "espeak-ng")
 	fake := filepath.Join(t.TempDir(), "espeak-ng")
 	script := "#!/bin/sh\ntext=$(cat)\ncase \"$text\" in *Broken*) echo 'no such voice data' >&2; exit 1;; esac\n" +
@@ -280,5 +283,100 @@ func TestSpeakChunkFails(t *testing.T) {
 	}
 	if out.Len() != 0 {
 		t.Errorf("%d bytes delivered", out.Len())
+	}
+}
+
+func TestChunkSize(t *testing.T) {
+	tests := []struct {
+		n, workers, max, want int
+	}{
+		{1000, 2, 8000, 1500},     // short: one chunk, no split below minChunk
+		{3000, 2, 8000, 1500},     // two chunks of minChunk
+		{10000, 2, 8000, 2750},    // 4 chunks: two rounds of 2 workers
+		{50000, 2, 8000, 6875},    // 7 chunks of 8000 would leave a core idle: 8 of 6250 + 10 %
+		{50000, 4, 8000, 6875},    // 4 workers: 2 rounds of 4
+		{200000, 2, 8000, 8000},   // long: the maximum holds
+		{780, 2, 120, 120},        // a small maximum wins over minChunk
+		{50000, 0, 8000, 7857},    // no workers means one: 7 chunks
+		{50000, 1, 100000, 27500}, // one worker: two chunks
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.n, "/", tt.workers, "/", tt.max), func(t *testing.T) {
+			if got := chunkSize(tt.n, tt.workers, tt.max); got != tt.want {
+				t.Errorf("chunkSize = %d, want %d", got, tt.want)
+			}
+		})
+	}
+	// The point of the margin: a 50,000-character text makes whole rounds of chunks.
+	if n := len(media.SplitText(strings.Repeat("Some words make a sentence here. ", 1516)[:50000], chunkSize(50000, 2, 8000))); n%2 != 0 {
+		t.Errorf("%d chunks for 2 workers", n)
+	}
+}
+
+func TestArgs(t *testing.T) {
+	got := Args("en-gb+f4", 350)
+	want := []string{"--stdout", "-b", "1", "-v", "en-gb+f4", "-s", "350"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Args = %q, want %q", got, want)
+	}
+}
+
+// TestSpeakLongFormats reads a text of many chunks in every format: the file decodes
+// without an error, lasts as long as the chunks' own audio together (plus at most the
+// encoder's delay and padding at each seam, none for FLAC) and carries one header; progress
+// rises with the chunks to 100.
+func TestSpeakLongFormats(t *testing.T) {
+	const size = 200
+	s := setup(t, Config{ChunkChars: size, Workers: 3})
+	text := strings.Repeat("The rain in Spain stays mainly in the plain. Where does it rain? ", 14)
+	chunks := media.SplitText(text, size)
+	if len(chunks) < 5 {
+		t.Fatalf("only %d chunks", len(chunks))
+	}
+	var want time.Duration
+	for _, c := range chunks {
+		want += espeakDuration(t, c, "en-us+m7", 175)
+	}
+	slack := map[string]time.Duration{"mp3": 80 * time.Millisecond, "aac": 95 * time.Millisecond, "opus": 30 * time.Millisecond, "flac": 0}
+	for _, format := range providers.SpeechFormats {
+		t.Run(format, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var seen []int
+			req := providers.SpeechRequest{Voice: "onyx", Text: text, Format: format, Speed: 1,
+				Progress: func(p int) { mu.Lock(); seen = append(seen, p); mu.Unlock() }}
+			data, info := speak(t, s, req)
+			max := want + time.Duration(len(chunks))*slack[format] + time.Millisecond
+			if info.Duration < want-time.Millisecond || info.Duration > max {
+				t.Errorf("duration %v, want %v (%d chunks) to %v", info.Duration, want, len(chunks), max)
+			}
+			f, _ := media.Format(format)
+			path := filepath.Join(t.TempDir(), "long."+f.Ext)
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", path, "-f", "null", "-")
+			if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
+				t.Errorf("decoding: %v: %.500s", err, out)
+			}
+			// One header: mp3 starts with a frame (no ID3 tag) and holds no Xing/Info frame;
+			// the others hold their header once. (media's tests walk every frame and page.)
+			headers := map[string]string{"mp3": "Xing", "opus": "OpusHead", "aac": "moov", "flac": "fLaC"}
+			wantHeaders := map[string]int{"mp3": 0, "opus": 1, "aac": 1, "flac": 1}
+			if n := bytes.Count(data, []byte(headers[format])); n != wantHeaders[format] {
+				t.Errorf("%d %q in the file, want %d", n, headers[format], wantHeaders[format])
+			}
+			if format == "mp3" && (data[0] != 0xff || bytes.Contains(data, []byte("Info\x00\x00\x00"))) {
+				t.Errorf("mp3 starts with % x, or holds an Info frame", data[:4])
+			}
+			if len(seen) < len(chunks)+2 || seen[0] != 0 || seen[len(seen)-1] != 100 {
+				t.Errorf("progress %v", seen)
+			}
+			for i := 1; i < len(seen); i++ {
+				if seen[i] < seen[i-1] {
+					t.Errorf("progress went back: %v", seen)
+				}
+			}
+		})
 	}
 }

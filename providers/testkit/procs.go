@@ -1,0 +1,69 @@
+package testkit
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Children returns the ids of this process's live (not zombie) child processes, read from
+// /proc; ok is false where there is no /proc.
+func Children() (ids []int, ok bool) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, false
+	}
+	parent := strconv.Itoa(os.Getpid())
+	for _, e := range entries {
+		id, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// "pid (comm) state ppid …": comm may hold spaces and parentheses, so read the
+		// fields after the last ")".
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) > 1 && fields[1] == parent && fields[0] != "Z" {
+			ids = append(ids, id)
+		}
+	}
+	return ids, true
+}
+
+// NoChildren fails the test when child processes started during it (a stray ffmpeg or
+// espeak-ng) outlive it by more than 2 seconds. Tests that use it must not run in parallel
+// with others that start processes.
+func NoChildren(t testing.TB) {
+	t.Helper()
+	before, ok := Children()
+	if !ok {
+		return
+	}
+	t.Cleanup(func() {
+		left := func() []int {
+			ids, _ := Children()
+			var out []int
+			for _, id := range ids {
+				if !slices.Contains(before, id) {
+					out = append(out, id)
+				}
+			}
+			return out
+		}
+		deadline := time.Now().Add(2 * time.Second)
+		for len(left()) > 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if ids := left(); len(ids) > 0 {
+			t.Errorf("processes left running: %v", ids)
+		}
+	})
+}

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"parla/media"
 	"parla/providers"
+	"parla/providers/testkit"
 )
 
 // BenchmarkTTSLinkReady50000CharsVsBare measures payment → link for 50,000 characters of
@@ -58,24 +57,7 @@ func bareTTS(b *testing.B, text, format string) {
 		b.Fatal(err)
 	}
 	espeak := exec.Command("espeak-ng", "--stdout", "-b", "1", "-v", "en-us", "-s", "175")
-	espeak.Stdin = strings.NewReader(text)
-	pipe, err := espeak.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	ffmpeg := exec.Command("ffmpeg", args...)
-	ffmpeg.Stdin = pipe
-	var stderr bytes.Buffer
-	ffmpeg.Stderr = &stderr
-	if err := espeak.Start(); err != nil {
-		b.Fatal(err)
-	}
-	if err := ffmpeg.Run(); err != nil {
-		b.Fatalf("ffmpeg: %v: %s", err, stderr.String())
-	}
-	if err := espeak.Wait(); err != nil {
-		b.Fatal(err)
-	}
+	testkit.Pipe(b, text, espeak, exec.Command("ffmpeg", args...))
 }
 
 func medianOf(d []time.Duration) time.Duration {

@@ -1,7 +1,6 @@
 package espeak
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 
 	"parla/media"
 	"parla/providers"
+	"parla/providers/testkit"
 )
 
 // benchText returns n characters of varied English sentences.
@@ -137,24 +137,7 @@ func barePipeline(b *testing.B, text, format string) {
 		b.Fatal(err)
 	}
 	espeak := exec.Command("espeak-ng", Args("en-us", normalWPM)...)
-	espeak.Stdin = strings.NewReader(text)
-	ffmpeg := exec.Command("ffmpeg", args...)
-	pipe, err := espeak.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	ffmpeg.Stdin = pipe
-	var stderr bytes.Buffer
-	ffmpeg.Stderr = &stderr
-	if err := espeak.Start(); err != nil {
-		b.Fatal(err)
-	}
-	if err := ffmpeg.Run(); err != nil {
-		b.Fatalf("ffmpeg: %v: %s", err, stderr.String())
-	}
-	if err := espeak.Wait(); err != nil {
-		b.Fatal(err)
-	}
+	testkit.Pipe(b, text, espeak, exec.Command("ffmpeg", args...))
 }
 
 // childCPU is the user and system time of this process's finished child processes.

@@ -3,6 +3,7 @@ package testkit
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -66,4 +67,30 @@ func NoChildren(t testing.TB) {
 			t.Errorf("processes left running: %v", ids)
 		}
 	})
+}
+
+// Pipe runs `first | second` as a shell would, with input on first's standard input, and
+// fails tb when either fails (second's standard error in the message). Benchmarks use it
+// for the bare espeak-ng | ffmpeg pipeline they measure the engine against.
+func Pipe(tb testing.TB, input string, first, second *exec.Cmd) {
+	tb.Helper()
+	first.Stdin = strings.NewReader(input)
+	pipe, err := first.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	second.Stdin = pipe
+	var stderr bytes.Buffer
+	second.Stderr = &stderr
+	if err := first.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := second.Run(); err != nil {
+		first.Process.Kill()
+		first.Wait()
+		tb.Fatalf("%s: %v: %s", second.Path, err, stderr.String())
+	}
+	if err := first.Wait(); err != nil {
+		tb.Fatalf("%s: %v", first.Path, err)
+	}
 }

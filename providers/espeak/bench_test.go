@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -112,7 +114,7 @@ func BenchmarkSpeak50kVsBare(b *testing.B) {
 // Run with: go test ./providers/espeak -run '^$' -bench ChunkSize -benchtime 3x
 func BenchmarkSpeak50kChunkSize(b *testing.B) {
 	text := benchText(50000)
-	for _, size := range []int{1500, 3000, 5000, 8000, 13000} {
+	for _, size := range chunkSizes() {
 		s := setup(b, Config{ChunkChars: size})
 		for _, format := range []string{"mp3", "opus"} {
 			b.Run(fmt.Sprintf("%s/%d", format, size), func(b *testing.B) {
@@ -191,4 +193,19 @@ func benchSpeakLanguage(b *testing.B, lang, paragraph string) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// chunkSizes are the chunk sizes BenchmarkSpeak50kChunkSize tries: PARLA_CHUNK_SIZES
+// (comma-separated) or a spread from many small chunks to the fewest.
+func chunkSizes() []int {
+	sizes := []int{1500, 3000, 5000, 8000, 13000}
+	if env := os.Getenv("PARLA_CHUNK_SIZES"); env != "" {
+		sizes = nil
+		for _, f := range strings.Split(env, ",") {
+			if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+				sizes = append(sizes, n)
+			}
+		}
+	}
+	return sizes
 }

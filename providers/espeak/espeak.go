@@ -55,7 +55,7 @@ type Config struct {
 	// its cap on concurrent ffmpeg processes covers this engine too.
 	Media *media.Runner
 	// ChunkChars is the largest piece of text one espeak-ng process and its ffmpeg encode
-	// get. Default 8000 (about 8 minutes of speech). Texts are cut into fewer, evenly sized
+	// get. Default 14000 (about 14 minutes of speech). Texts are cut into fewer, evenly sized
 	// chunks when that keeps every worker busy (see chunkSize).
 	ChunkChars int
 	// Workers is how many chunks are synthesised and encoded at once for one request (each
@@ -84,7 +84,7 @@ func New(cfg Config) *Speaker {
 		cfg.Media = media.New(media.Config{})
 	}
 	if cfg.ChunkChars <= 0 {
-		cfg.ChunkChars = 8000
+		cfg.ChunkChars = 14000
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = runtime.NumCPU()
@@ -147,8 +147,11 @@ const minChunk = 1500
 // workers parallel workers, at most maxChars. The text is shared out evenly in whole rounds
 // (a multiple of workers chunks, at least two rounds), so that no core idles at the end
 // while another encodes a last big chunk; chunks are never smaller than minChunk (unless
-// maxChars is). Measured on 50,000 characters with 2 workers: 8 chunks beat both 4 (less
-// even, a core idles at the end) and 34 (ffmpeg starts); see BenchmarkSpeak50kChunkSize.
+// maxChars is). Measured on 50,000 characters of mp3 with 2 workers on an idle machine
+// (BenchmarkSpeak50kChunkSize, 4 runs each): 4 chunks 3.76 s, 8 chunks 4.03 s, 34 chunks
+// 4.85 s: every chunk costs an espeak-ng and an ffmpeg start and an encoder warm-up, and
+// two rounds already keep both cores busy to the end. (Under heavy load from other work
+// 8 chunks did better; the default follows the machine as it runs in production.)
 func chunkSize(n, workers, maxChars int) int {
 	workers = max(workers, 1)
 	parts := max(2*workers, ceilDiv(n, maxChars))

@@ -299,6 +299,8 @@ func TestChunkSize(t *testing.T) {
 		{780, 2, 120, 120},        // a small maximum wins over minChunk
 		{50000, 0, 8000, 7857},    // no workers means one: 7 chunks
 		{50000, 1, 100000, 27500}, // one worker: two chunks
+		{50000, 2, 14000, 13750},  // the default maximum: two rounds of 2 workers
+		{100000, 2, 14000, 13750}, // four rounds
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.n, "/", tt.workers, "/", tt.max), func(t *testing.T) {
@@ -308,8 +310,10 @@ func TestChunkSize(t *testing.T) {
 		})
 	}
 	// The point of the margin: a 50,000-character text makes whole rounds of chunks.
-	if n := len(media.SplitText(strings.Repeat("Some words make a sentence here. ", 1516)[:50000], chunkSize(50000, 2, 8000))); n%2 != 0 {
-		t.Errorf("%d chunks for 2 workers", n)
+	for _, max := range []int{8000, 14000} {
+		if n := len(media.SplitText(strings.Repeat("Some words make a sentence here. ", 1516)[:50000], chunkSize(50000, 2, max))); n%2 != 0 {
+			t.Errorf("maximum %d: %d chunks for 2 workers", max, n)
+		}
 	}
 }
 

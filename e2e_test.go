@@ -643,6 +643,15 @@ func TestCheckoutCreationIsRateLimitedPerClient(t *testing.T) {
 			t.Fatalf("result polling is rate limited: %s", r.body)
 		}
 	}
+	// Quotes, asked as the visitor types, have a bucket of their own, four times as big:
+	// the checkouts above took none of it, and the ninth quote is refused.
+	quote := map[string]string{"text": "Hola, ¿cómo estás? Hoy hace buen tiempo.", "locale": "en"}
+	for i := range 9 {
+		r := h.postJSON("/api/tts/quote", quote)
+		if want := map[bool]int{true: 200, false: 429}[i < 8]; r.status != want {
+			t.Errorf("quote %d: %d %s, want %d", i+1, r.status, r.body, want)
+		}
+	}
 }
 
 func TestSPAFallbackAndJSONNotFound(t *testing.T) {

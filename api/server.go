@@ -126,7 +126,10 @@ func New(cfg Config, deps Deps) *fiber.App {
 	limited := s.rateLimit()
 	o, p := orderHandlers{s}, paymentHandlers{s}
 	app.Post("/payment/tts/create-checkout-session", limited, o.createTTSCheckout)
-	app.Post("/api/tts/quote", o.quoteTTS)
+	// The page asks for a quote as the visitor types (debounced): its own bucket, four
+	// times as generous, since detecting the language of a long text costs CPU (~33 ms for
+	// 100,000 characters).
+	app.Post("/api/tts/quote", s.rateLimitTimes(4), o.quoteTTS)
 	app.Post("/payment/sst/create-checkout-session", limited, o.createSTTCheckout)
 	app.Post("/payment/vtt/create-checkout-session", limited, o.createVTTCheckout)
 	// The lookup asks the payment provider each time: its own bucket, as generous as the
@@ -189,13 +192,16 @@ func (s *server) accessLog(c *fiber.Ctx) error {
 	return nil
 }
 
-func (s *server) rateLimit() fiber.Handler {
+func (s *server) rateLimit() fiber.Handler { return s.rateLimitTimes(1) }
+
+// rateLimitTimes is a bucket of its own allowing n times RateLimit requests a minute.
+func (s *server) rateLimitTimes(n int) fiber.Handler {
 	if s.cfg.RateLimit <= 0 {
 		return func(c *fiber.Ctx) error { return c.Next() }
 	}
 	trusted := trustedNets(s.cfg.TrustedProxies)
 	return limiter.New(limiter.Config{
-		Max:        s.cfg.RateLimit,
+		Max:        n * s.cfg.RateLimit,
 		Expiration: time.Minute,
 		KeyGenerator: func(c *fiber.Ctx) string {
 			remote, _ := netip.AddrFromSlice(c.Context().RemoteIP())

@@ -80,3 +80,27 @@ describe("format names", () => {
     expect(breakable("mp3")).toEqual(["mp3"]);
   });
 });
+
+describe("plural forms of characters", () => {
+  it("follow each language's rules", async () => {
+    const { default: i18n } = await import("i18next");
+    for (const lng of ["ru", "ar"]) {
+      const { default: bundle } = await import(`../src/locales/${lng}/translation.json`);
+      i18n.addResourceBundle(lng, "translation", bundle, true, true);
+    }
+    const ru = i18n.getFixedT("ru");
+    const tooLong = (t, count) => t("tts.tooLong", { n: String(count), max: "5", count });
+    expect(tooLong(ru, 21)).toContain("21 символ при");
+    expect(tooLong(ru, 22)).toContain("22 символа при");
+    expect(tooLong(ru, 25)).toContain("25 символов при");
+    expect(tooLong(ru, 11)).toContain("11 символов при");
+    expect(ru("tts.maxChars", { max: "1", count: 1 })).toBe("Не более 1 символа.");
+    const ar = i18n.getFixedT("ar");
+    expect(tooLong(ar, 2)).toContain("2 حرفان");
+    expect(tooLong(ar, 7)).toContain("7 أحرف");
+    expect(tooLong(ar, 15)).toContain("15 حرفًا");
+    const en = i18n.getFixedT("en");
+    expect(en("tts.maxChars", { max: "1", count: 1 })).toBe("Maximum 1 character.");
+    expect(en("tts.maxChars", { max: "5,000", count: 5000 })).toBe("Maximum 5,000 characters.");
+  });
+});

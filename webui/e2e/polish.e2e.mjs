@@ -58,6 +58,30 @@ async function main() {
       await shot("en-tts-preview");
     });
 
+    await check("each voice's sample costs one tab stop and plays from the keyboard", async () => {
+      await page.goto(`${BASE}/tts`, { waitUntil: "networkidle" });
+      await page.getByRole("radio", { name: "Alloy" }).focus();
+      const stops = [];
+      for (let i = 0; i < 8; i++) {
+        await page.keyboard.press("Tab");
+        stops.push(await page.evaluate(() => document.activeElement.closest("[data-voice]")?.dataset.voice || document.activeElement.id || document.activeElement.tagName));
+      }
+      // Alloy's button, then the five other voices' buttons (their radios share one stop), then the speed.
+      const voices = stops.slice(0, 6);
+      assert(JSON.stringify(voices) === JSON.stringify(["alloy", "echo", "fable", "onyx", "nova", "shimmer"]), `tab order ${stops}`);
+      assert(stops[6] === "speed", `after the voices: ${stops}`);
+      await page.getByRole("button", { name: "Play the sample of Fable" }).focus();
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(() => {
+        const a = document.querySelector('[data-voice="fable"] audio');
+        return a && !a.paused && a.currentTime > 0;
+      }, null, { timeout: 10000 });
+      assert(await page.getByRole("radio", { name: "Fable" }).isChecked(), "playing a sample selects its voice");
+      await page.keyboard.press("Space");
+      await page.getByRole("button", { name: "Play the sample of Fable" }).waitFor({ timeout: 3000 });
+      assert(await page.evaluate(() => document.querySelector('[data-voice="fable"] audio').paused), "Space did not pause");
+    });
+
     await check("the layout measure catches a 347 px wide file input at 320 px", async () => {
       await page.setViewportSize({ width: 320, height: 700 });
       await page.goto(`${BASE}/sst`, { waitUntil: "networkidle" });

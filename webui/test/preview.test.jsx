@@ -104,3 +104,28 @@ describe("plural forms of characters", () => {
     expect(en("tts.maxChars", { max: "5,000", count: 5000 })).toBe("Maximum 5,000 characters.");
   });
 });
+
+describe("voice samples", () => {
+  it("are one labelled play/pause button per voice, no native controls", async () => {
+    const play = vi.fn(function () {
+      this.dispatchEvent(new Event("play"));
+      return Promise.resolve();
+    });
+    window.HTMLMediaElement.prototype.play = play;
+    render(
+      <ConfigContext.Provider value={CONFIG}>
+        <Tts />
+      </ConfigContext.Provider>,
+    );
+    expect(document.querySelectorAll(".voices audio[controls]")).toHaveLength(0);
+    const buttons = screen.getAllByTestId("sample-button");
+    expect(buttons).toHaveLength(6);
+    const echo = screen.getByRole("button", { name: "Play the sample of Echo" });
+    fireEvent.click(echo);
+    expect(play).toHaveBeenCalledTimes(1);
+    expect(play.mock.instances[0].getAttribute("src")).toBe("/api/tts/samples/echo?locale=en");
+    expect(screen.getByRole("radio", { name: "Echo" }).checked).toBe(true);
+    const pause = await screen.findByRole("button", { name: "Pause the sample of Echo" });
+    expect(pause.getAttribute("aria-pressed")).toBe("true");
+  });
+});

@@ -16,7 +16,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"parla/api/orders"
-	"parla/media"
 	"parla/providers"
 )
 
@@ -126,7 +125,7 @@ func (s orderHandlers) ttsPreview(c *fiber.Ctx) error {
 	if body.Speed == 0 {
 		body.Speed = 1
 	}
-	req, err := s.deps.Book.Desk.SpeechPreview(orders.PreviewRequest{
+	pv, err := s.deps.Book.Desk.SpeechPreview(orders.PreviewRequest{
 		Params:   orders.TTSParams{Voice: body.Voice, Speed: body.Speed, Format: body.Format, Text: body.Text},
 		Language: body.Language, Locale: body.Locale,
 	})
@@ -136,13 +135,10 @@ func (s orderHandlers) ttsPreview(c *fiber.Ctx) error {
 	if s.deps.Speaker == nil {
 		return fail("service_unavailable", "text-to-speech is not available right now")
 	}
-	format, ok := media.Format(req.Format)
-	if !ok {
-		return fmt.Errorf("unknown format %q", req.Format)
-	}
+	req := pv.Speech
 	ctx, cancel := context.WithTimeout(c.UserContext(), 30*time.Second)
 	defer cancel()
-	p, cached, err := s.previews.path(ctx, req, format.Ext)
+	p, cached, err := s.previews.path(ctx, req, pv.Ext)
 	if err != nil {
 		return err
 	}
@@ -152,6 +148,6 @@ func (s orderHandlers) ttsPreview(c *fiber.Ctx) error {
 		c.Set("X-Preview-Language", req.Language)
 	}
 	c.Set(fiber.HeaderCacheControl, "private, max-age=3600")
-	c.Set(fiber.HeaderContentType, format.ContentType)
+	c.Set(fiber.HeaderContentType, pv.ContentType)
 	return c.SendFile(p)
 }

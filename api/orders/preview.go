@@ -1,10 +1,12 @@
 package orders
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"parla/media"
 	"parla/providers"
 )
 
@@ -46,27 +48,40 @@ type PreviewRequest struct {
 	Locale   string
 }
 
+// Preview is what a free preview speaks, and the file it makes.
+type Preview struct {
+	Speech           providers.SpeechRequest
+	Ext, ContentType string // the format's container: "m4a" and "audio/mp4" for aac
+}
+
 // SpeechPreview validates a preview as it would an order and returns what to speak: the
 // start of the text (PreviewText) in the voice, speed and format chosen, and in the
 // language the whole order would be spoken in.
-func (d *Desk) SpeechPreview(req PreviewRequest) (providers.SpeechRequest, error) {
+func (d *Desk) SpeechPreview(req PreviewRequest) (Preview, error) {
 	params, err := d.cfg.TTS.ValidateTTS(req.Params)
 	if err != nil {
-		return providers.SpeechRequest{}, err
+		return Preview{}, err
 	}
 	locale, err := ValidateLocale(req.Locale)
 	if err != nil {
-		return providers.SpeechRequest{}, err
+		return Preview{}, err
 	}
 	if err := d.Available(TTS); err != nil {
-		return providers.SpeechRequest{}, err
+		return Preview{}, err
 	}
 	lang, err := d.speechLanguage(params.Text, req.Language, locale)
 	if err != nil {
-		return providers.SpeechRequest{}, err
+		return Preview{}, err
 	}
-	return providers.SpeechRequest{
-		Voice: params.Voice, Format: params.Format, Speed: params.Speed,
-		Text: PreviewText(params.Text, PreviewChars), Language: lang.Language,
+	format, ok := media.Format(params.Format)
+	if !ok {
+		return Preview{}, fmt.Errorf("unknown format %q", params.Format)
+	}
+	return Preview{
+		Speech: providers.SpeechRequest{
+			Voice: params.Voice, Format: params.Format, Speed: params.Speed,
+			Text: PreviewText(params.Text, PreviewChars), Language: lang.Language,
+		},
+		Ext: format.Ext, ContentType: format.ContentType,
 	}, nil
 }

@@ -28,11 +28,40 @@ type previewCache struct {
 	dir     string
 	limit   int64
 	speaker providers.Speaker
-	mu      sync.Mutex // one preview produced at a time per server: they are short
+	mu      sync.Mutex            // guards making
+	making  map[string]*keyedLock // previews being looked up or produced, by key
+	trimMu  sync.Mutex            // one trim at a time
+}
+
+// keyedLock makes requests for the same preview wait for one production; n counts them.
+type keyedLock struct {
+	sync.Mutex
+	n int
 }
 
 func newPreviewCache(dir string, speaker providers.Speaker) *previewCache {
-	return &previewCache{dir: dir, limit: previewCacheBytes, speaker: speaker}
+	return &previewCache{dir: dir, limit: previewCacheBytes, speaker: speaker, making: map[string]*keyedLock{}}
+}
+
+// lock takes the lock of one preview; the returned func releases it.
+func (pc *previewCache) lock(key string) func() {
+	pc.mu.Lock()
+	l := pc.making[key]
+	if l == nil {
+		l = &keyedLock{}
+		pc.making[key] = l
+	}
+	l.n++
+	pc.mu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		pc.mu.Lock()
+		if l.n--; l.n == 0 {
+			delete(pc.making, key)
+		}
+		pc.mu.Unlock()
+	}
 }
 
 // previewKey names a preview by its text, voice, speed, format and language.
@@ -46,9 +75,9 @@ func previewKey(r providers.SpeechRequest) string {
 
 // path returns the cached preview, producing it first if needed; cached says it was.
 func (pc *previewCache) path(ctx context.Context, r providers.SpeechRequest, ext string) (p string, cached bool, err error) {
-	p = filepath.Join(pc.dir, previewKey(r)+"."+ext)
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
+	key := previewKey(r)
+	p = filepath.Join(pc.dir, key+"."+ext)
+	defer pc.lock(key)()
 	if st, err := os.Stat(p); err == nil && st.Size() > 0 {
 		now := time.Now()
 		_ = os.Chtimes(p, now, now) // recently used
@@ -75,6 +104,8 @@ func (pc *previewCache) path(ctx context.Context, r providers.SpeechRequest, ext
 // trim deletes the least recently used previews until the cache fits its limit, keeping
 // the one just made.
 func (pc *previewCache) trim(keep string) {
+	pc.trimMu.Lock()
+	defer pc.trimMu.Unlock()
 	entries, err := os.ReadDir(pc.dir)
 	if err != nil {
 		return

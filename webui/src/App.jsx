@@ -4,7 +4,7 @@ import { getConfig } from "./api.js";
 import { ConfigContext } from "./config.jsx";
 import { applyDocumentLanguage, changeLanguage } from "./i18n.js";
 import { LANGUAGES } from "./languages.js";
-import { addressOf, Link, navigate, splitPath, usePath } from "./router.jsx";
+import { Link, navigate, splitPath, usePath } from "./router.jsx";
 import { siteInfo } from "./site.js";
 import { Privacy, Refunds, Terms } from "./screens/legal/Legal.jsx";
 import About from "./screens/about/About.jsx";
@@ -112,7 +112,7 @@ export default function App() {
   useEffect(() => {
     const { lang, path: route } = splitPath(window.location.pathname);
     if (lang !== i18n.language) {
-      navigate(addressOf(route, i18n.language) + window.location.search + window.location.hash, { replace: true });
+      navigate(route + window.location.search + window.location.hash, { replace: true, lang: i18n.language });
     }
   }, [i18n.language]);
 

@@ -51,9 +51,10 @@ export function usePath() {
   return splitPath(useSyncExternalStore(subscribe, getPathname, getPathname)).path;
 }
 
-/** Goes to `to` (path plus optional query) in the current language, without reloading the page. */
-export function navigate(to, { replace = false } = {}) {
-  to = localize(to);
+/** Goes to `to` (path plus optional query) in the current language, or in `lang` (an
+ * interface id) when given, without reloading the page. */
+export function navigate(to, { replace = false, lang } = {}) {
+  to = lang ? addressOf(to, lang) : localize(to);
   if (replace) window.history.replaceState(null, "", to);
   else window.history.pushState(null, "", to);
   window.scrollTo?.(0, 0);

@@ -37,6 +37,10 @@ describe("layout", () => {
     expect(screen.getByRole("link", { name: "تحويل الصوت إلى نص" }).getAttribute("aria-current")).toBe("page");
     await waitFor(() => expect(screen.getByRole("heading", { level: 1, name: "تحويل الصوت إلى نص" })).toBeTruthy());
     expect(screen.getByLabelText("الملف الصوتي").getAttribute("type")).toBe("file");
+
+    // Back to English: the English address has no prefix.
+    await act(async () => fireEvent.change(screen.getByTestId("language"), { target: { value: "en" } }));
+    await waitFor(() => expect(window.location.pathname).toBe("/sst"));
   });
 
   it("takes contact and version from the served page, and links the legal pages from the footer", async () => {

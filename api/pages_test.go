@@ -191,3 +191,29 @@ func TestPrivacyPageFollowsTheRetentionSettings(t *testing.T) {
 		}
 	}
 }
+
+// The server's routes are the app's: a page the app shows must not answer 404, and a
+// route the app dropped must not answer 200.
+func TestServerRoutesAreTheAppRoutes(t *testing.T) {
+	src, err := os.ReadFile("../webui/src/App.jsx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := map[string]bool{}
+	for _, m := range regexp.MustCompile(`case "(/[^"]*)":`).FindAllStringSubmatch(string(src), -1) {
+		app[m[1]] = true
+	}
+	if len(app) < 5 {
+		t.Fatalf("found only %v in App.jsx's route()", app)
+	}
+	for p := range app {
+		if _, ok := sitePages[p]; !ok {
+			t.Errorf("the app routes %s, the server answers it 404", p)
+		}
+	}
+	for p := range sitePages {
+		if !app[p] {
+			t.Errorf("the server serves %s, the app has no such route", p)
+		}
+	}
+}

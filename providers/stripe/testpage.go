@@ -37,6 +37,7 @@ button.pay { background: #0a7d32; border-color: #0a7d32; color: #fff; }
   {{if .Email}}<p class="muted">{{.T.Receipt}} <bdi>{{.Email}}</bdi></p>{{end}}
   {{if eq .Status "open"}}
   <p class="muted">{{.T.Explain}}</p>
+  <p class="muted" data-testid="terms">{{.T.TermsPre}}<a href="/terms" target="_blank" rel="noopener">{{.T.Terms}}</a>{{.T.TermsAnd}}<a href="/refunds" target="_blank" rel="noopener">{{.T.Refunds}}</a>{{.T.TermsPost}}</p>
   <div class="actions">
     <form method="post" action="{{.PayURL}}"><button class="pay" type="submit">{{.T.Pay}} <bdi>{{.Amount}}</bdi></button></form>
     <form method="post" action="{{.CancelURL}}"><button type="submit">{{.T.Cancel}}</button></form>

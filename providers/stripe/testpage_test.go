@@ -21,6 +21,7 @@ func TestRenderPage(t *testing.T) {
 			`action="` + publicURL + `/checkout/test/cs_test_x/pay"`,
 			`action="` + publicURL + `/checkout/test/cs_test_x/cancel"`,
 			"&lt;script&gt;",
+			`<a href="/terms"`, `<a href="/refunds"`,
 		}, []string{"<script>"}},
 		{"complete", []string{"TEST PAYMENT", "is paid", `href="` + publicURL + `/payment/success?session_id=cs_test_x"`},
 			[]string{"/pay\""}},
@@ -74,7 +75,7 @@ func TestRenderPageInTheOrdersLanguage(t *testing.T) {
 	s := TestSession{ID: "cs_test_y", URL: publicURL + "/checkout/test/cs_test_y", Name: "Озвучивание текста",
 		Amount: 99, Currency: "eur", Status: "open", Email: "a@example.com"}
 	for locale, want := range map[string][]string{
-		"ru": {`<html lang="ru" dir="ltr">`, "ТЕСТОВАЯ ОПЛАТА", ">Оплатить <bdi>0.99 €</bdi>", ">Отмена<", "Квитанция на адрес"},
+		"ru": {`<html lang="ru" dir="ltr">`, "ТЕСТОВАЯ ОПЛАТА", ">Оплатить <bdi>0.99 €</bdi>", ">Отмена<", "Квитанция на адрес", `href="/terms" target="_blank" rel="noopener">условия использования</a>`},
 		"ar": {`<html lang="ar" dir="rtl">`, "دفع تجريبي", ">ادفع <bdi>", ">إلغاء<"},
 		"jp": {`<html lang="ja" dir="ltr">`, "テスト決済", ">支払う <bdi>"},
 		"xx": {`<html lang="en" dir="ltr">`, "TEST PAYMENT", ">Pay <bdi>0.99 €</bdi>"},

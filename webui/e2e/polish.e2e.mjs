@@ -5,7 +5,7 @@
 //   BASE_URL=http://127.0.0.1:4000 node webui/e2e/polish.e2e.mjs
 import { abort, assert, BASE, check, facts, finish, openBrowser } from "./harness.mjs";
 
-const PAGES = ["/", "/tts", "/sst", "/vtt"];
+const PAGES = ["/", "/tts", "/sst", "/vtt", "/terms", "/privacy", "/refunds", "/payment/error"];
 
 /**
  * Elements whose box leaves the viewport horizontally, or whose text is cut by their own
@@ -104,7 +104,7 @@ async function main() {
           await setLang(lng);
           await page.waitForTimeout(150);
           const bad = await overflowing(page);
-          await shot(`${lng}-320px-${path === "/" ? "about" : path.slice(1)}`);
+          await shot(`${lng}-320px-${path === "/" ? "about" : path.slice(1).replace("/", "-")}`);
           assert(bad.length === 0, bad.slice(0, 8).join("; "));
         });
       }

@@ -96,6 +96,22 @@ describe("text-to-speech page, one order one payment", () => {
     expect(screen.queryByTestId("pay")).toBeNull();
   });
 
+  it("a tab left open keeps its order's key after another tab delivered and cleared it", async () => {
+    localStorage.setItem("orderKey.tts", "stalestalestalestalestal");
+    const fetch = vi.fn(async (url) =>
+      String(url).startsWith("/payment/tts/order") ? json(200, { ok: true, paid: false }) : json(409, { ok: false, error: { code: "order_already_paid", message: "x" }, order: PAID }),
+    );
+    vi.stubGlobal("fetch", fetch);
+    withConfig(<Tts />);
+    typeText("Hello world");
+    typeEmails("a@example.com");
+    localStorage.removeItem("orderKey.tts"); // the other tab's confirmation page, once delivered
+    await act(async () => fireEvent.click(screen.getByTestId("pay")));
+    const sent = fetch.mock.calls.find(([u]) => u === "/payment/tts/create-checkout-session");
+    expect(JSON.parse(sent[1].body).order.key).toBe("stalestalestalestalestal");
+    await waitFor(() => expect(screen.getByTestId("already-paid")).toBeTruthy());
+  });
+
   it("checks the e-mail where it is typed, with the server's message", () => {
     withConfig(<Tts />);
     typeText("Hello world");

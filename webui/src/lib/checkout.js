@@ -14,14 +14,15 @@ import { SESSION_KEY, write } from "./storage.js";
  * section 8), so the page can offer the button again. `onRefused(code)` runs
  * before leaving for the error page, so a page can forget what the server
  * no longer accepts (an expired upload, a changed price).
- * The order carries the service's order key (lib/orderKey.js); when the
+ * The order carries `key`, the page's order key (lib/orderKey.js; the stored
+ * one when none is given); when the
  * server says that order is paid already (order_already_paid) the visitor
  * stays on the page and `onAlreadyPaid(order)` shows the way to it.
  */
-export async function checkout(service, payload, payment, { onRefused, onAlreadyPaid } = {}) {
+export async function checkout(service, payload, payment, { onRefused, onAlreadyPaid, key } = {}) {
   let res;
   try {
-    const body = { ...payload, order: { ...payload.order, key: orderKey(service) } };
+    const body = { ...payload, order: { ...payload.order, key: key || orderKey(service) } };
     res = await createCheckoutSession(service, body);
     if (!res?.ok || !res.sessionId) throw Object.assign(new Error("bad_response"), { code: "bad_response" });
   } catch (err) {

@@ -1,8 +1,10 @@
 // One order, one payment. Each service's open order has an order key, kept in
 // local storage (so every tab of the site shares it) beside the order itself
-// ('tts', 'sst', 'vtt'). It is made when the visitor first pays, sent with
-// every checkout of that order, and replaced only when the visitor starts a new
-// order. The server takes one payment per key and refuses a second checkout
+// ('tts', 'sst', 'vtt'). A page takes the stored key when it opens (making one
+// if there is none), keeps it while it is open, and sends it with every checkout
+// of that order; the key is replaced only when the visitor starts a new order.
+// A tab left open on a paid order keeps that order's key, so its Pay is refused
+// even once the delivered order was cleared from storage. The server takes one payment per key and refuses a second checkout
 // with order_already_paid (api/README.md).
 import { orderByKey } from "../api.js";
 import { read, remove, write } from "./storage.js";
@@ -52,9 +54,8 @@ export function forgetOrderKey(service) {
  * when there is no key or its order is not paid. A failed question answers null: the
  * server still refuses a second payment when the visitor clicks Pay.
  */
-export async function paidOrder(service, opts) {
-  const key = storedOrderKey(service);
-  if (!key) return null;
+export async function paidOrder(service, key, opts) {
+  if (!SHAPE.test(key || "")) return null;
   try {
     const r = await orderByKey(service, key, opts);
     return r?.paid && r.order ? r.order : null;
@@ -68,3 +69,6 @@ export async function paidOrder(service, opts) {
 export function alreadyPaidOrder(err) {
   return err?.code === "order_already_paid" && err.body?.order ? err.body.order : null;
 }
+
+/** Whether a value is an order key of the right shape. */
+export const isOrderKey = (k) => typeof k === "string" && SHAPE.test(k);

@@ -1,22 +1,30 @@
-import { useEffect, useState } from "react";
-import { orderKeyName, paidOrder, renewOrderKey } from "../../lib/orderKey.js";
+import { useEffect, useRef, useState } from "react";
+import { isOrderKey, orderKey, orderKeyName, paidOrder, renewOrderKey, storedOrderKey } from "../../lib/orderKey.js";
 
 /**
- * Asks the server, before the page offers to pay, whether the service's open order is
- * paid already (in another tab, or before Back): on load, when the page comes back from
- * the browser's cache, when the tab is shown again, and when another tab changes the key.
- * Returns [paid order or null, setPaid, startNew]: startNew keeps the form's values and
- * makes the next checkout a new payment.
+ * The page's order key and whether its order is paid already. The key is the stored one
+ * when the page opens (made now if there is none) and stays the page's own while it is
+ * open; another tab's new key is taken up. The server is asked before the page offers to
+ * pay (in another tab, or before Back): on load, when the page comes back from the
+ * browser's cache, when the tab is shown again, and when another tab changes the key.
+ * Returns {paid, setPaid, startNew, keyOf}: startNew keeps the form's values and makes the
+ * next checkout a new payment; keyOf() is the key to send.
  */
 export function usePaidOrder(service) {
   const [paid, setPaid] = useState(null);
+  const key = useRef("");
+  const fresh = useRef(false); // a key made just now: nothing can have paid it yet
+  if (!key.current) {
+    fresh.current = !storedOrderKey(service);
+    key.current = orderKey(service);
+  }
   useEffect(() => {
     let ctl = null;
     const ask = () => {
       ctl?.abort();
       ctl = new AbortController();
       const mine = ctl;
-      paidOrder(service, { signal: mine.signal })
+      paidOrder(service, key.current, { signal: mine.signal })
         .then((o) => {
           if (!mine.signal.aborted) setPaid(o);
         })
@@ -24,8 +32,12 @@ export function usePaidOrder(service) {
     };
     const onShow = (e) => e.persisted && ask();
     const onVisible = () => document.visibilityState === "visible" && ask();
-    const onStorage = (e) => e.key === orderKeyName(service) && ask();
-    ask();
+    const onStorage = (e) => {
+      if (e.key !== orderKeyName(service) || !isOrderKey(e.newValue)) return;
+      key.current = e.newValue;
+      ask();
+    };
+    if (!fresh.current) ask();
     window.addEventListener("pageshow", onShow);
     document.addEventListener("visibilitychange", onVisible);
     window.addEventListener("storage", onStorage);
@@ -37,8 +49,8 @@ export function usePaidOrder(service) {
     };
   }, [service]);
   const startNew = () => {
-    renewOrderKey(service);
+    key.current = renewOrderKey(service);
     setPaid(null);
   };
-  return [paid, setPaid, startNew];
+  return { paid, setPaid, startNew, keyOf: () => key.current };
 }

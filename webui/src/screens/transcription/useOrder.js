@@ -27,7 +27,7 @@ export function useOrder(service, initial) {
   const translate = canTranslate && wantTranslate;
   const [paying, setPaying] = useState(false);
   // The order of this page's key, when it is paid already (one order, one payment).
-  const [paid, setPaid, startNew] = usePaidOrder(service);
+  const { paid, setPaid, startNew, keyOf } = usePaidOrder(service);
 
   /**
    * Pays `amount` (the server's quote) for the service's own fields in
@@ -49,7 +49,7 @@ export function useOrder(service, initial) {
     const onRefused = (code) => {
       if (stale.includes(code)) keep(null);
     };
-    if (!(await checkout(service, payload, config.payment, { onRefused, onAlreadyPaid: setPaid }))) setPaying(false);
+    if (!(await checkout(service, payload, config.payment, { onRefused, onAlreadyPaid: setPaid, key: keyOf() }))) setPaying(false);
   }
 
   const locale = languageById(i18n.language).tag;

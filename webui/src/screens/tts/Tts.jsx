@@ -47,7 +47,7 @@ export default function Tts() {
   const [emailVerify, setEmailVerify] = useState(initial.emailVerify);
   const [language, setLanguage] = useState(initial.language); // "": detect
   const [paying, setPaying] = useState(false);
-  const [paid, setPaid, startNew] = usePaidOrder("tts");
+  const { paid, setPaid, startNew, keyOf } = usePaidOrder("tts");
   const open = config.services?.tts?.open !== false;
   useEffect(() => {
     if (open) writeJSON(TTS_KEY, { activeVoice: voice, ttsText: text, speed, email, outputFormat: format, ...(language && { language }) });
@@ -84,7 +84,7 @@ export default function Tts() {
         ],
       },
       config.payment,
-      { onAlreadyPaid: setPaid },
+      { onAlreadyPaid: setPaid, key: keyOf() },
     );
     if (!left) setPaying(false);
   }

@@ -26,7 +26,9 @@ export function usePaidOrder(service) {
       const mine = ctl;
       paidOrder(service, key.current, { signal: mine.signal })
         .then((o) => {
-          if (!mine.signal.aborted) setPaid(o);
+          // Only ever upgrades: a paid order stays paid (a late "not paid" answer must not
+          // hide a refusal); a new key clears it where the key changes.
+          if (o && !mine.signal.aborted) setPaid(o);
         })
         .catch(() => {});
     };
@@ -34,7 +36,9 @@ export function usePaidOrder(service) {
     const onVisible = () => document.visibilityState === "visible" && ask();
     const onStorage = (e) => {
       if (e.key !== orderKeyName(service) || !isOrderKey(e.newValue)) return;
+      if (e.newValue === key.current) return;
       key.current = e.newValue;
+      setPaid(null);
       ask();
     };
     if (!fresh.current) ask();

@@ -20,7 +20,8 @@ func wantAlreadyPaid(t *testing.T, err error, sessionID string) {
 	if !errors.As(err, &ap) || !errors.Is(err, ErrAlreadyPaid) {
 		t.Fatalf("err = %v, want AlreadyPaidError", err)
 	}
-	if ap.Order.SessionID != sessionID || SuccessPath(ap.Order) != "/payment/success?session_id="+sessionID {
+	want := productFor(ap.Order.Service, 0).successPath + "?session_id=" + sessionID
+	if ap.Order.SessionID != sessionID || SuccessPath(ap.Order) != want {
 		t.Fatalf("refusal names session %q (%s), want %q", ap.Order.SessionID, SuccessPath(ap.Order), sessionID)
 	}
 }
@@ -124,5 +125,36 @@ func TestOrderKeyShape(t *testing.T) {
 		if !errors.As(err, &ie) || ie.Code != "bad_request" {
 			t.Errorf("key %q: err = %v, want bad_request", k, err)
 		}
+	}
+}
+
+// An audio order cancelled at the checkout is ordered again with the same upload and key:
+// the upload is reused and the first checkout closed; once paid, the key refuses another
+// checkout with order_already_paid (not "upload not found").
+func TestAudioOrderKeyReusesTheUploadAndRefusesASecondPayment(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	u, _, err := f.upload(t, "12s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := f.transcriptOrder(u.ID, "")
+	req.Key = "audio-key-0123456789"
+	first, err := f.book.Desk.CreateSTT(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := f.book.Desk.CreateSTT(ctx, req) // back from Cancel
+	if err != nil {
+		t.Fatalf("the same upload after Cancel: %v", err)
+	}
+	if s, _ := f.test.GetCheckout(ctx, first.SessionID); s.Status != "expired" {
+		t.Fatalf("first checkout is %s, want expired", s.Status)
+	}
+	f.pay(t, again.SessionID)
+	_, err = f.book.Desk.CreateSTT(ctx, req)
+	wantAlreadyPaid(t, err, again.SessionID)
+	if SuccessPath(Order{Service: STT, SessionID: "cs_x"}) != "/sst-payment/success?session_id=cs_x" {
+		t.Error("the audio order's page")
 	}
 }

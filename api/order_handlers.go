@@ -96,7 +96,7 @@ func (s orderHandlers) createTTSCheckout(c *fiber.Ctx) error {
 		Params: orders.TTSParams{Voice: body.Order.Voice, Text: body.Order.Input,
 			Format: body.Order.Format, Speed: speed},
 		Email: body.Order.Email, EmailVerify: body.Order.EmailVerify, Locale: body.Order.Locale,
-		Language:     body.Order.Language, Key: body.Order.Key,
+		Language: body.Order.Language, Key: body.Order.Key,
 		ClientAmount: amount, ClientCurrency: currency,
 	})
 	return s.checkoutAnswer(c, co, err)

@@ -23,7 +23,7 @@ type TranscriptRequest struct {
 	EmailVerify    string
 	Locale         string
 	Key            string // the page's order key (desk_key.go); "" for none
-	Translate      bool // deliver an English translation instead of a transcript
+	Translate      bool   // deliver an English translation instead of a transcript
 	ClientAmount   *int64
 	ClientCurrency string
 }

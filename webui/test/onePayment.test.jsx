@@ -4,6 +4,7 @@ import { ConfigContext } from "../src/config.jsx";
 import { newOrderKey, orderKey, renewOrderKey, storedOrderKey } from "../src/lib/orderKey.js";
 import { redirectTo } from "../src/lib/redirect.js";
 import Confirmation from "../src/screens/confirmation/Confirmation.jsx";
+import Sst from "../src/screens/sst/Sst.jsx";
 import Tts from "../src/screens/tts/Tts.jsx";
 import { CONFIG, json } from "./fixtures.js";
 
@@ -165,5 +166,29 @@ describe("confirmation page and the order key", () => {
     expect(storedOrderKey("tts")).toMatch(/^[A-Za-z0-9_-]{24}$/);
     expect(storedOrderKey("tts")).not.toBe("refundedrefundedrefunded");
     expect(JSON.parse(localStorage.getItem("tts")).ttsText).toBe("Again");
+  });
+});
+
+describe("audio-to-text page, one order one payment", () => {
+  beforeEach(() => window.history.replaceState(null, "", "/sst"));
+
+  it("shows the way to the paid order instead of Pay, and a new order keeps the upload", async () => {
+    localStorage.setItem("orderKey.sst", "sstsstsstsstsstsstsstsst");
+    localStorage.setItem(
+      "sst",
+      JSON.stringify({ email: "a@example.com", fileName: "talk.mp3", filePath: "up_abc", outputFormat: "srt", language: "", translate: false, duration: 60, speechSeconds: 50, amount: 99 }),
+    );
+    const order = { ...PAID, service: "sst", url: "/sst-payment/success?session_id=cs_paid" };
+    const fetch = vi.fn(async () => json(200, { ok: true, paid: true, order }));
+    vi.stubGlobal("fetch", fetch);
+    withConfig(<Sst />);
+    await waitFor(() => expect(screen.getByTestId("already-paid")).toBeTruthy());
+    expect(fetch.mock.calls[0][0]).toBe("/payment/sst/order?key=sstsstsstsstsstsstsstsst");
+    expect(screen.getByTestId("open-paid").getAttribute("href")).toBe(order.url);
+    expect(screen.queryByTestId("pay")).toBeNull();
+    fireEvent.click(screen.getByTestId("new-order"));
+    expect(storedOrderKey("sst")).not.toBe("sstsstsstsstsstsstsstsst");
+    expect(screen.getByTestId("pay")).toBeTruthy();
+    expect(JSON.parse(localStorage.getItem("sst")).filePath).toBe("up_abc");
   });
 });

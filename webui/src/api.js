@@ -132,6 +132,15 @@ export async function analyzeVideo(video, opts) {
 }
 
 /**
+ * GET /payment/{service}/order?key= → {paid:false} or {paid:true, order:{id, status,
+ * sessionId, url}}: whether the order of a page's order key is paid already.
+ */
+export async function orderByKey(service, key, opts) {
+  const q = new URLSearchParams({ key });
+  return (await request("GET", `/payment/${service}/order?${q}`, undefined, opts)).data;
+}
+
+/**
  * POST /api/tts/preview {text, voice, speed, format, language, locale} → the audio of the
  * text's first ~200 characters, free (rate limited, cached by the server).
  */

@@ -36,7 +36,9 @@ describe("confirmation page", () => {
     const fetch = vi.fn(async () => answers.shift());
     vi.stubGlobal("fetch", fetch);
     renderPage();
-    expect(screen.getByText("Payment successful")).toBeTruthy();
+    // Until the session says it was paid, the page does not claim it.
+    expect(screen.getByRole("heading").textContent).not.toBe("Payment successful");
+    await waitFor(() => expect(screen.getByText("Payment successful")).toBeTruthy());
     expect(screen.getByTestId("progress").textContent).toContain("Processing your request");
     expect(screen.getAllByText("Processing your request", { exact: false })).toHaveLength(1); // one line, not two
     expect(localStorage.getItem("sessionId")).toBeNull(); // read, then removed

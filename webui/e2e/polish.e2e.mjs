@@ -60,6 +60,7 @@ async function main() {
 
     await check("each voice's sample costs one tab stop and plays from the keyboard", async () => {
       await page.goto(`${BASE}/tts`, { waitUntil: "networkidle" });
+      await page.getByRole("radio", { name: "Alloy" }).check(); // the group's one tab stop is the checked radio
       await page.getByRole("radio", { name: "Alloy" }).focus();
       const stops = [];
       for (let i = 0; i < 8; i++) {

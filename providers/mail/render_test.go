@@ -283,9 +283,14 @@ func TestRefundedSaysWhy(t *testing.T) {
 		}
 		plain, _ := Render(Refunded, lng, Data{Service: "tts", OrderRef: "ord_2", Reason: "production_failed"})
 		for key, text := range catalog[lng] {
-			if strings.HasPrefix(key, "refunded.reason.") && strings.Contains(plain.Text, text) {
-				t.Errorf("%s: a failed production is explained as %s", lng, key)
+			said := strings.HasPrefix(key, "refunded.reason.") && strings.Contains(plain.Text, text)
+			if said != (key == "refunded.reason.production_failed") {
+				t.Errorf("%s: a failed production is explained as %s: %v", lng, key, said)
 			}
+		}
+		other, _ := Render(Refunded, lng, Data{Service: "tts", OrderRef: "ord_3", Reason: "amount_mismatch"})
+		if !strings.Contains(other.Text, catalog[lng]["refunded.reason.other"]) {
+			t.Errorf("%s: an unlisted reason is not explained:\n%s", lng, other.Text)
 		}
 	}
 }

@@ -142,3 +142,8 @@ func FormatDate(locale string, t time.Time) string { return formatDate(catalog[L
 // Text returns one text of the letters' catalog in the locale ({service} and the like
 // left for the caller), for pages that say the same as the letters.
 func Text(locale, key string) string { return catalog[Locale(locale)][key] }
+
+// ReceiptLines lists what was bought and the amount charged, as the delivery letter does.
+func ReceiptLines(locale, service string, p Purchase) []string {
+	return receiptLines(Locale(locale), service, p, "receipt.amount")
+}

@@ -130,7 +130,7 @@ func (s *server) renderLinkPage(c *fiber.Ctx, o orders.Order, notice string) err
 	v := pageView{Lang: lng, Title: pageText(lng, "page.title"), Notice: notice,
 		What: mail.ReceiptLines(lng, service, p), File: o.ResultName,
 		Expiry:    strings.ReplaceAll(mail.Text(lng, "delivered.expiry"), "{date}", mail.FormatDate(lng, o.LinkExpiresAt)),
-		ExpiresAt: o.LinkExpiresAt.UTC().Format(time.RFC3339), Left: timeLeft(lng, o.LinkExpiresAt.Sub(time.Now())),
+		ExpiresAt: o.LinkExpiresAt.UTC().Format(time.RFC3339), Left: timeLeft(lng, o.LinkExpiresAt.Sub(s.deps.Book.Config().Now())),
 		LeftFormat: pageText(lng, "page.left"), Token: o.LinkToken}
 	if k.Transcript != nil {
 		for _, f := range providers.TranscriptFormats {

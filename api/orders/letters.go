@@ -33,8 +33,12 @@ func Translated(o Order) bool {
 
 // Refunded tells the visitor the order could not be produced and was refunded.
 func (MailLetters) Refunded(o Order) (providers.Message, error) {
+	p := purchase(o)
+	if o.Error == "amount_mismatch" {
+		p.Currency = "" // what was paid is not the order's price: the letter names no amount
+	}
 	return mail.Render(mail.Refunded, o.Locale, mail.Data{Service: mail.Service(o.Service), OrderRef: o.ID, Reason: o.Error,
-		Purchase: purchase(o)})
+		Purchase: p})
 }
 
 // purchase is the receipt of an order, read from its parameters (present until it is

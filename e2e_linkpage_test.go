@@ -72,7 +72,9 @@ func TestLinkPageEndToEnd(t *testing.T) {
 		if strings.Contains(body, `value="srt"`) {
 			t.Errorf("the page offers the ordered format as another one")
 		}
-		if p.header.Get("Referrer-Policy") != "no-referrer" || !strings.Contains(p.header.Get("Cache-Control"), "no-store") {
+		csp := p.header.Get("Content-Security-Policy")
+		if p.header.Get("Referrer-Policy") != "no-referrer" || !strings.Contains(p.header.Get("Cache-Control"), "no-store") ||
+			!strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "script-src 'sha256-") {
 			t.Errorf("the page's headers: %v", p.header)
 		}
 	}

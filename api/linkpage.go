@@ -2,6 +2,8 @@ package api
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"html/template"
 	"net/url"
@@ -167,12 +169,14 @@ type pageView struct {
 	Token      string
 	Formats    []pageFormat
 	T          map[string]string
+	Script     template.JS
 }
 
 type pageFormat struct{ Name, Label string }
 
 func (s *server) sendPage(c *fiber.Ctx, status int, v pageView) error {
 	v.T = pageStrings[v.Lang]
+	v.Script = countdownScript
 	var b bytes.Buffer
 	if err := linkPageTemplate.Execute(&b, v); err != nil {
 		return err
@@ -181,6 +185,7 @@ func (s *server) sendPage(c *fiber.Ctx, status int, v pageView) error {
 	c.Set(fiber.HeaderCacheControl, "private, no-store")
 	c.Set(fiber.HeaderReferrerPolicy, "no-referrer")
 	c.Set("X-Robots-Tag", "noindex")
+	c.Set(fiber.HeaderContentSecurityPolicy, pagePolicy)
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
 	return c.Status(status).Send(b.Bytes())
 }
@@ -201,6 +206,20 @@ func htmlLang(lng string) string {
 	}
 	return lng
 }
+
+// countdownScript ticks the countdown; the page's Content-Security-Policy allows it by its
+// hash and no other script.
+const countdownScript = `(function(){var t=document.querySelector('[data-testid=link-left]');if(!t)return;var end=Date.parse(t.getAttribute('datetime')),f=t.getAttribute('data-format');
+function tick(){var m=Math.max(0,Math.floor((end-Date.now())/60000));t.textContent=f.replace('{d}',Math.floor(m/1440)).replace('{h}',Math.floor(m/60)%24).replace('{m}',m%60);}
+tick();setInterval(tick,30000);t.setAttribute('data-ticking','');})();`
+
+// pagePolicy lets the page use its inline style and its one script, load nothing else,
+// and not be framed (a framed "delete now" could be clicked through a disguise).
+var pagePolicy = func() string {
+	sum := sha256.Sum256([]byte(countdownScript))
+	return "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-" +
+		base64.StdEncoding.EncodeToString(sum[:]) + "'; base-uri 'none'; frame-ancestors 'none'"
+}()
 
 var linkPageTemplate = template.Must(template.New("link").Funcs(template.FuncMap{
 	"htmlLang": htmlLang,
@@ -268,11 +287,7 @@ section{margin-block:1.5rem}
 <button class="danger" type="submit" data-testid="link-delete">{{index .T "page.delete"}}</button>
 </form>
 </section>
-<script>
-(function(){var t=document.querySelector('[data-testid=link-left]');if(!t)return;var end=Date.parse(t.getAttribute('datetime')),f=t.getAttribute('data-format');
-function tick(){var m=Math.max(0,Math.floor((end-Date.now())/60000));t.textContent=f.replace('{d}',Math.floor(m/1440)).replace('{h}',Math.floor(m/60)%24).replace('{m}',m%60);}
-tick();setInterval(tick,30000);})();
-</script>
+<script>{{.Script}}</script>
 {{- end}}
 <p><a href="/">{{index .T "page.home"}}</a></p>
 </main>

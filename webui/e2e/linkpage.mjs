@@ -13,7 +13,7 @@ async function downloadBy(page, locator) {
 
 /** `link` is the /d/{token} download link of a delivered SRT transcript (order in English). */
 export async function linkPageChecks(browser, link) {
-  const { page, shot, pageErrors } = browser;
+  const { page, shot, pageErrors, consoleLines } = browser;
   const download = new URL(link, BASE).pathname;
   const pageURL = `${BASE}${download.replace(/^\/d\//, "/r/")}`;
 
@@ -29,6 +29,10 @@ export async function linkPageChecks(browser, link) {
     const left = await page.getByTestId("link-left").innerText();
     // Delivered moments ago: 9 days 23 hours and some minutes are left of the 10 days.
     assert(/^9 d 23 h \d+ min$/.test(left), `countdown ${left}`);
+    // The countdown's script runs under the page's Content-Security-Policy (allowed by hash).
+    await page.locator("[data-testid=link-left][data-ticking]").waitFor({ timeout: 3000 });
+    const blocked = consoleLines.filter((l) => l.includes("Content Security Policy"));
+    assert(blocked.length === 0, blocked.join(" | "));
     facts.linkPage = { what, left };
     await shot("en-link-page");
   });

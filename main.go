@@ -198,14 +198,18 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	if err != nil {
 		return fmt.Errorf("opening the embedded web UI: %w", err)
 	}
+	locales, err := fs.Sub(webui.Locales, "src/locales")
+	if err != nil {
+		return fmt.Errorf("opening the embedded locales: %w", err)
+	}
 	a.http = api.New(api.Config{
 		Version: Version, PaymentMode: cfg.PaymentMode(), PublishableKey: cfg.StripePublishableKey,
 		ContactEmail: cfg.ContactEmail,
 		RateLimit:    cfg.RateLimit, TrustedProxies: cfg.TrustedProxies,
 		SamplesDir:     filepath.Join(cfg.DataDir, "samples", cfg.TTSEngine),
-		MaxUploadBytes: cfg.MaxUploadBytes, STTEngine: cfg.STTEngine,
+		MaxUploadBytes: cfg.MaxUploadBytes, STTEngine: cfg.STTEngine, PublicURL: cfg.PublicURL,
 	}, api.Deps{
-		Book: a.book, Storage: store, Speaker: speaker, Test: a.test, Webhooks: webhooks, UI: ui, Log: a.log,
+		Book: a.book, Storage: store, Speaker: speaker, Test: a.test, Webhooks: webhooks, UI: ui, Locales: locales, Log: a.log,
 	})
 	return nil
 }

@@ -37,8 +37,10 @@ func (s *server) publicConfig(c *fiber.Ctx) error {
 		"contactEmail": s.cfg.ContactEmail,
 		"currency":     bc.Pricing.Currency,
 		"linkDays":     int(bc.LinkTTL.Hours() / 24),
-		"payment":      fiber.Map{"mode": s.cfg.PaymentMode, "publishableKey": s.cfg.PublishableKey},
-		"services":     services,
+		// What the privacy page states, from the settings the order book runs on.
+		"retention": NewRetention(bc.LinkTTL, bc.UploadTTL, bc.UnpaidTTL, bc.CheckoutTTL),
+		"payment":   fiber.Map{"mode": s.cfg.PaymentMode, "publishableKey": s.cfg.PublishableKey},
+		"services":  services,
 		"tts": fiber.Map{
 			"voices": bc.TTS.Voices, "defaultVoice": bc.TTS.Voices[0],
 			"formats": bc.TTS.Formats, "defaultFormat": bc.TTS.Formats[0],

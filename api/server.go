@@ -33,6 +33,7 @@ type Config struct {
 	BodyLimit      int      // largest JSON body accepted (bytes)
 	MaxUploadBytes int64    // largest audio upload (25 MB)
 	STTEngine      string   // "whisper" or "openai", named on the audio page
+	PublicURL      string   // how visitors reach us: canonical, hreflang and og:url addresses
 }
 
 // WebhookParser verifies and decodes a Stripe webhook delivery.
@@ -48,6 +49,7 @@ type Deps struct {
 	Test     *stripe.TestCheckout
 	Webhooks WebhookParser // nil in test-checkout mode
 	UI       fs.FS         // the built React app (index.html at its root); may be empty
+	Locales  fs.FS         // the UI's locales (<id>/translation.json) for server-rendered metadata; may be nil
 	Log      *slog.Logger
 }
 
@@ -59,6 +61,7 @@ type server struct {
 	deps    Deps
 	log     *slog.Logger
 	samples *sampleCache
+	pages   *pageRenderer // nil without locales: index.html is served as built
 }
 
 // orderHandlers serve the order journey: uploads and link analysis, checkout creation, the
@@ -82,6 +85,18 @@ func New(cfg Config, deps Deps) *fiber.App {
 	}
 	s := &server{cfg: cfg, deps: deps, log: deps.Log}
 	s.samples = newSampleCache(cfg.SamplesDir, deps.Speaker)
+	if deps.Locales != nil {
+		info := siteInfo{Contact: cfg.ContactEmail, Version: cfg.Version}
+		if deps.Book != nil {
+			bc := deps.Book.Config()
+			info.Retention = NewRetention(bc.LinkTTL, bc.UploadTTL, bc.UnpaidTTL, bc.CheckoutTTL)
+		}
+		pages, err := newPageRenderer(cfg.PublicURL, deps.Locales, info)
+		if err != nil {
+			deps.Log.Error("pages are served without their metadata", "err", err)
+		}
+		s.pages = pages
+	}
 
 	app := fiber.New(fiber.Config{
 		AppName: "parla",

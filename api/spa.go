@@ -11,7 +11,8 @@ import (
 
 // spa serves the built React app: real files as they are (hashed assets cached for
 // good), and index.html for every other GET so that client routes such as
-// /payment/success load the app.
+// /payment/success load the app; that index.html is rendered per route and language
+// (pages.go), with a 404 status for routes the app does not know.
 func (s *server) spa(c *fiber.Ctx) error {
 	if c.Method() != fiber.MethodGet && c.Method() != fiber.MethodHead {
 		return notFound(c)
@@ -40,5 +41,22 @@ func (s *server) spa(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Type("html", "utf-8")
-	return c.Send(index)
+	if s.pages == nil {
+		return c.Send(index)
+	}
+	lang, route, redirect := locate(c.Path())
+	if redirect != "" {
+		if q := string(c.Request().URI().QueryString()); q != "" {
+			redirect += "?" + q
+		}
+		return c.Redirect(redirect, fiber.StatusMovedPermanently)
+	}
+	page, found := s.pages.render(index, lang, route)
+	if !found {
+		// The app's own not-found page, in the language, with the status a crawler believes.
+		c.Status(fiber.StatusNotFound)
+	}
+	c.Set(fiber.HeaderContentLanguage, lang.hreflang)
+	c.Vary("Accept-Encoding")
+	return c.Send(page)
 }

@@ -15,3 +15,9 @@ import "embed"
 //
 //go:embed all:dist
 var Dist embed.FS
+
+// Locales are the interface's strings (src/locales/<id>/translation.json); the server
+// reads the page titles and descriptions from them, the same strings the app shows.
+//
+//go:embed src/locales/*/translation.json
+var Locales embed.FS

@@ -37,6 +37,7 @@ button.pay { background: #0a7d32; border-color: #0a7d32; color: #fff; }
   {{if .Email}}<p class="muted">Receipt to {{.Email}}</p>{{end}}
   {{if eq .Status "open"}}
   <p class="muted">This site runs without a payment provider. Pay marks the order as paid; nothing is charged.</p>
+  <p class="muted" data-testid="terms">By paying you accept the <a href="/terms" target="_blank" rel="noopener">terms of service</a> and the <a href="/refunds" target="_blank" rel="noopener">refund policy</a>.</p>
   <div class="actions">
     <form method="post" action="{{.PayURL}}"><button class="pay" type="submit">Pay {{.Amount}}</button></form>
     <form method="post" action="{{.CancelURL}}"><button type="submit">Cancel</button></form>

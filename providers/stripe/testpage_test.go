@@ -21,6 +21,7 @@ func TestRenderPage(t *testing.T) {
 			`action="` + publicURL + `/checkout/test/cs_test_x/pay"`,
 			`action="` + publicURL + `/checkout/test/cs_test_x/cancel"`,
 			"&lt;script&gt;",
+			`<a href="/terms"`, `<a href="/refunds"`,
 		}, []string{"<script>"}},
 		{"complete", []string{"TEST PAYMENT", "is paid", `href="` + publicURL + `/payment/success?session_id=cs_test_x"`},
 			[]string{"/pay\""}},

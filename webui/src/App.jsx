@@ -4,7 +4,9 @@ import { getConfig } from "./api.js";
 import { ConfigContext } from "./config.jsx";
 import { applyDocumentLanguage, changeLanguage } from "./i18n.js";
 import { LANGUAGES } from "./languages.js";
-import { Link, usePath } from "./router.jsx";
+import { Link, navigate, splitPath, usePath } from "./router.jsx";
+import { siteInfo } from "./site.js";
+import { Privacy, Refunds, Terms } from "./screens/legal/Legal.jsx";
 import About from "./screens/about/About.jsx";
 import PaymentError from "./screens/payment-error/PaymentError.jsx";
 import Loader from "./Loader.jsx";
@@ -22,17 +24,24 @@ const NAV = [
   { to: "/vtt", key: "nav.vtt" },
 ];
 
-/** The screen for a path, plus the nav key naming it (for the title). */
+/** The screen for a path, plus the keys naming and describing it (for the metadata; the
+ * server renders the same ones first, api/pages.go sitePages). */
 function route(path) {
   switch (path.replace(/\/+$/, "") || "/") {
     case "/":
       return { title: "nav.about", el: <About /> };
     case "/tts":
-      return { title: "nav.tts", el: <Tts />, needsConfig: true };
+      return { title: "nav.tts", desc: "tts.subtitle", el: <Tts />, needsConfig: true };
     case "/sst":
-      return { title: "nav.sst", el: <Sst />, needsConfig: true };
+      return { title: "nav.sst", desc: "sst.subtitle", el: <Sst />, needsConfig: true };
     case "/vtt":
-      return { title: "nav.vtt", el: <Vtt />, needsConfig: true };
+      return { title: "nav.vtt", desc: "vtt.subtitle", el: <Vtt />, needsConfig: true };
+    case "/terms":
+      return { title: "legal.terms.title", desc: "legal.terms.description", el: <Terms /> };
+    case "/privacy":
+      return { title: "legal.privacy.title", desc: "legal.privacy.description", el: <Privacy /> };
+    case "/refunds":
+      return { title: "legal.refunds.title", desc: "legal.refunds.description", el: <Refunds /> };
     case "/payment/success":
       return { title: "confirm.paid", el: <Confirmation service="tts" />, needsConfig: true };
     case "/sst-payment/success":
@@ -42,7 +51,7 @@ function route(path) {
     case "/payment/error":
       return { title: "paymentError.title", el: <PaymentError /> };
     default:
-      return { title: "notFound.title", el: <NotFound /> };
+      return { title: "notFound.title", desc: "notFound.text", el: <NotFound /> };
   }
 }
 
@@ -91,12 +100,27 @@ export default function App() {
   }, []);
   useEffect(load, [load]);
 
-  const { title, el, needsConfig } = route(path);
+  const { title, desc, el, needsConfig } = route(path);
+  const retention = siteInfo().retention || config?.retention;
   useEffect(() => {
-    applyDocumentLanguage(t, i18n.language, t(title));
-  }, [t, i18n.language, title]);
+    const r = retention || {};
+    const description = desc && t(desc, { linkDays: r.linkDays, uploadHours: r.uploadHours, unpaidHours: r.unpaidHours });
+    applyDocumentLanguage(t, i18n.language, t(title), description, path);
+  }, [t, i18n.language, title, desc, path, retention]);
 
-  const contact = config?.contactEmail || import.meta.env.VITE_CONTACT_EMAIL;
+  // The address follows the language: choosing Spanish on /tts moves to /es/tts.
+  useEffect(() => {
+    const { lang, path: route } = splitPath(window.location.pathname);
+    if (lang !== i18n.language) {
+      navigate(route + window.location.search + window.location.hash, { replace: true, lang: i18n.language });
+    }
+  }, [i18n.language]);
+
+  // Contact and version come with the page itself (api/pages.go), so they show even when
+  // /api/config cannot be reached.
+  const site = siteInfo();
+  const contact = site.contact || config?.contactEmail || import.meta.env.VITE_CONTACT_EMAIL;
+  const version = site.version || config?.version;
 
   return (
     <ConfigContext.Provider value={config}>
@@ -139,8 +163,13 @@ export default function App() {
       </main>
       <footer className="site-footer">
         <span>{t("footer.builtBy")}</span>
+        <span className="legal-links" role="group" aria-label={t("legal.footerLabel")}>
+          <Link to="/terms">{t("legal.terms.title")}</Link>
+          <Link to="/privacy">{t("legal.privacy.title")}</Link>
+          <Link to="/refunds">{t("legal.refunds.title")}</Link>
+        </span>
         {contact && <a href={`mailto:${contact}`}>{t("footer.contact")}</a>}
-        {config?.version && <span className="version">{config.version}</span>}
+        {version && <span className="version">{version}</span>}
       </footer>
     </ConfigContext.Provider>
   );

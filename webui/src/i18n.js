@@ -3,6 +3,7 @@ import { initReactI18next } from "react-i18next";
 import en from "./locales/en/translation.json";
 import { DEFAULT_LANGUAGE, LANGUAGES, languageById } from "./languages.js";
 import { LANG_KEY, read, write } from "./lib/storage.js";
+import { addressOf, splitPath } from "./router.jsx";
 
 // English ships in the first-page bundle (it is also the fallback); every
 // other locale is its own chunk, fetched when the visitor picks it.
@@ -17,7 +18,11 @@ async function ensureLoaded(lng) {
   i18n.addResourceBundle(lng, "translation", await load(), true, true);
 }
 
+// The address's language wins (a shared /es/tts opens in Spanish); an unprefixed
+// address opens in the remembered language, and the app then moves to its address.
 function initialLanguage() {
+  const fromAddress = typeof window === "undefined" ? DEFAULT_LANGUAGE : splitPath(window.location.pathname).lang;
+  if (fromAddress !== DEFAULT_LANGUAGE) return fromAddress;
   const saved = read(LANG_KEY);
   return LANGUAGES.some((l) => l.id === saved) ? saved : DEFAULT_LANGUAGE;
 }
@@ -30,24 +35,41 @@ export async function changeLanguage(lng) {
   await i18n.changeLanguage(id);
 }
 
-/** Sets <html lang/dir> and the page metadata for the current language. */
-export function applyDocumentLanguage(t, lngId, pageTitle) {
+/** Sets <html lang/dir> and the page metadata for the current language and route. */
+export function applyDocumentLanguage(t, lngId, pageTitle, description, path) {
   const lang = languageById(lngId);
   const root = document.documentElement;
   root.lang = lang.tag;
   root.dir = lang.rtl ? "rtl" : "ltr";
   const title = pageTitle ? `${pageTitle} · ${t("meta.title")}` : t("meta.title");
   document.title = title;
-  setMeta("name", "description", t("meta.description"));
+  const desc = description || t("meta.description");
+  setMeta("name", "description", desc);
   setMeta("name", "keywords", t("meta.keywords"));
   setMeta("property", "og:title", title);
-  setMeta("property", "og:description", t("meta.description"));
+  setMeta("property", "og:description", desc);
   setMeta("property", "og:locale", lang.og);
   setMeta("property", "og:site_name", "Parla");
   setMeta("property", "og:type", "website");
   setMeta("name", "twitter:card", "summary");
   setMeta("name", "twitter:title", title);
-  setMeta("name", "twitter:description", t("meta.description"));
+  setMeta("name", "twitter:description", desc);
+  if (path) setAddresses(path, lngId);
+}
+
+// Keeps canonical, og:url and the hreflang alternates that the server rendered (on the
+// server's own origin) in step with in-app navigation.
+function setAddresses(path, lngId) {
+  const canonical = document.head.querySelector('link[rel="canonical"]');
+  if (!canonical) return; // a not-found page names none
+  const origin = new URL(canonical.href, window.location.href).origin;
+  canonical.href = origin + addressOf(path, lngId);
+  setMeta("property", "og:url", canonical.href);
+  for (const alt of document.head.querySelectorAll('link[rel="alternate"][hreflang]')) {
+    const hl = alt.getAttribute("hreflang");
+    const id = LANGUAGES.find((l) => l.tag.split("-")[0] === hl)?.id || DEFAULT_LANGUAGE;
+    alt.href = origin + addressOf(path, id);
+  }
 }
 
 function setMeta(attr, key, content) {

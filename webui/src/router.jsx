@@ -14,15 +14,47 @@ function subscribe(cb) {
   };
 }
 
-const getPath = () => window.location.pathname;
+// Every page has an address per language: /tts is English, /es/tts Spanish. The
+// segment is the BCP 47 code (ja, not the interface id jp), as the server renders it
+// (api/pages.go) and names it in hreflang.
+const SEGMENTS = { ja: "jp", es: "es", ru: "ru", zh: "zh", ar: "ar" };
+const SEGMENT_RE = new RegExp(`^/(${Object.keys(SEGMENTS).join("|")})(?=/|$)`);
 
-/** The current path; re-renders on navigation. */
-export function usePath() {
-  return useSyncExternalStore(subscribe, getPath, getPath);
+/** Splits a pathname into its interface language ("en" when unprefixed) and the route. */
+export function splitPath(pathname) {
+  const m = SEGMENT_RE.exec(pathname);
+  if (!m) return { lang: "en", path: pathname || "/" };
+  return { lang: SEGMENTS[m[1]], path: pathname.slice(m[0].length) || "/" };
 }
 
-/** Goes to `to` (path plus optional query) without reloading the page. */
-export function navigate(to, { replace = false } = {}) {
+/** The address of `to` (path plus optional query/hash) in the language `lng` (an interface id). */
+export function addressOf(to, lng) {
+  const i = to.search(/[?#]/);
+  const path = i < 0 ? to : to.slice(0, i);
+  const rest = i < 0 ? "" : to.slice(i);
+  const seg = Object.keys(SEGMENTS).find((k) => SEGMENTS[k] === lng);
+  if (!seg) return path + rest;
+  return (path === "/" ? `/${seg}` : `/${seg}${path}`) + rest;
+}
+
+/** `to` in the language of the current address, unless it already names one. */
+function localize(to) {
+  if (!to.startsWith("/") || SEGMENT_RE.test(to)) return to;
+  return addressOf(to, splitPath(window.location.pathname).lang);
+}
+
+// The snapshot is the whole pathname, so links re-render when only the language changes.
+const getPathname = () => window.location.pathname;
+
+/** The current route, without its language segment; re-renders on navigation. */
+export function usePath() {
+  return splitPath(useSyncExternalStore(subscribe, getPathname, getPathname)).path;
+}
+
+/** Goes to `to` (path plus optional query) in the current language, or in `lang` (an
+ * interface id) when given, without reloading the page. */
+export function navigate(to, { replace = false, lang } = {}) {
+  to = lang ? addressOf(to, lang) : localize(to);
   if (replace) window.history.replaceState(null, "", to);
   else window.history.pushState(null, "", to);
   window.scrollTo?.(0, 0);
@@ -40,7 +72,7 @@ export function Link({ to, children, activeClassName, className = "", ...rest })
   };
   const cls = [className, active && activeClassName].filter(Boolean).join(" ") || undefined;
   return (
-    <a href={to} onClick={onClick} className={cls} aria-current={active && activeClassName ? "page" : undefined} {...rest}>
+    <a href={localize(to)} onClick={onClick} className={cls} aria-current={active && activeClassName ? "page" : undefined} {...rest}>
       {children}
     </a>
   );

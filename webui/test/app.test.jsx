@@ -27,12 +27,46 @@ describe("layout", () => {
     expect(screen.getByRole("link", { name: "تحويل النص إلى كلام" })).toBeTruthy();
     expect(document.querySelector('meta[property="og:locale"]').getAttribute("content")).toBe("ar_AR");
     expect(localStorage.getItem("lang")).toBe("ar");
+    // The address follows the language, and links stay in it.
+    await waitFor(() => expect(window.location.pathname).toBe("/ar"));
+    expect(screen.getByRole("link", { name: "تحويل الصوت إلى نص" }).getAttribute("href")).toBe("/ar/sst");
 
     // In-app navigation highlights the new link.
     await act(async () => fireEvent.click(screen.getByRole("link", { name: "تحويل الصوت إلى نص" })));
-    expect(window.location.pathname).toBe("/sst");
+    expect(window.location.pathname).toBe("/ar/sst");
     expect(screen.getByRole("link", { name: "تحويل الصوت إلى نص" }).getAttribute("aria-current")).toBe("page");
     await waitFor(() => expect(screen.getByRole("heading", { level: 1, name: "تحويل الصوت إلى نص" })).toBeTruthy());
     expect(screen.getByLabelText("الملف الصوتي").getAttribute("type")).toBe("file");
+
+    // Back to English: the English address has no prefix.
+    await act(async () => fireEvent.change(screen.getByTestId("language"), { target: { value: "en" } }));
+    await waitFor(() => expect(window.location.pathname).toBe("/sst"));
+  });
+
+  it("takes contact and version from the served page, and links the legal pages from the footer", async () => {
+    window.history.replaceState(null, "", "/es/privacy");
+    const meta = document.createElement("meta");
+    meta.name = "parla:site";
+    meta.content = JSON.stringify({ contact: "hi@parla.example", version: "v7.7.7", retention: { linkDays: 4, uploadHours: 9, unpaidHours: 5 } });
+    document.head.appendChild(meta);
+    vi.resetModules();
+    const { default: FreshApp } = await import("../src/App.jsx");
+    const i18n = await import("../src/i18n.js");
+    await act(() => i18n.changeLanguage("es"));
+    // /api/config fails: the footer still has both, from the page.
+    vi.stubGlobal("fetch", vi.fn(async () => json(503, { error: { code: "internal" } })));
+    render(<FreshApp />);
+    expect(screen.getByText("v7.7.7")).toBeTruthy();
+    expect(screen.getByRole("link", { name: "Contacto" }).getAttribute("href")).toBe("mailto:hi@parla.example");
+    expect(screen.getByRole("heading", { level: 1, name: "Política de privacidad" })).toBeTruthy();
+    const kept = screen.getByTestId("retention").textContent;
+    expect(kept).toContain("4 días");
+    expect(kept).toContain("9 horas");
+    expect(kept).toContain("5 horas");
+    for (const [name, href] of [["Condiciones de servicio", "/es/terms"], ["Política de reembolsos", "/es/refunds"]]) {
+      expect(screen.getAllByRole("link", { name }).some((a) => a.getAttribute("href") === href)).toBe(true);
+    }
+    meta.remove();
+    window.history.replaceState(null, "", "/");
   });
 });

@@ -1,5 +1,6 @@
 import { useTranslation } from "react-i18next";
 import Step from "./Step.jsx";
+import { CheckoutNotice } from "../legal/Legal.jsx";
 
 /** The last step of an order: the total and the pay button, or the prompt to finish the steps above. */
 export default function PayStep({ n, title, payable, info, button, prompt, testMode, paying, onPay }) {
@@ -12,6 +13,7 @@ export default function PayStep({ n, title, payable, info, button, prompt, testM
             <p key={line}>{line}</p>
           ))}
           {testMode && <p className="hint">{t("order.testMode")}</p>}
+          <CheckoutNotice />
           <button type="button" className="primary" onClick={onPay} disabled={paying} data-testid="pay">
             {paying ? t("order.paying") : button}
           </button>

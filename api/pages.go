@@ -1,0 +1,225 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"io/fs"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// siteLanguage is an interface language as the server writes it into a page. id is the
+// product's own code (jp for Japanese, as the UI names it); tag goes into <html lang>
+// exactly as the UI sets it; hreflang and prefix are the BCP 47 code of its addresses.
+type siteLanguage struct {
+	id, tag, hreflang, og string
+	rtl                   bool
+}
+
+// prefix is the first path segment of the language's addresses: none for English, the
+// default, so /tts is the English page and /es/tts the Spanish one.
+func (l siteLanguage) prefix() string {
+	if l.id == "en" {
+		return ""
+	}
+	return "/" + l.hreflang
+}
+
+// siteLanguages mirrors webui/src/languages.js.
+var siteLanguages = []siteLanguage{
+	{id: "en", tag: "en", hreflang: "en", og: "en_US"},
+	{id: "jp", tag: "ja", hreflang: "ja", og: "ja_JP"},
+	{id: "es", tag: "es", hreflang: "es", og: "es_ES"},
+	{id: "ru", tag: "ru", hreflang: "ru", og: "ru_RU"},
+	{id: "zh", tag: "zh-CN", hreflang: "zh", og: "zh_CN"},
+	{id: "ar", tag: "ar", hreflang: "ar", og: "ar_AR", rtl: true},
+}
+
+// sitePage is one route of the app (mirrors route() in webui/src/App.jsx): the locale
+// keys of its title and description; noindex for pages that only make sense mid-order.
+type sitePage struct {
+	title, description string
+	noindex            bool
+}
+
+var sitePages = map[string]sitePage{
+	"/":                    {title: "", description: "meta.description"},
+	"/tts":                 {title: "nav.tts", description: "tts.subtitle"},
+	"/sst":                 {title: "nav.sst", description: "sst.subtitle"},
+	"/vtt":                 {title: "nav.vtt", description: "vtt.subtitle"},
+	"/terms":               {title: "legal.terms.title", description: "legal.terms.description"},
+	"/privacy":             {title: "legal.privacy.title", description: "legal.privacy.description"},
+	"/refunds":             {title: "legal.refunds.title", description: "legal.refunds.description"},
+	"/payment/success":     {title: "confirm.paid", description: "meta.description", noindex: true},
+	"/sst-payment/success": {title: "confirm.paid", description: "meta.description", noindex: true},
+	"/vtt-payment/success": {title: "confirm.paid", description: "meta.description", noindex: true},
+	"/payment/error":       {title: "paymentError.title", description: "meta.description", noindex: true},
+}
+
+var notFoundPage = sitePage{title: "notFound.title", description: "notFound.text", noindex: true}
+
+// Retention is what the privacy page states about keeping and erasing, taken from the
+// same settings the order book runs on (orders.Config), so the page cannot drift from
+// what the code does.
+type Retention struct {
+	LinkDays     int `json:"linkDays"`     // the result and its link (LinkTTL)
+	UploadHours  int `json:"uploadHours"`  // an upload never paid for (UploadTTL)
+	UnpaidHours  int `json:"unpaidHours"`  // an order never paid for, text and address included (UnpaidTTL)
+	CheckoutMins int `json:"checkoutMins"` // how long a checkout accepts payment (CheckoutTTL)
+}
+
+// NewRetention rounds the order book's durations to the units the page names.
+func NewRetention(link, upload, unpaid, checkout time.Duration) Retention {
+	return Retention{LinkDays: int(link.Hours() / 24), UploadHours: int(upload.Hours()),
+		UnpaidHours: int(unpaid.Hours()), CheckoutMins: int(checkout.Minutes())}
+}
+
+// siteInfo is injected into every page (meta name="parla:site") so the footer and the
+// privacy page need no second request.
+type siteInfo struct {
+	Contact   string    `json:"contact"`
+	Version   string    `json:"version"`
+	Retention Retention `json:"retention"`
+}
+
+// pageRenderer writes index.html for one route and language: <html lang dir>, title,
+// description, canonical, hreflang alternates and Open Graph, from the UI's own locale
+// files, so a crawler without JavaScript sees each page in its language.
+type pageRenderer struct {
+	base    string                    // PUBLIC_URL without trailing slash
+	locales map[string]map[string]any // language id → translation.json
+	info    siteInfo
+}
+
+// newPageRenderer reads <id>/translation.json for every language from locales.
+func newPageRenderer(base string, locales fs.FS, info siteInfo) (*pageRenderer, error) {
+	r := &pageRenderer{base: strings.TrimRight(base, "/"), locales: map[string]map[string]any{}, info: info}
+	for _, l := range siteLanguages {
+		data, err := fs.ReadFile(locales, l.id+"/translation.json")
+		if err != nil {
+			return nil, fmt.Errorf("reading the %s locale: %w", l.id, err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, fmt.Errorf("parsing the %s locale: %w", l.id, err)
+		}
+		r.locales[l.id] = m
+	}
+	return r, nil
+}
+
+// locate splits a request path into its language and the route inside it. redirect is
+// set when the address is not the canonical one (/en/tts → /tts, /jp/tts → /ja/tts).
+func locate(p string) (lang siteLanguage, route, redirect string) {
+	p = "/" + strings.Trim(p, "/")
+	first, rest, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+	rest = "/" + rest
+	for _, l := range siteLanguages {
+		switch first {
+		case l.hreflang, l.id:
+			if first != l.hreflang || l.id == "en" {
+				target := l.prefix() + strings.TrimSuffix(rest, "/")
+				if target == "" {
+					target = "/"
+				}
+				return l, rest, target
+			}
+			return l, rest, ""
+		}
+	}
+	return siteLanguages[0], p, ""
+}
+
+// text looks a dotted key up in a language, falling back to English, and fills
+// {{name}} placeholders from vars.
+func (r *pageRenderer) text(lang, key string, vars map[string]string) string {
+	s := lookup(r.locales[lang], key)
+	if s == "" {
+		s = lookup(r.locales["en"], key)
+	}
+	for k, v := range vars {
+		s = strings.ReplaceAll(s, "{{"+k+"}}", v)
+	}
+	return s
+}
+
+func lookup(m map[string]any, key string) string {
+	var v any = m
+	for _, part := range strings.Split(key, ".") {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return ""
+		}
+		v = mm[part]
+	}
+	s, _ := v.(string)
+	return s
+}
+
+var (
+	htmlTag  = regexp.MustCompile(`<html[^>]*>`)
+	titleTag = regexp.MustCompile(`(?s)<title>.*?</title>\s*`)
+	descTag  = regexp.MustCompile(`<meta name="description"[^>]*>\s*`)
+)
+
+// render fills index for route in lang; found is false for unknown routes, which get the
+// not-found title (the app shows its not-found page) and no alternates.
+func (r *pageRenderer) render(index []byte, lang siteLanguage, route string) (out []byte, found bool) {
+	route = "/" + strings.Trim(route, "/")
+	page, found := sitePages[route]
+	if !found {
+		page = notFoundPage
+	}
+	ret := r.info.Retention
+	vars := map[string]string{"linkDays": strconv.Itoa(ret.LinkDays), "uploadHours": strconv.Itoa(ret.UploadHours),
+		"unpaidHours": strconv.Itoa(ret.UnpaidHours)}
+	title := r.text(lang.id, "meta.title", nil)
+	if page.title != "" {
+		title = r.text(lang.id, page.title, vars) + " · " + title
+	}
+	desc := r.text(lang.id, page.description, vars)
+	addr := func(l siteLanguage) string {
+		if route == "/" && l.prefix() != "" {
+			return r.base + l.prefix()
+		}
+		return r.base + l.prefix() + route
+	}
+	var b strings.Builder
+	attr := html.EscapeString
+	fmt.Fprintf(&b, "<title>%s</title>\n", attr(title))
+	fmt.Fprintf(&b, "    <meta name=\"description\" content=\"%s\" />\n", attr(desc))
+	if page.noindex {
+		b.WriteString("    <meta name=\"robots\" content=\"noindex\" />\n")
+	}
+	if found {
+		fmt.Fprintf(&b, "    <link rel=\"canonical\" href=\"%s\" />\n", attr(addr(lang)))
+		for _, l := range siteLanguages {
+			fmt.Fprintf(&b, "    <link rel=\"alternate\" hreflang=\"%s\" href=\"%s\" />\n", l.hreflang, attr(addr(l)))
+		}
+		fmt.Fprintf(&b, "    <link rel=\"alternate\" hreflang=\"x-default\" href=\"%s\" />\n", attr(addr(siteLanguages[0])))
+		fmt.Fprintf(&b, "    <meta property=\"og:url\" content=\"%s\" />\n", attr(addr(lang)))
+	}
+	for _, m := range [][2]string{
+		{"og:type", "website"}, {"og:site_name", "Parla"}, {"og:title", title}, {"og:description", desc},
+		{"og:locale", lang.og}, {"og:image", r.base + "/og.png"}, {"og:image:width", "1200"}, {"og:image:height", "630"},
+	} {
+		fmt.Fprintf(&b, "    <meta property=\"%s\" content=\"%s\" />\n", m[0], attr(m[1]))
+	}
+	fmt.Fprintf(&b, "    <meta name=\"twitter:card\" content=\"summary_large_image\" />\n")
+	info, _ := json.Marshal(r.info)
+	fmt.Fprintf(&b, "    <meta name=\"parla:site\" content=\"%s\" />\n  ", attr(string(info)))
+
+	s := string(index)
+	dir := "ltr"
+	if lang.rtl {
+		dir = "rtl"
+	}
+	s = htmlTag.ReplaceAllLiteralString(s, fmt.Sprintf(`<html lang="%s" dir="%s">`, lang.tag, dir))
+	s = titleTag.ReplaceAllLiteralString(s, "")
+	s = descTag.ReplaceAllLiteralString(s, "")
+	s = strings.Replace(s, "</head>", b.String()+"</head>", 1)
+	return []byte(s), found
+}

@@ -46,8 +46,8 @@ wait_up "http://127.0.0.1:$port/healthz" "$log"
 export BASE_URL="http://127.0.0.1:$port" OUTBOX_DIR="$data/outbox" SCREENSHOT_DIR="$shots"
 export MEDIA_URL="http://127.0.0.1:$fake_port/media/clip.mp4" FAKE_OPENAI_URL="http://127.0.0.1:$fake_port"
 failed=()
-# E2E_JOURNEYS runs some of them (E2E_JOURNEYS=sst bash .ci/e2e.sh).
-for journey in ${E2E_JOURNEYS:-tts sst vtt pages}; do
+# E2E_JOURNEYS picks some of them (default: all).
+for journey in ${E2E_JOURNEYS:-tts sst vtt pages onepayment}; do
   echo "== $journey"
   node "webui/e2e/$journey.e2e.mjs" || failed+=("$journey")
 done
@@ -55,4 +55,4 @@ if ((${#failed[@]})); then
   echo "e2e: failed: ${failed[*]}"
   exit 1
 fi
-echo "e2e: ${E2E_JOURNEYS:-tts sst vtt pages} passed"
+echo "e2e: ${E2E_JOURNEYS:-tts sst vtt pages onepayment} passed"

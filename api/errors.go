@@ -83,6 +83,8 @@ var errorKinds = []errorKind{
 		causes: []error{orders.ErrWrongService}},
 	{code: "payment_required", status: 402, message: "this order has not been paid",
 		causes: []error{orders.ErrUnpaid}},
+	{code: "order_already_paid", status: 409, message: "this order is paid already; its page shows how it is going",
+		causes: []error{orders.ErrAlreadyPaid}},
 	{code: "order_refunded", status: 410, message: "the order could not be produced and the payment is refunded"},
 	{code: "order_expired", status: 410, message: "the result has expired and was removed"},
 	{code: "link_expired", status: 410, message: "this link has expired and the file was removed",

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"time"
@@ -73,6 +74,7 @@ type ttsCheckoutBody struct {
 		EmailVerify string   `json:"emailVerify"`
 		Locale      string   `json:"locale"`
 		Language    string   `json:"language"` // BCP-47; empty: detect
+		Key         string   `json:"key"`      // the page's order key: one key, one payment
 	} `json:"order"`
 	Products []lineItem `json:"products"`
 }
@@ -94,7 +96,7 @@ func (s orderHandlers) createTTSCheckout(c *fiber.Ctx) error {
 		Params: orders.TTSParams{Voice: body.Order.Voice, Text: body.Order.Input,
 			Format: body.Order.Format, Speed: speed},
 		Email: body.Order.Email, EmailVerify: body.Order.EmailVerify, Locale: body.Order.Locale,
-		Language:     body.Order.Language,
+		Language: body.Order.Language, Key: body.Order.Key,
 		ClientAmount: amount, ClientCurrency: currency,
 	})
 	return s.checkoutAnswer(c, co, err)
@@ -125,6 +127,14 @@ func (s orderHandlers) quoteTTS(c *fiber.Ctx) error {
 
 // checkoutAnswer tells the page where to pay.
 func (s orderHandlers) checkoutAnswer(c *fiber.Ctx, co orders.Checkout, err error) error {
+	var paid *orders.AlreadyPaidError
+	if errors.As(err, &paid) {
+		// The way to the order that was paid, so the page can send the visitor there.
+		e := fail("order_already_paid", "").(*apiError)
+		body := errorBody(e)
+		body["order"] = paidOrderView(paid.Order)
+		return c.Status(e.kind.status).JSON(body)
+	}
 	if err != nil {
 		return err
 	}
@@ -134,6 +144,29 @@ func (s orderHandlers) checkoutAnswer(c *fiber.Ctx, co orders.Checkout, err erro
 		answer["language"] = co.Language
 	}
 	return c.JSON(answer)
+}
+
+// paidOrderView is what the page needs to lead to a paid order's page.
+func paidOrderView(o orders.Order) fiber.Map {
+	return fiber.Map{"id": o.ID, "service": o.Service, "status": o.Status,
+		"sessionId": o.SessionID, "url": orders.SuccessPath(o)}
+}
+
+// orderByKey tells a page, before it offers to pay, whether the order of its key is paid
+// already (and how to reach it).
+func (s orderHandlers) orderByKey(c *fiber.Ctx) error {
+	svc, err := service(c)
+	if err != nil {
+		return err
+	}
+	o, err := s.deps.Book.Desk.PaidByKey(c.UserContext(), svc, c.Query("key"))
+	if errors.Is(err, orders.ErrNotFound) {
+		return c.JSON(fiber.Map{"ok": true, "paid": false})
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"ok": true, "paid": true, "order": paidOrderView(o)})
 }
 
 // orderView is the order as the confirmation page sees it.

@@ -150,6 +150,7 @@ func New(cfg Config, deps Deps) *fiber.App {
 	// The lookup asks the payment provider each time: its own bucket, as generous as the
 	// others (a confirmation page asks once per load). The result polling is not limited.
 	app.Get("/payment/:service/checkout-session", s.rateLimit(), o.lookupSession)
+	app.Get("/payment/:service/order", s.rateLimit(), o.orderByKey)
 	app.Post(uploadRoute, limited, o.uploadAudio)
 	app.Post("/services/vtt/analyzevideo", limited, o.analyzeVideo)
 	app.Post("/services/:service", o.result)

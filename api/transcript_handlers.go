@@ -61,6 +61,7 @@ type transcriptOrder struct {
 	EmailVerify string `json:"emailVerify"`
 	Locale      string `json:"locale"`
 	Translate   bool   `json:"translate"`
+	Key         string `json:"key"` // the page's order key: one key, one payment
 }
 
 type sttCheckoutBody struct {
@@ -116,7 +117,7 @@ func (s orderHandlers) createVTTCheckout(c *fiber.Ctx) error {
 func transcriptRequest(o transcriptOrder, products []lineItem) (orders.TranscriptRequest, error) {
 	amount, currency, err := clientTotal(products)
 	return orders.TranscriptRequest{Format: o.Format, Language: o.Language, Email: o.Email,
-		EmailVerify: o.EmailVerify, Locale: o.Locale, Translate: o.Translate, ClientAmount: amount, ClientCurrency: currency}, err
+		EmailVerify: o.EmailVerify, Locale: o.Locale, Key: o.Key, Translate: o.Translate, ClientAmount: amount, ClientCurrency: currency}, err
 }
 
 func (s orderHandlers) analyzeVideo(c *fiber.Ctx) error {

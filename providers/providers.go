@@ -131,6 +131,9 @@ func (s CheckoutSession) Paid() bool {
 type Payments interface {
 	CreateCheckout(ctx context.Context, req CheckoutRequest) (CheckoutSession, error)
 	GetCheckout(ctx context.Context, sessionID string) (CheckoutSession, error)
+	// ExpireCheckout closes an open session so that it can no longer be paid, and returns
+	// it as it then is: expired, or complete when it was paid first.
+	ExpireCheckout(ctx context.Context, sessionID string) (CheckoutSession, error)
 	// Refund returns the whole payment; the key makes a repeated call a no-op.
 	Refund(ctx context.Context, paymentIntent, idempotencyKey string) error
 }

@@ -67,6 +67,12 @@ var migrations = []string{
 		created_at  INTEGER NOT NULL
 	);
 	CREATE INDEX uploads_created ON uploads(created_at);`,
+	// The page's order key: one key, one payment (desk_key.go). At most one checkout of a key
+	// may be open at a time, and at most one order of a key is paid.
+	`ALTER TABLE orders ADD COLUMN order_key TEXT;
+	CREATE UNIQUE INDEX orders_key_open ON orders(service, order_key)
+		WHERE order_key IS NOT NULL AND status = 'awaiting_payment';
+	CREATE INDEX orders_key ON orders(service, order_key) WHERE order_key IS NOT NULL;`,
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

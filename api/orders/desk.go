@@ -28,6 +28,7 @@ type Desk struct {
 	// translator, when set, says whether the transcription engine can translate.
 	translator translationChecker
 	log        *slog.Logger
+	keys       keyLocks // one checkout at a time per order key (desk_key.go)
 }
 
 // Available reports why a service cannot take orders, or nil when it can.
@@ -80,6 +81,8 @@ type TTSRequest struct {
 	Email       string
 	EmailVerify string
 	Locale      string
+	// Key is the page's order key (desk_key.go); "" for none.
+	Key string
 	// Language is the BCP-47 code the visitor chose for the text; empty means detect it.
 	Language       string
 	ClientAmount   *int64 // the page's own price, if it sent one
@@ -174,6 +177,11 @@ func (d *Desk) CreateTTS(ctx context.Context, req TTSRequest) (Checkout, error) 
 	if err != nil {
 		return Checkout{}, err
 	}
+	unlock, err := d.holdKey(ctx, TTS, req.Key)
+	if err != nil {
+		return Checkout{}, err
+	}
+	defer unlock()
 	params.Language, params.Mixed = lang.Language, len(lang.Spans) > 1
 	amount := d.QuoteTTS(params.Text)
 	if err := d.checkClientPrice(amount, req.ClientAmount, req.ClientCurrency); err != nil {
@@ -183,6 +191,7 @@ func (d *Desk) CreateTTS(ctx context.Context, req TTSRequest) (Checkout, error) 
 	if err != nil {
 		return Checkout{}, err
 	}
+	o.Key = req.Key
 	co, err := d.openCheckout(ctx, o, productFor(TTS, CountChars(params.Text)))
 	co.Language = params.Language
 	return co, err

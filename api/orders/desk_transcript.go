@@ -22,7 +22,8 @@ type TranscriptRequest struct {
 	Email          string
 	EmailVerify    string
 	Locale         string
-	Translate      bool // deliver an English translation instead of a transcript
+	Key            string // the page's order key (desk_key.go); "" for none
+	Translate      bool   // deliver an English translation instead of a transcript
 	ClientAmount   *int64
 	ClientCurrency string
 }
@@ -108,6 +109,11 @@ func (d *Desk) CreateSTT(ctx context.Context, req TranscriptRequest) (Checkout, 
 	if err := d.checkTranslation(req.Translate); err != nil {
 		return Checkout{}, err
 	}
+	unlock, err := d.holdKey(ctx, STT, req.Key)
+	if err != nil {
+		return Checkout{}, err
+	}
+	defer unlock()
 	u, err := d.uploads.get(ctx, strings.TrimSpace(req.Upload))
 	if err != nil {
 		return Checkout{}, err
@@ -122,6 +128,7 @@ func (d *Desk) CreateSTT(ctx context.Context, req TranscriptRequest) (Checkout, 
 	if err != nil {
 		return Checkout{}, err
 	}
+	o.Key = req.Key
 	ok, err := d.uploads.claim(ctx, u.ID, o.ID)
 	if err != nil {
 		return Checkout{}, err
@@ -164,6 +171,11 @@ func (d *Desk) CreateVTT(ctx context.Context, req TranscriptRequest) (Checkout, 
 	if err := d.checkTranslation(req.Translate); err != nil {
 		return Checkout{}, err
 	}
+	unlock, err := d.holdKey(ctx, VTT, req.Key)
+	if err != nil {
+		return Checkout{}, err
+	}
+	defer unlock()
 	info, amount, err := d.AnalyzeLink(ctx, req.Link)
 	if err != nil {
 		return Checkout{}, err
@@ -177,5 +189,6 @@ func (d *Desk) CreateVTT(ctx context.Context, req TranscriptRequest) (Checkout, 
 	if err != nil {
 		return Checkout{}, err
 	}
+	o.Key = req.Key
 	return d.openCheckout(ctx, o, productFor(VTT, p.Seconds))
 }

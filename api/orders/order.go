@@ -31,6 +31,7 @@ const (
 type Order struct {
 	ID            string
 	Service       Service
+	Key           string // the page's order key ("" for orders placed without one)
 	Status        Status
 	Params        json.RawMessage // service parameters (params.go), erased after delivery
 	Email         string          // erased once the result message is sent

@@ -20,7 +20,7 @@ type Store struct {
 
 const orderColumns = `id, service, status, params, email, locale, amount, currency,
 	COALESCE(session_id, ''), payment_intent, progress, result_key, result_name,
-	COALESCE(link_token, ''), link_expires_at, error, mailed_at, created_at, paid_at, done_at`
+	COALESCE(link_token, ''), link_expires_at, error, mailed_at, created_at, paid_at, done_at, COALESCE(order_key, '')`
 
 func scanOrder(row scanner) (Order, error) {
 	var o Order
@@ -28,7 +28,7 @@ func scanOrder(row scanner) (Order, error) {
 	var linkExp, mailed, created, paid, done int64
 	err := row.Scan(&o.ID, &o.Service, &o.Status, &params, &o.Email, &o.Locale, &o.Amount,
 		&o.Currency, &o.SessionID, &o.PaymentIntent, &o.Progress, &o.ResultKey, &o.ResultName,
-		&o.LinkToken, &linkExp, &o.Error, &mailed, &created, &paid, &done)
+		&o.LinkToken, &linkExp, &o.Error, &mailed, &created, &paid, &done, &o.Key)
 	if errors.Is(err, sql.ErrNoRows) {
 		return o, ErrNotFound
 	}
@@ -47,10 +47,10 @@ func scanOrder(row scanner) (Order, error) {
 // Create inserts a new order.
 func (s *Store) Create(ctx context.Context, o Order) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO orders
-		(id, service, status, params, email, locale, amount, currency, session_id, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		(id, service, status, params, email, locale, amount, currency, session_id, created_at, order_key)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		o.ID, o.Service, o.Status, string(o.Params), o.Email, o.Locale, o.Amount, o.Currency,
-		nullable(o.SessionID), millis(o.CreatedAt))
+		nullable(o.SessionID), millis(o.CreatedAt), nullable(o.Key))
 	if err != nil {
 		return fmt.Errorf("creating order %s: %w", o.ID, err)
 	}
@@ -78,6 +78,14 @@ func (s *Store) BySession(ctx context.Context, sessionID string) (Order, error) 
 // ByLinkToken loads the order a download link points to.
 func (s *Store) ByLinkToken(ctx context.Context, token string) (Order, error) {
 	return s.one(ctx, `link_token = ?`, token)
+}
+
+// ByKey lists the orders a page placed under one order key, newest first: all that were
+// paid, and the unpaid ones created since the cutoff (their checkout may still be open).
+func (s *Store) ByKey(ctx context.Context, svc Service, key string, since time.Time) ([]Order, error) {
+	return queryAll(ctx, s.db, scanOrder, `SELECT `+orderColumns+` FROM orders
+		WHERE service = ? AND order_key = ? AND (paid_at != 0 OR status != ? OR created_at >= ?)
+		ORDER BY created_at DESC`, svc, key, Expired, millis(since))
 }
 
 // ExpiredResults lists delivered orders whose link has lapsed and whose file is still kept.

@@ -200,6 +200,26 @@ func (s *Stripe) GetCheckout(ctx context.Context, sessionID string) (providers.C
 	return fromStripe(sess), nil
 }
 
+// ExpireCheckout closes an open session at Stripe. A session that is no longer open
+// (paid, or expired already) is read back as it is.
+func (s *Stripe) ExpireCheckout(ctx context.Context, sessionID string) (providers.CheckoutSession, error) {
+	cur, err := s.GetCheckout(ctx, sessionID)
+	if err != nil || cur.Status != "open" {
+		return cur, err
+	}
+	params := &stripego.CheckoutSessionExpireParams{}
+	params.Context = ctx
+	sess, err := s.api.CheckoutSessions.Expire(sessionID, params)
+	if err != nil {
+		// Paid (or expired) between the two calls: Stripe refuses; tell what it now is.
+		if again, err2 := s.GetCheckout(ctx, sessionID); err2 == nil && again.Status != "open" {
+			return again, nil
+		}
+		return providers.CheckoutSession{}, fmt.Errorf("expiring stripe checkout session %s: %w: %w", sessionID, providers.ErrPaymentProvider, err)
+	}
+	return fromStripe(sess), nil
+}
+
 // Refund returns the whole amount of the payment intent. The idempotency key makes a
 // repeated call a no-op within Stripe's 24 hours; after that, Stripe answers
 // charge_already_refunded, which counts as success too.

@@ -406,3 +406,30 @@ func TestCheckoutLocale(t *testing.T) {
 		})
 	}
 }
+
+func TestExpireCheckout(t *testing.T) {
+	s, rec := newMocked(t, faultyStripe(t))
+	ctx := context.Background()
+	cur, err := s.GetCheckout(ctx, "cs_test_a1b2c3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(rec.requests())
+	if _, err := s.ExpireCheckout(ctx, "cs_test_a1b2c3"); err != nil {
+		t.Fatalf("ExpireCheckout: %v", err)
+	}
+	sent := rec.requests()[before:]
+	expired := false
+	for _, r := range sent {
+		if r.Method == http.MethodPost && r.Path == "/v1/checkout/sessions/cs_test_a1b2c3/expire" {
+			expired = true
+		}
+	}
+	// Only an open session is closed; one that is not open is read back as it is.
+	if expired != (cur.Status == "open") {
+		t.Fatalf("session %s: sent %+v", cur.Status, sent)
+	}
+	if _, err := s.ExpireCheckout(ctx, "pi_123"); !errors.Is(err, providers.ErrSessionNotFound) {
+		t.Fatalf("ExpireCheckout(pi_123) = %v", err)
+	}
+}

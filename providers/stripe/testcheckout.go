@@ -27,7 +27,7 @@ CREATE TABLE IF NOT EXISTS test_checkout_sessions (
 	currency       TEXT NOT NULL,
 	success_url    TEXT NOT NULL,
 	cancel_url     TEXT NOT NULL,
-	status         TEXT NOT NULL,            -- open or complete; expired is derived from expires_at
+	status         TEXT NOT NULL,            -- open, complete, or expired (closed early); expired is also derived from expires_at
 	payment_status TEXT NOT NULL,            -- unpaid or paid
 	payment_intent TEXT NOT NULL DEFAULT '', -- pi_test_…, set when paid
 	customer_name  TEXT NOT NULL DEFAULT '',
@@ -170,6 +170,16 @@ func (tc *TestCheckout) GetCheckout(ctx context.Context, sessionID string) (prov
 		return providers.CheckoutSession{}, err
 	}
 	return s.Checkout(), nil
+}
+
+// ExpireCheckout closes an open session so that it can no longer be paid (as Stripe's
+// expire call does) and returns it as it then is.
+func (tc *TestCheckout) ExpireCheckout(ctx context.Context, sessionID string) (providers.CheckoutSession, error) {
+	if _, err := tc.db.ExecContext(ctx, `UPDATE test_checkout_sessions SET status = 'expired'
+		WHERE id = ? AND status = 'open'`, sessionID); err != nil {
+		return providers.CheckoutSession{}, fmt.Errorf("expiring test checkout session %s: %w", sessionID, err)
+	}
+	return tc.GetCheckout(ctx, sessionID)
 }
 
 // Get returns everything the test page shows about a session. An open session past its

@@ -130,3 +130,12 @@ export function uploadAudio(file, { onProgress, signal } = {}) {
 export async function analyzeVideo(video, opts) {
   return (await request("POST", "/services/vtt/analyzevideo", { video }, opts)).data;
 }
+
+/**
+ * GET /payment/{service}/order?key= → {paid:false} or {paid:true, order:{id, status,
+ * sessionId, url}}: whether the order of a page's order key is paid already.
+ */
+export async function orderByKey(service, key, opts) {
+  const q = new URLSearchParams({ key });
+  return (await request("GET", `/payment/${service}/order?${q}`, undefined, opts)).data;
+}

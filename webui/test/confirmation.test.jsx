@@ -36,7 +36,9 @@ describe("confirmation page", () => {
     const fetch = vi.fn(async () => answers.shift());
     vi.stubGlobal("fetch", fetch);
     renderPage();
-    expect(screen.getByText("Payment successful")).toBeTruthy();
+    // Until the session says it was paid, the page does not claim it.
+    expect(screen.getByRole("heading").textContent).not.toBe("Payment successful");
+    await waitFor(() => expect(screen.getByText("Payment successful")).toBeTruthy());
     expect(screen.getByText("Processing your request", { selector: "p" })).toBeTruthy();
     expect(localStorage.getItem("sessionId")).toBeNull(); // read, then removed
     await waitFor(() => expect(screen.getByTestId("progress").textContent).toContain("40% done"));

@@ -188,7 +188,9 @@ describe("audio-to-text page", () => {
       emailVerify: "a@example.com",
       locale: "en",
       language: "fr",
+      key: localStorage.getItem("orderKey.sst"),
     });
+    expect(body.order.key).toMatch(/^[A-Za-z0-9_-]{24}$/);
     expect(body.products[0].price_data).toMatchObject({ currency: "eur", unit_amount: 199 });
     expect(body.products[0].price_data.product_data).toMatchObject({ name: "Speech-to-text", description: "Transcription generation" });
     expect(JSON.parse(localStorage.getItem("sst"))).toEqual({

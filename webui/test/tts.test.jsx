@@ -128,7 +128,9 @@ describe("text-to-speech page", () => {
       email: "a@example.com",
       emailVerify: "a@example.com",
       locale: "en",
+      key: localStorage.getItem("orderKey.tts"),
     });
+    expect(body.order.key).toMatch(/^[A-Za-z0-9_-]{24}$/);
     expect(body.products).toHaveLength(1);
     expect(body.products[0].quantity).toBe(1);
     expect(body.products[0].price_data.currency).toBe("eur");

@@ -109,7 +109,8 @@ describe("video-to-text page", () => {
     await act(async () => fireEvent.click(screen.getByTestId("pay")));
     expect(fetch.mock.calls[0][0]).toBe("/payment/vtt/create-checkout-session");
     const body = JSON.parse(fetch.mock.calls[0][1].body);
-    expect(body.order).toEqual({ selectedFile: LINK, outputFormat: "text", email: "a@example.com", emailVerify: "a@example.com", locale: "en" });
+    expect(body.order).toEqual({ selectedFile: LINK, outputFormat: "text", email: "a@example.com", emailVerify: "a@example.com", locale: "en", key: expect.stringMatching(/^[A-Za-z0-9_-]{24}$/) });
+    expect(body.order.key).toBe(localStorage.getItem("orderKey.vtt"));
     expect(body.products[0].price_data).toMatchObject({ unit_amount: 200, product_data: { name: "Video to text", description: "Transcription generation" } });
     expect(JSON.parse(localStorage.getItem("vtt"))).toMatchObject({ email: "a@example.com", selectedFile: LINK, outputFormat: "text", language: "" });
     expect(localStorage.getItem("sessionId")).toBe("cs_vtt");

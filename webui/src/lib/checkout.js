@@ -1,5 +1,6 @@
 import { createCheckoutSession } from "../api.js";
 import { navigate } from "../router.jsx";
+import { alreadyPaidOrder, orderKey } from "./orderKey.js";
 import { redirectTo } from "./redirect.js";
 import { SESSION_KEY, write } from "./storage.js";
 
@@ -13,13 +14,23 @@ import { SESSION_KEY, write } from "./storage.js";
  * section 8), so the page can offer the button again. `onRefused(code)` runs
  * before leaving for the error page, so a page can forget what the server
  * no longer accepts (an expired upload, a changed price).
+ * The order carries `key`, the page's order key (lib/orderKey.js; the stored
+ * one when none is given); when the
+ * server says that order is paid already (order_already_paid) the visitor
+ * stays on the page and `onAlreadyPaid(order)` shows the way to it.
  */
-export async function checkout(service, payload, payment, { onRefused } = {}) {
+export async function checkout(service, payload, payment, { onRefused, onAlreadyPaid, key } = {}) {
   let res;
   try {
-    res = await createCheckoutSession(service, payload);
+    const body = { ...payload, order: { ...payload.order, key: key || orderKey(service) } };
+    res = await createCheckoutSession(service, body);
     if (!res?.ok || !res.sessionId) throw Object.assign(new Error("bad_response"), { code: "bad_response" });
   } catch (err) {
+    const paid = alreadyPaidOrder(err);
+    if (paid && onAlreadyPaid) {
+      onAlreadyPaid(paid);
+      return false;
+    }
     const code = err?.code || "network_error";
     onRefused?.(code);
     navigate(`/payment/error?service=${service}&code=${encodeURIComponent(code)}`);

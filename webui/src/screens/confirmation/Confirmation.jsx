@@ -3,6 +3,7 @@ import { useTranslation } from "react-i18next";
 import { fetchResult, lookupSession } from "../../api.js";
 import { useConfig } from "../../config.jsx";
 import i18n from "../../i18n.js";
+import { forgetOrderKey, renewOrderKey } from "../../lib/orderKey.js";
 import { ORDER_KEYS, read, readJSON, remove, SESSION_KEY } from "../../lib/storage.js";
 import Loader from "../../Loader.jsx";
 import { Link, navigate } from "../../router.jsx";
@@ -43,7 +44,7 @@ export default function Confirmation({ service }) {
   // The address the visitor typed, kept on their own device: the server forgets it once
   // the message is sent, and the page still says where the link went.
   const [typedEmail] = useState(() => readJSON(ORDER_KEYS[service])?.email || "");
-  const [state, setState] = useState({ phase: "processing", order: null, email: "", link: "", unpaid: false });
+  const [state, setState] = useState({ phase: "processing", order: null, email: "", link: "", unpaid: false, confirmed: false });
 
   useEffect(() => {
     // Read once, then removed (spec section 3); the id lives on in this component.
@@ -59,7 +60,13 @@ export default function Confirmation({ service }) {
     }
     (async () => {
       const session = await lookupSession(service, sessionId, { signal: ctl.signal });
-      setState((s) => ({ ...s, email: session.email || typedEmail, order: session.order || null }));
+      if (session.status !== "complete" && session.payment_status !== "paid") {
+        // A checkout that was cancelled or left (a stale id): nothing was paid, so back to
+        // the form, which the page restores from storage; never "Payment successful".
+        navigate(`/${service}`, { replace: true });
+        return;
+      }
+      setState((s) => ({ ...s, email: session.email || typedEmail, order: session.order || null, confirmed: true }));
       let unpaid = 0;
       for (let attempt = 0; ; attempt++) {
         try {
@@ -67,6 +74,7 @@ export default function Confirmation({ service }) {
           if (r.ready) {
             // Delivered: the order is done with; the interface language stays.
             remove(ORDER_KEYS[service]);
+            forgetOrderKey(service);
             setState((s) => ({ ...s, phase: "done", link: r.link, order: r.order || s.order }));
             return;
           }
@@ -92,9 +100,19 @@ export default function Confirmation({ service }) {
         <h1>{t(`confirm.${state.phase}Title`)}</h1>
         <p>{t(`confirm.${state.phase}`)}</p>
         <p>
-          <Link to={`/${service}`} className="button">
+          <a
+            href={`/${service}`}
+            className="button"
+            data-testid="place-new-order"
+            onClick={(e) => {
+              e.preventDefault();
+              // A new order: a new key (a new payment), the old values still in the form.
+              renewOrderKey(service);
+              navigate(`/${service}`);
+            }}
+          >
             {t("confirm.newOrder")}
-          </Link>
+          </a>
         </p>
       </section>
     );
@@ -125,7 +143,7 @@ export default function Confirmation({ service }) {
   const failing = state.order?.status === "failed";
   return (
     <section className="card processing">
-      <h1>{t("confirm.paid")}</h1>
+      <h1>{state.confirmed && !state.unpaid ? t("confirm.paid") : t("confirm.waitingPayment")}</h1>
       <p>{t("confirm.processing")}</p>
       <Loader label={t("confirm.processing")} />
       <div className="progress" aria-live="polite" data-testid="progress">

@@ -9,9 +9,9 @@ import PayStep from "../order/PayStep.jsx";
  * format (nothing preselected), the e-mails, and the total with 'Pay and
  * Transcribe' — or the prompt to finish the first steps (spec section 4).
  */
-export default function DeliverySteps({ n, service, formats, format, onFormat, email, emailVerify, onEmail, onEmailVerify, costCents, money, testMode, paying, onPay }) {
+export default function DeliverySteps({ n, service, formats, format, onFormat, email, emailVerify, onEmail, onEmailVerify, costCents, money, testMode, paying, onPay, paid }) {
   const { t } = useTranslation();
-  const payable = canPayTranscription({ costCents, email, emailVerify });
+  const payable = canPayTranscription({ costCents, email, emailVerify }) && !paid;
   return (
     <>
       <FormatStep n={n} title={t("transcribe.formatStep")} formats={formats} format={format} onFormat={onFormat} describe="transcribe.formats" current />
@@ -22,7 +22,7 @@ export default function DeliverySteps({ n, service, formats, format, onFormat, e
         payable={payable}
         info={[t("transcribe.total", { price: money(costCents) }), t("transcribe.payInfo")]}
         button={t("transcribe.pay")}
-        prompt={t(`${service}.prompt`)}
+        prompt={paid ? t("order.alreadyPaid") : t(`${service}.prompt`)}
         testMode={testMode}
         paying={paying}
         onPay={onPay}

@@ -2,6 +2,7 @@ import { Children } from "react";
 import { useTranslation } from "react-i18next";
 import { useConfig } from "../../config.jsx";
 import ServiceClosed from "../closed/ServiceClosed.jsx";
+import PaidNotice from "../order/PaidNotice.jsx";
 import Step from "../order/Step.jsx";
 import DeliverySteps from "./DeliverySteps.jsx";
 import Intro from "./Intro.jsx";
@@ -23,6 +24,7 @@ export default function TranscriptionPage({ service, stepId, media, order, costC
   return (
     <article className={service}>
       <Intro service={service} engine={config[service].engine} />
+      {order.paid && <PaidNotice order={order.paid} onNew={order.startNew} />}
       <ol className="steps">
         <Step n={1} id={stepId} title={t(`${service}.step1`)}>
           {media}

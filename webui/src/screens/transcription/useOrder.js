@@ -4,6 +4,7 @@ import { useConfig } from "../../config.jsx";
 import { languageById } from "../../languages.js";
 import { checkout, lineItem } from "../../lib/checkout.js";
 import { formatMoney } from "../../lib/pricing.js";
+import { usePaidOrder } from "../order/usePaidOrder.js";
 
 /**
  * The state both transcription pages share — format, e-mails, spoken
@@ -25,6 +26,8 @@ export function useOrder(service, initial) {
   const [wantTranslate, setTranslate] = useState(initial.translate === true);
   const translate = canTranslate && wantTranslate;
   const [paying, setPaying] = useState(false);
+  // The order of this page's key, when it is paid already (one order, one payment).
+  const { paid, setPaid, startNew, keyOf } = usePaidOrder(service);
 
   /**
    * Pays `amount` (the server's quote) for the service's own fields in
@@ -46,7 +49,7 @@ export function useOrder(service, initial) {
     const onRefused = (code) => {
       if (stale.includes(code)) keep(null);
     };
-    if (!(await checkout(service, payload, config.payment, { onRefused }))) setPaying(false);
+    if (!(await checkout(service, payload, config.payment, { onRefused, onAlreadyPaid: setPaid, key: keyOf() }))) setPaying(false);
   }
 
   const locale = languageById(i18n.language).tag;
@@ -59,6 +62,8 @@ export function useOrder(service, initial) {
     language,
     translate,
     pay,
+    paid,
+    startNew,
     facts: { languages: config[service].languages, price: config[service].price, language, onLanguage: setLanguage, translate, onTranslate: setTranslate, canTranslate },
     steps: {
       service,
@@ -71,6 +76,7 @@ export function useOrder(service, initial) {
       onEmailVerify: setEmailVerify,
       testMode: config.payment?.mode !== "stripe",
       paying,
+      paid,
     },
   };
 }

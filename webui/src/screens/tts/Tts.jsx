@@ -12,11 +12,16 @@ import { readJSON, TTS_KEY, writeJSON } from "../../lib/storage.js";
 import ServiceClosed from "../closed/ServiceClosed.jsx";
 import EmailStep from "../order/EmailStep.jsx";
 import FormatStep from "../order/FormatStep.jsx";
+import PaidNotice from "../order/PaidNotice.jsx";
 import PayStep from "../order/PayStep.jsx";
+import { usePaidOrder } from "../order/usePaidOrder.js";
 import TextStep from "./TextStep.jsx";
 import VoiceStep from "./VoiceStep.jsx";
 
-/** The choices saved when the visitor last paid (or left for the checkout). */
+/**
+ * The form as the visitor left it (saved as they type, so that a reload or a cancelled
+ * checkout loses nothing), checked against the config.
+ */
 function restore(tts) {
   const saved = readJSON(TTS_KEY) || {};
   const voice = tts.voices.includes(saved.activeVoice) ? saved.activeVoice : tts.defaultVoice;
@@ -24,7 +29,8 @@ function restore(tts) {
   const speed = Number.isFinite(saved.speed) ? parseSpeed(saved.speed, tts.speed) : tts.speed.default;
   const email = typeof saved.email === "string" ? saved.email : "";
   const text = typeof saved.ttsText === "string" ? saved.ttsText : "";
-  return { voice, format, speed, email, emailVerify: email, text };
+  const language = (tts.languages || []).includes(saved.language) ? saved.language : "";
+  return { voice, format, speed, email, emailVerify: email, text, language };
 }
 
 /** The text-to-speech page: the spec's five numbered steps. */
@@ -39,8 +45,13 @@ export default function Tts() {
   const [format, setFormat] = useState(initial.format);
   const [email, setEmail] = useState(initial.email);
   const [emailVerify, setEmailVerify] = useState(initial.emailVerify);
-  const [language, setLanguage] = useState(""); // "": detect
+  const [language, setLanguage] = useState(initial.language); // "": detect
   const [paying, setPaying] = useState(false);
+  const { paid, setPaid, startNew, keyOf } = usePaidOrder("tts");
+  const open = config.services?.tts?.open !== false;
+  useEffect(() => {
+    if (open) writeJSON(TTS_KEY, { activeVoice: voice, ttsText: text, speed, email, outputFormat: format, ...(language && { language }) });
+  }, [open, voice, text, speed, email, format, language]);
   const languages = tts.languages || [];
   const quote = useSpeechQuote({ text, language, locale: i18n.language, enabled: languages.length > 0 });
   // Marks when the form is on screen and usable (read by the browser test as time to interactive).
@@ -55,11 +66,10 @@ export default function Tts() {
   const chars = countChars(text);
   const costCents = priceCents(chars, tts.price);
   const money = (cents) => formatMoney(cents, config.currency, locale);
-  const payable = canPayTts({ costCents, chars, maxChars: tts.maxChars, email, emailVerify }) && !quote?.error;
+  const payable = canPayTts({ costCents, chars, maxChars: tts.maxChars, email, emailVerify }) && !quote?.error && !paid;
 
   async function pay() {
     setPaying(true);
-    writeJSON(TTS_KEY, { activeVoice: voice, ttsText: text, speed, email, outputFormat: format });
     const left = await checkout(
       "tts",
       {
@@ -74,6 +84,7 @@ export default function Tts() {
         ],
       },
       config.payment,
+      { onAlreadyPaid: setPaid, key: keyOf() },
     );
     if (!left) setPaying(false);
   }
@@ -82,6 +93,7 @@ export default function Tts() {
     <article className="tts">
       <h1>{t("tts.title")}</h1>
       <p className="lead">{t("tts.subtitle")}</p>
+      {paid && <PaidNotice order={paid} onNew={startNew} />}
       <ol className="steps">
         <VoiceStep
           voices={tts.voices}
@@ -113,7 +125,7 @@ export default function Tts() {
           payable={payable}
           info={[t("tts.payInfo", { price: money(costCents) })]}
           button={t("tts.pay", { price: money(costCents) })}
-          prompt={t("tts.prompt")}
+          prompt={paid ? t("order.alreadyPaid") : t("tts.prompt")}
           testMode={config.payment?.mode !== "stripe"}
           paying={paying}
           onPay={pay}

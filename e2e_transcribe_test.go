@@ -240,8 +240,8 @@ func TestAudioToTextEndToEnd(t *testing.T) {
 	if len(mails) != 1 {
 		t.Fatalf("%d messages, want 1", len(mails))
 	}
-	if msg, _ := os.ReadFile(mails[0]); !bytes.Contains(msg, []byte(link)) {
-		t.Errorf("the message lacks the link")
+	if msg, _ := os.ReadFile(mails[0]); !bytes.Contains(msg, []byte(pageLink(link))) || bytes.Contains(msg, []byte(link)) {
+		t.Errorf("the message lacks the page link, or gives the download link")
 	}
 	if left := dirFiles(t, filepath.Join(h.cfg.DataDir, "uploads")); len(left) != 0 {
 		t.Errorf("upload kept after delivery: %v", left)

@@ -179,8 +179,9 @@ func TestKilledAtEachFulfilmentStepDeliversOnce(t *testing.T) {
 				}
 				time.Sleep(200 * time.Millisecond)
 			}
-			if results := dirFiles(t, filepath.Join(data, "files")); len(results) != 1 {
-				t.Errorf("result files %v, want one", results)
+			// One result, and beside it what the link page shows (kept.json).
+			if results := dirFiles(t, filepath.Join(data, "files")); len(results) != 2 || filepath.Base(results[0]) != "kept.json" {
+				t.Errorf("result files %v, want one and its kept.json", results)
 			}
 			if mails := dirFiles(t, filepath.Join(data, "outbox")); len(mails) != 1 {
 				t.Errorf("e-mails %v, want one", mails)

@@ -16,26 +16,35 @@ import (
 // the download, short enough that the app's 10-day link stays the only lasting one.
 const presignTTL = 5 * time.Minute
 
+// download hands over a delivered result: GET from the app's own button and the API's
+// data link, POST from the link page's buttons (never from a letter's link). With format
+// (a query or form value), a transcription is rendered in that format from its kept
+// segments, at no charge. A browser asking for an unknown or lapsed link gets the 404/410
+// page; other clients the JSON error.
 func (s *server) download(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	o, err := s.deps.Book.Download(ctx, c.Params("token"))
-	switch {
-	case errors.Is(err, orders.ErrNotFound):
-		return fail("not_found", "no such download")
-	case err != nil:
-		return err
+	if err != nil {
+		return s.linkError(c, o, err)
 	}
 	c.Set(fiber.HeaderCacheControl, "private, no-store")
+	if format := c.Query("format", c.FormValue("format")); format != "" {
+		return s.otherFormat(c, o, format)
+	}
 	u, err := s.deps.Storage.PresignGet(ctx, o.ResultKey, o.ResultName, presignTTL)
 	if err == nil {
-		return c.Redirect(u.String(), fiber.StatusFound)
+		status := fiber.StatusFound
+		if c.Method() == fiber.MethodPost {
+			status = fiber.StatusSeeOther // the browser fetches the file with a GET
+		}
+		return c.Redirect(u.String(), status)
 	}
 	if !errors.Is(err, providers.ErrNoPresign) {
 		return err
 	}
 	obj, err := s.deps.Storage.Get(ctx, o.ResultKey)
 	if errors.Is(err, providers.ErrNotFound) {
-		return fail("link_expired", "this file was removed")
+		return s.linkError(c, o, orders.ErrLinkExpired)
 	}
 	if err != nil {
 		return err
@@ -44,6 +53,20 @@ func (s *server) download(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+o.ResultName+`"`)
 	c.Set(fiber.HeaderContentType, orders.ContentType(o.ResultName))
 	return sendRange(c, obj)
+}
+
+// otherFormat sends a transcription in another format, made from its kept segments.
+func (s *server) otherFormat(c *fiber.Ctx, o orders.Order, format string) error {
+	body, name, contentType, err := s.deps.Book.OtherFormat(c.UserContext(), o, format)
+	switch {
+	case errors.Is(err, orders.ErrUnknownFormat), errors.Is(err, orders.ErrNoSegments):
+		return fail("invalid_format", "this file has no such format")
+	case err != nil:
+		return s.linkError(c, o, err)
+	}
+	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+name+`"`)
+	c.Set(fiber.HeaderContentType, contentType)
+	return c.Send(body)
 }
 
 // sendRange sends the object, or the one byte range the request asks for when the object

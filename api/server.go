@@ -167,6 +167,9 @@ func New(cfg Config, deps Deps) *fiber.App {
 
 	app.Post("/webhooks/stripe", p.stripeWebhook)
 	app.Get("/d/:token", s.download)
+	app.Post("/d/:token", s.download)
+	app.Get("/r/:token", s.linkPage)
+	app.Post("/r/:token/delete", s.eraseNow)
 
 	// API paths answer JSON 404s; /payment/success and /payment/error are pages of the app,
 	// so only non-GET requests under /payment and /checkout are API misses.

@@ -122,6 +122,7 @@ type Book struct {
 	orders  *Store
 	queue   *jobQueue
 	sweeper *sweeper
+	storage providers.Storage
 }
 
 // New migrates the database (orders and River's tables) and builds the book with its
@@ -171,7 +172,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 			translator: translator, log: deps.Log},
 		Cashier: &Cashier{cfg: cfg, orders: orders, uploads: uploads, events: &eventRows{db: deps.DB},
 			payments: deps.Payments, queue: queue, log: deps.Log},
-		cfg: cfg, log: deps.Log, orders: orders, queue: queue, sweeper: sw,
+		cfg: cfg, log: deps.Log, orders: orders, queue: queue, sweeper: sw, storage: deps.Storage,
 	}, nil
 }
 
@@ -209,6 +210,18 @@ func linkURL(publicURL string, o Order) string {
 		return ""
 	}
 	return publicURL + "/d/" + o.LinkToken
+}
+
+// PageLink is the link page of a delivered order, the address its letter gives: a page
+// that shows the file and its other formats, safe for a mail scanner to open (nothing
+// downloads or changes on a GET).
+func (b *Book) PageLink(o Order) string { return pageURL(b.cfg.PublicURL, o) }
+
+func pageURL(publicURL string, o Order) string {
+	if o.LinkToken == "" {
+		return ""
+	}
+	return publicURL + "/r/" + o.LinkToken
 }
 
 // ErrLinkExpired is returned by Download for a link past its 10 days or a swept result.

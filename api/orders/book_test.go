@@ -247,8 +247,9 @@ func TestPaidOrderIsProducedStoredLinkedAndMailed(t *testing.T) {
 	if !strings.Contains(mails[0], "To: <visitor@example.com>") && !strings.Contains(mails[0], "To: <visitor@example.com>") {
 		t.Errorf("message not addressed to the visitor:\n%s", mails[0][:min(len(mails[0]), 600)])
 	}
-	if !strings.Contains(mails[0], f.book.Link(o)) {
-		t.Errorf("message lacks the link %s", f.book.Link(o))
+	// The letter gives the link page (safe for a mail scanner to open), not the download.
+	if !strings.Contains(mails[0], f.book.PageLink(o)) || strings.Contains(mails[0], f.book.Link(o)) {
+		t.Errorf("message lacks the page link %s or gives the download", f.book.PageLink(o))
 	}
 }
 
@@ -407,6 +408,9 @@ func TestSweeperHonoursTheTenDays(t *testing.T) {
 	if _, err := f.files.Get(ctx, o.ResultKey); !errors.Is(err, providers.ErrNotFound) {
 		t.Errorf("result still stored after sweep: %v", err)
 	}
+	if _, err := f.files.Get(ctx, keptKey(o.ResultKey)); !errors.Is(err, providers.ErrNotFound) {
+		t.Errorf("what the link page shows still stored after sweep: %v", err)
+	}
 	got, _ := f.book.orders.Get(ctx, o.ID)
 	if got.Status != Expired {
 		t.Errorf("swept order status = %s", got.Status)
@@ -510,5 +514,42 @@ func TestPaymentOfTheWrongAmountIsRefunded(t *testing.T) {
 	}
 	if o := f.waitStatus(t, co.OrderID, Refunded); o.Error != "amount_mismatch" || f.speaker.calls.Load() != 0 {
 		t.Errorf("order %+v, engine calls %d", o, f.speaker.calls.Load())
+	}
+}
+
+// A delivered speech order keeps what it was (voice, format, characters) beside its result
+// for the link page; "delete now" erases both, and the link then answers as lapsed.
+func TestKeptAndEraseNow(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	co := f.order(t, "Keep me ten days.")
+	f.pay(t, co.SessionID)
+	o := f.waitStatus(t, co.OrderID, Done)
+	if len(o.Params) > 2 {
+		t.Fatalf("parameters kept after delivery: %s", o.Params)
+	}
+	k, err := f.book.Kept(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Service != TTS || k.Characters != CountChars("Keep me ten days.") || k.Format == "" || k.Voice == "" || k.Transcript != nil {
+		t.Errorf("kept %+v", k)
+	}
+	if _, _, _, err := f.book.OtherFormat(ctx, o, "vtt"); !errors.Is(err, ErrNoSegments) {
+		t.Errorf("a speech order in vtt: %v", err)
+	}
+	if err := f.book.Erase(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{o.ResultKey, keptKey(o.ResultKey)} {
+		if _, err := f.files.Get(ctx, key); !errors.Is(err, providers.ErrNotFound) {
+			t.Errorf("%s still stored after delete now: %v", key, err)
+		}
+	}
+	if _, err := f.book.Download(ctx, o.LinkToken); !errors.Is(err, ErrLinkExpired) {
+		t.Errorf("link after delete now = %v, want ErrLinkExpired", err)
+	}
+	if got, _ := f.book.orders.Get(ctx, o.ID); got.Status != Expired {
+		t.Errorf("status after delete now = %s", got.Status)
 	}
 }

@@ -28,8 +28,13 @@ type Producer interface {
 	Release(ctx context.Context, o Order)
 }
 
-// FileKind names a result file: parla-<Name>-<id>.<Ext>, served as ContentType.
-type FileKind struct{ Name, Ext, ContentType string }
+// FileKind names a result file: parla-<Name>-<id>.<Ext>, served as ContentType. A
+// transcription also hands back its Transcript, kept next to the result for the link
+// page's other formats.
+type FileKind struct {
+	Name, Ext, ContentType string
+	Transcript             *providers.Transcript
+}
 
 // Letters renders the messages a visitor receives, in the order's locale.
 type Letters interface {
@@ -150,6 +155,9 @@ func (f *fulfiller) produce(ctx context.Context, o Order) (key, name string, err
 	if err := f.storage.Put(ctx, key, tmp, size, kind.ContentType); err != nil {
 		return "", "", fmt.Errorf("storing result: %w", err)
 	}
+	if err := putKept(ctx, f.storage, key, keptOf(o, kind.Transcript)); err != nil {
+		return "", "", err
+	}
 	return key, name, nil
 }
 
@@ -168,7 +176,7 @@ func (f *fulfiller) mail(ctx context.Context, o Order, delivered bool) error {
 	var err error
 	kind := "delivered"
 	if delivered {
-		msg, err = f.letters.Delivered(o, linkURL(f.cfg.PublicURL, o))
+		msg, err = f.letters.Delivered(o, pageURL(f.cfg.PublicURL, o))
 	} else {
 		kind = "refunded"
 		msg, err = f.letters.Refunded(o)

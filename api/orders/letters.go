@@ -14,7 +14,7 @@ type MailLetters struct{}
 // a transcript or an English translation.
 func (MailLetters) Delivered(o Order, link string) (providers.Message, error) {
 	return mail.Render(mail.Delivered, o.Locale, mail.Data{Service: mail.Service(o.Service),
-		Link: link, ExpiresAt: o.LinkExpiresAt, OrderRef: o.ID, Translated: Translated(o)})
+		Link: link, ExpiresAt: o.LinkExpiresAt, OrderRef: o.ID, Translated: Translated(o), Purchase: purchase(o)})
 }
 
 // Translated reports whether a transcription order asked for an English translation: its
@@ -33,5 +33,18 @@ func Translated(o Order) bool {
 
 // Refunded tells the visitor the order could not be produced and was refunded.
 func (MailLetters) Refunded(o Order) (providers.Message, error) {
-	return mail.Render(mail.Refunded, o.Locale, mail.Data{Service: mail.Service(o.Service), OrderRef: o.ID, Reason: o.Error})
+	p := purchase(o)
+	if o.Error == "amount_mismatch" {
+		p.Currency = "" // what was paid is not the order's price: the letter names no amount
+	}
+	return mail.Render(mail.Refunded, o.Locale, mail.Data{Service: mail.Service(o.Service), OrderRef: o.ID, Reason: o.Error,
+		Purchase: p})
+}
+
+// purchase is the receipt of an order, read from its parameters (present until it is
+// done or refunded, when its letters are written).
+func purchase(o Order) mail.Purchase {
+	k := keptOf(o, nil)
+	return mail.Purchase{Format: k.Format, Voice: k.Voice, Characters: k.Characters, Seconds: k.Seconds,
+		Amount: o.Amount, Currency: o.Currency}
 }

@@ -33,7 +33,7 @@ func (p ttsProducer) Produce(ctx context.Context, o Order, w io.Writer, progress
 		Progress: func(pct int) { progress(pct * 95 / 100) },
 	}, w)
 	// The extension is the container's (aac is delivered as .m4a), not the format's name.
-	return FileKind{"speech", format.Ext, format.ContentType}, err
+	return FileKind{Name: "speech", Ext: format.Ext, ContentType: format.ContentType}, err
 }
 
 // Release has nothing to delete: the text is erased with the order's parameters.

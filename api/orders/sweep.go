@@ -76,7 +76,7 @@ func (s *sweeper) results(ctx context.Context, now time.Time) (int, error) {
 	var errs []error
 	n := 0
 	for _, o := range expired {
-		if err := s.storage.Delete(ctx, o.ResultKey); err != nil && !errors.Is(err, providers.ErrNotFound) {
+		if err := deleteResult(ctx, s.storage, o.ResultKey); err != nil {
 			errs = append(errs, fmt.Errorf("deleting result of order %s: %w", o.ID, err))
 			continue
 		}

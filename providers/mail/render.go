@@ -60,6 +60,18 @@ type Data struct {
 	// Translated: a transcription order delivered as an English translation; Delivered says
 	// so (and says "transcript" otherwise). Ignored for text-to-speech.
 	Translated bool
+	Purchase   Purchase // what was bought and paid: the receipt (Delivered) or the refund (Refunded)
+}
+
+// Purchase is what an order bought and what it cost. Zero fields are left out of the
+// receipt; a zero Currency leaves out the amount.
+type Purchase struct {
+	Format     string // as ordered: mp3, srt, verbose_json…
+	Voice      string // text-to-speech
+	Characters int64  // text-to-speech
+	Seconds    int64  // transcriptions: the billed length
+	Amount     int64  // minor units
+	Currency   string // ISO 4217, any case
 }
 
 // Locale returns the supported interface language for a requested one: the six codes as
@@ -117,6 +129,7 @@ func Render(kind Kind, locale string, d Data) (providers.Message, error) {
 		v.Blocks = append(v.Blocks,
 			block{Text: fill("delivered.link"), Link: d.Link, Button: tr["delivered.button"], Fallback: tr["link_fallback"]},
 			block{Text: strings.ReplaceAll(tr["delivered.expiry"], "{date}", date)},
+			block{Text: tr["receipt.heading"], Lines: receiptLines(locale, service, d.Purchase, "receipt.amount")},
 			block{Text: tr["delivered.warning"], Warn: true},
 		)
 		if d.OrderRef != "" {
@@ -131,9 +144,13 @@ func Render(kind Kind, locale string, d Data) (providers.Message, error) {
 		v.Blocks = []block{{Text: fill("refunded.intro")}}
 		if why, ok := tr["refunded.reason."+d.Reason]; ok {
 			v.Blocks = append(v.Blocks, block{Text: why})
+		} else if d.Reason != "" {
+			v.Blocks = append(v.Blocks, block{Text: tr["refunded.reason.other"]})
 		}
 		v.Blocks = append(v.Blocks,
 			block{Text: tr["refunded.refund"]},
+			block{Text: tr["receipt.heading"], Lines: receiptLines(locale, service, d.Purchase, "refunded.amount")},
+			block{Text: tr["refunded.kept"]},
 			block{Text: fill("reference")},
 			block{Text: tr["refunded.apology"]},
 		)
@@ -166,6 +183,7 @@ type block struct {
 	Button   string
 	Fallback string
 	Warn     bool
+	Lines    []string // a list under the text (the receipt)
 }
 
 // text is the plain-text part: readable on its own, link on a line of its own so mail
@@ -175,6 +193,9 @@ func (v view) text() string {
 	b.WriteString(v.Greeting + "\n\n")
 	for _, bl := range v.Blocks {
 		b.WriteString(bl.Text + "\n")
+		for _, l := range bl.Lines {
+			b.WriteString("  " + l + "\n")
+		}
 		if bl.Link != "" {
 			b.WriteString(bl.Link + "\n")
 		}
@@ -202,6 +223,9 @@ var htmlTemplate = template.Must(template.New("mail").Parse(`<!DOCTYPE html>
 <p style="margin:0 0 12px;">{{.Text}}</p>
 <p style="margin:0 0 12px;"><a href="{{.Link}}" style="display:inline-block;padding:12px 20px;background-color:#4338ca;color:#ffffff;text-decoration:none;border-radius:6px;font-weight:bold;">{{.Button}}</a></p>
 <p style="margin:0 0 16px;font-size:13px;color:#52525b;">{{.Fallback}}<br><a href="{{.Link}}" dir="ltr" style="color:#4338ca;word-break:break-all;">{{.Link}}</a></p>
+{{- else if .Lines}}
+<p style="margin:0 0 4px;font-weight:bold;">{{.Text}}</p>
+<ul style="margin:0 0 16px;padding-inline-start:20px;">{{range .Lines}}<li>{{.}}</li>{{end}}</ul>
 {{- else if .Warn}}
 <p style="margin:0 0 16px;padding:12px 16px;background-color:#fef3c7;border-inline-start:4px solid #f59e0b;color:#78350f;font-weight:bold;">{{.Text}}</p>
 {{- else}}

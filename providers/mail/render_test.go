@@ -271,7 +271,7 @@ func TestFormatDate(t *testing.T) {
 
 func TestRefundedSaysWhy(t *testing.T) {
 	for _, lng := range Locales() {
-		for _, reason := range []string{"source_changed", "source_gone", "upload_missing", "payment_late", "upload_taken"} {
+		for _, reason := range []string{"source_changed", "source_gone", "upload_missing", "payment_late", "upload_taken", "amount_mismatch", "no_speech", "translation_unavailable"} {
 			m, err := Render(Refunded, lng, Data{Service: "vtt", OrderRef: "ord_1", Reason: reason})
 			if err != nil {
 				t.Fatal(err)
@@ -283,9 +283,14 @@ func TestRefundedSaysWhy(t *testing.T) {
 		}
 		plain, _ := Render(Refunded, lng, Data{Service: "tts", OrderRef: "ord_2", Reason: "production_failed"})
 		for key, text := range catalog[lng] {
-			if strings.HasPrefix(key, "refunded.reason.") && strings.Contains(plain.Text, text) {
-				t.Errorf("%s: a failed production is explained as %s", lng, key)
+			said := strings.HasPrefix(key, "refunded.reason.") && strings.Contains(plain.Text, text)
+			if said != (key == "refunded.reason.production_failed") {
+				t.Errorf("%s: a failed production is explained as %s: %v", lng, key, said)
 			}
+		}
+		other, _ := Render(Refunded, lng, Data{Service: "tts", OrderRef: "ord_3", Reason: "card_declined"})
+		if !strings.Contains(other.Text, catalog[lng]["refunded.reason.other"]) {
+			t.Errorf("%s: an unlisted reason is not explained:\n%s", lng, other.Text)
 		}
 	}
 }

@@ -85,10 +85,15 @@ function listEml(dir) {
   return out;
 }
 
-/** Waits for a message written since the run started in OUTBOX_DIR that carries `link`; returns its path. */
+/**
+ * Waits for a message written since the run started in OUTBOX_DIR that carries the link
+ * page of the download `link` (/d/{token} → /r/{token}: a letter never gives the file
+ * itself, so that a mail scanner opening it uses nothing up); returns its path.
+ */
 export async function emailWithLink(link) {
   assert(OUTBOX, "OUTBOX_DIR not set");
-  const path = new URL(link, BASE).pathname;
+  const download = new URL(link, BASE).pathname;
+  const path = download.replace(/^\/d\//, "/r/");
   const found = await until(
     () =>
       listEml(OUTBOX)
@@ -98,6 +103,7 @@ export async function emailWithLink(link) {
     60000,
     500,
   );
+  assert(!emlText(readFileSync(found.path, "latin1")).includes(download), `the letter gives the download ${download}`);
   return found.path;
 }
 
@@ -305,4 +311,5 @@ export async function transcriptionTail(browser, { service, probed, file }) {
   await check("no uncaught errors or unexpected dialogs in the page", async () => {
     assert(pageErrors.length === 0, pageErrors.join(" | "));
   });
+  return link;
 }

@@ -12,6 +12,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { priceCents } from "../src/lib/pricing.js";
 import { abort, assert, BASE, check, EMAIL, facts, finish, moneyOf, openBrowser, transcriptionTail, until } from "./harness.mjs";
+import { linkPageChecks } from "./linkpage.mjs";
 import { CLIP_TEXT, makeSpeechMp3, probeSeconds, tempDir } from "./media.mjs";
 
 async function main() {
@@ -174,7 +175,7 @@ async function main() {
       await shot("en-sst-ready");
     });
 
-    await transcriptionTail(b, {
+    const link = await transcriptionTail(b, {
       service: "sst",
       probed,
       file: {
@@ -187,6 +188,7 @@ async function main() {
         },
       },
     });
+    await linkPageChecks(b, link);
   } catch (err) {
     abort(err);
   } finally {

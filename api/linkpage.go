@@ -1,0 +1,296 @@
+package api
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"html/template"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"parla/api/orders"
+	"parla/providers"
+	"parla/providers/mail"
+)
+
+// The link page (/r/{token}) is the address a delivery letter gives. Company mail scanners
+// open every link of a letter: here a GET only shows what the file is, when it expires,
+// and buttons; downloading (POST /d/{token}, or GET /d/{token} from the app), the other
+// formats and "delete now" are form posts a scanner does not make. It is rendered on the
+// server in the order's language, so it needs no script; a small one only ticks the
+// countdown.
+
+// linkPage shows a delivered order's page, or the 404/410 page of an unknown or lapsed link.
+func (s *server) linkPage(c *fiber.Ctx) error {
+	o, err := s.deps.Book.Download(c.UserContext(), c.Params("token"))
+	if err != nil {
+		return s.linkError(c, o, err)
+	}
+	return s.renderLinkPage(c, o, "")
+}
+
+// eraseNow deletes the result and what is kept with it, at the visitor's request. Only a
+// form posted by the page itself is obeyed (see sameOrigin): another site cannot make a
+// visitor's browser delete their file.
+func (s *server) eraseNow(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	o, err := s.deps.Book.Download(ctx, c.Params("token"))
+	if err != nil {
+		return s.linkError(c, o, err)
+	}
+	if !sameOrigin(c) {
+		lng := pageLocale(c, o.Locale)
+		return s.sendPage(c, fiber.StatusForbidden, pageView{Lang: lng, Title: pageText(lng, "crosssite.title"),
+			Notice: pageText(lng, "crosssite.body")})
+	}
+	if err := s.deps.Book.Erase(ctx, o); err != nil {
+		return err
+	}
+	lng := pageLocale(c, o.Locale)
+	return s.sendPage(c, fiber.StatusOK, pageView{Lang: lng, Title: pageText(lng, "deleted.title"),
+		Notice: pageText(lng, "deleted.body"), Done: true})
+}
+
+// sameOrigin accepts a POST that the browser says came from this site: Sec-Fetch-Site
+// same-origin, or, from a browser without it, an Origin naming this host. A request with
+// neither (not a browser form) is refused too.
+func sameOrigin(c *fiber.Ctx) bool {
+	if site := c.Get("Sec-Fetch-Site"); site != "" {
+		return site == "same-origin"
+	}
+	origin := c.Get(fiber.HeaderOrigin)
+	if origin == "" || origin == "null" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, c.Hostname())
+}
+
+// linkError answers an unknown (404) or lapsed (410) link: a page in the visitor's
+// language for a browser, today's JSON error for anyone else.
+func (s *server) linkError(c *fiber.Ctx, o orders.Order, err error) error {
+	var status int
+	var key string
+	switch {
+	case errors.Is(err, orders.ErrNotFound):
+		status, key, err = fiber.StatusNotFound, "notfound", fail("not_found", "no such download")
+	case errors.Is(err, orders.ErrLinkExpired):
+		status, key = fiber.StatusGone, "expired"
+	default:
+		return err
+	}
+	if !wantsHTML(c) {
+		return err
+	}
+	lng := pageLocale(c, o.Locale)
+	return s.sendPage(c, status, pageView{Lang: lng, Title: pageText(lng, key+".title"), Notice: pageText(lng, key+".body")})
+}
+
+// wantsHTML tells a browser's navigation (Accept: text/html…) from an API client.
+func wantsHTML(c *fiber.Ctx) bool {
+	return strings.Contains(c.Get(fiber.HeaderAccept), "text/html")
+}
+
+// pageLocale is the language of a page: ?lang= when given, else the order's, else the
+// first of the browser's languages that Parla speaks, else English.
+func pageLocale(c *fiber.Ctx, orderLocale string) string {
+	if l := c.Query("lang"); l != "" {
+		return mail.Locale(l)
+	}
+	if orderLocale != "" {
+		return mail.Locale(orderLocale)
+	}
+	for _, part := range strings.Split(c.Get(fiber.HeaderAcceptLanguage), ",") {
+		tag := strings.TrimSpace(strings.SplitN(part, ";", 2)[0])
+		if tag == "" || tag == "*" {
+			continue
+		}
+		if l := mail.Locale(tag); l != "en" || strings.HasPrefix(strings.ToLower(tag), "en") {
+			return l
+		}
+	}
+	return "en"
+}
+
+// renderLinkPage shows a delivered order: what it is, its expiry with a countdown, the
+// download, the other formats of a transcript, and "delete now".
+func (s *server) renderLinkPage(c *fiber.Ctx, o orders.Order, notice string) error {
+	lng := pageLocale(c, o.Locale)
+	k, err := s.deps.Book.Kept(c.UserContext(), o)
+	if err != nil {
+		s.log.Warn("reading what is kept", "order", o.ID, "err", err)
+	}
+	service := mail.Text(lng, "service."+string(o.Service))
+	p := mail.Purchase{Format: k.Format, Voice: k.Voice, Characters: k.Characters, Seconds: k.Seconds,
+		Amount: o.Amount, Currency: o.Currency}
+	v := pageView{Lang: lng, Title: pageText(lng, "page.title"), Notice: notice,
+		What: mail.ReceiptLines(lng, service, p), File: o.ResultName,
+		Expiry:    strings.ReplaceAll(mail.Text(lng, "delivered.expiry"), "{date}", mail.FormatDate(lng, o.LinkExpiresAt)),
+		ExpiresAt: o.LinkExpiresAt.UTC().Format(time.RFC3339), Left: timeLeft(lng, o.LinkExpiresAt.Sub(s.deps.Book.Config().Now())),
+		LeftFormat: pageText(lng, "page.left"), Token: o.LinkToken}
+	if k.Transcript != nil {
+		for _, f := range providers.TranscriptFormats {
+			if f != k.Format {
+				v.Formats = append(v.Formats, pageFormat{Name: f, Label: mail.FormatName(f)})
+			}
+		}
+	}
+	return s.sendPage(c, fiber.StatusOK, v)
+}
+
+// timeLeft writes a countdown (days, hours, minutes) in the locale's short units.
+func timeLeft(lng string, d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	mins := int64(d / time.Minute)
+	return strings.NewReplacer("{d}", strconv.FormatInt(mins/(24*60), 10),
+		"{h}", strconv.FormatInt(mins/60%24, 10), "{m}", strconv.FormatInt(mins%60, 10)).Replace(pageText(lng, "page.left"))
+}
+
+// pageView is one link page (or its 404/410/403 form, which has only Title and Notice).
+type pageView struct {
+	Lang       string
+	Title      string
+	Notice     string
+	Done       bool     // the result was just erased
+	What       []string // the receipt lines
+	File       string
+	Expiry     string
+	ExpiresAt  string // RFC 3339, for the countdown script
+	Left       string
+	LeftFormat string
+	Token      string
+	Formats    []pageFormat
+	T          map[string]string
+	Script     template.JS
+}
+
+type pageFormat struct{ Name, Label string }
+
+func (s *server) sendPage(c *fiber.Ctx, status int, v pageView) error {
+	v.T = pageStrings[v.Lang]
+	v.Script = countdownScript
+	var b bytes.Buffer
+	if err := linkPageTemplate.Execute(&b, v); err != nil {
+		return err
+	}
+	// The address holds the token: no caching, no referrer, no index.
+	c.Set(fiber.HeaderCacheControl, "private, no-store")
+	c.Set(fiber.HeaderReferrerPolicy, "no-referrer")
+	c.Set("X-Robots-Tag", "noindex")
+	c.Set(fiber.HeaderContentSecurityPolicy, pagePolicy)
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	return c.Status(status).Send(b.Bytes())
+}
+
+func pageText(lng, key string) string {
+	if t, ok := pageStrings[lng][key]; ok {
+		return t
+	}
+	return pageStrings["en"][key]
+}
+
+func htmlLang(lng string) string {
+	switch lng {
+	case "jp":
+		return "ja"
+	case "zh":
+		return "zh-Hans"
+	}
+	return lng
+}
+
+// countdownScript ticks the countdown; the page's Content-Security-Policy allows it by its
+// hash and no other script.
+const countdownScript = `(function(){var t=document.querySelector('[data-testid=link-left]');if(!t)return;var end=Date.parse(t.getAttribute('datetime')),f=t.getAttribute('data-format');
+function tick(){var m=Math.max(0,Math.floor((end-Date.now())/60000));t.textContent=f.replace('{d}',Math.floor(m/1440)).replace('{h}',Math.floor(m/60)%24).replace('{m}',m%60);}
+tick();setInterval(tick,30000);t.setAttribute('data-ticking','');})();`
+
+// pagePolicy lets the page use its inline style and its one script, load nothing else,
+// and not be framed (a framed "delete now" could be clicked through a disguise).
+var pagePolicy = func() string {
+	sum := sha256.Sum256([]byte(countdownScript))
+	return "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-" +
+		base64.StdEncoding.EncodeToString(sum[:]) + "'; base-uri 'none'; frame-ancestors 'none'"
+}()
+
+var linkPageTemplate = template.Must(template.New("link").Funcs(template.FuncMap{
+	"htmlLang": htmlLang,
+	"dir": func(lng string) string {
+		if slices.Contains([]string{"ar"}, lng) {
+			return "rtl"
+		}
+		return "ltr"
+	},
+}).Parse(`<!DOCTYPE html>
+<html lang="{{htmlLang .Lang}}" dir="{{dir .Lang}}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>{{.Title}} · Parla</title>
+<style>
+body{margin:0;background:#f4f4f5;color:#18181b;font-family:system-ui,-apple-system,'Segoe UI',Roboto,'Noto Sans','Noto Sans Arabic',sans-serif;line-height:1.6}
+main{max-width:36rem;margin:0 auto;padding:1.5rem;background:#fff;min-height:100vh;box-sizing:border-box;overflow-wrap:break-word}
+.brand{font-weight:700;font-size:1.4rem;color:#4338ca;text-decoration:none}
+h1{font-size:1.5rem;margin:1rem 0}
+ul{padding-inline-start:1.25rem}
+button{font:inherit;cursor:pointer;border-radius:6px;padding:.6rem 1.1rem;border:1px solid #4338ca}
+.primary{background:#4338ca;color:#fff;font-weight:700}
+.secondary{background:#fff;color:#4338ca}
+.danger{background:#fff;color:#b91c1c;border-color:#b91c1c}
+.formats{display:flex;flex-wrap:wrap;gap:.5rem;list-style:none;padding:0}
+section{margin-block:1.5rem}
+.notice{padding:.75rem 1rem;background:#ecfdf5;border-inline-start:4px solid #059669}
+.small{font-size:.9rem;color:#52525b}
+</style>
+</head>
+<body>
+<main>
+<a class="brand" href="/">Parla</a>
+<h1>{{.Title}}</h1>
+{{- if .Notice}}
+<p class="notice" role="status" data-testid="link-notice">{{.Notice}}</p>
+{{- end}}
+{{- if .Token}}
+<section aria-labelledby="what">
+<h2 id="what">{{index .T "page.what"}}</h2>
+<ul data-testid="link-what">{{range .What}}<li>{{.}}</li>{{end}}</ul>
+<p class="small" dir="ltr">{{.File}}</p>
+</section>
+<section aria-labelledby="when">
+<h2 id="when">{{index .T "page.when"}}</h2>
+<p>{{.Expiry}}</p>
+<p>{{index .T "page.left_label"}} <time data-testid="link-left" datetime="{{.ExpiresAt}}" data-format="{{.LeftFormat}}">{{.Left}}</time></p>
+</section>
+<form method="post" action="/d/{{.Token}}">
+<button class="primary" type="submit" data-testid="link-download">{{index .T "page.download"}}</button>
+</form>
+{{- if .Formats}}
+<section aria-labelledby="formats">
+<h2 id="formats">{{index .T "page.formats"}}</h2>
+<p class="small">{{index .T "page.formats_note"}}</p>
+<ul class="formats">{{range .Formats}}<li><form method="post" action="/d/{{$.Token}}"><input type="hidden" name="format" value="{{.Name}}"><button class="secondary" type="submit" data-format="{{.Name}}">{{.Label}}</button></form></li>{{end}}</ul>
+</section>
+{{- end}}
+<section aria-labelledby="delete">
+<h2 id="delete">{{index .T "page.delete_title"}}</h2>
+<p class="small">{{index .T "page.delete_note"}}</p>
+<form method="post" action="/r/{{.Token}}/delete">
+<button class="danger" type="submit" data-testid="link-delete">{{index .T "page.delete"}}</button>
+</form>
+</section>
+<script>{{.Script}}</script>
+{{- end}}
+<p><a href="/">{{index .T "page.home"}}</a></p>
+</main>
+</body>
+</html>
+`))

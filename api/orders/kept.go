@@ -1,0 +1,146 @@
+package orders
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"parla/providers"
+	"parla/providers/transcript"
+)
+
+// Kept is what the link page tells about a delivered order once its parameters are erased
+// (the text and the address go at delivery): what was bought, and for a transcription its
+// segments, so that the other formats can be rendered at no charge. It is stored next to
+// the result (keptKey) and deleted with it: after the link's 10 days, or by "delete now".
+type Kept struct {
+	Service    Service `json:"service"`
+	Format     string  `json:"format"`
+	Voice      string  `json:"voice,omitempty"`
+	Characters int64   `json:"characters,omitempty"` // text-to-speech
+	Seconds    int64   `json:"seconds,omitempty"`    // transcriptions: the billed length
+	Translated bool    `json:"translated,omitempty"`
+	// Transcript is the transcription's text and segments; nil for speech.
+	Transcript *providers.Transcript `json:"transcript,omitempty"`
+}
+
+// keptOf reads what an order bought from its parameters (present until it is done).
+func keptOf(o Order, t *providers.Transcript) Kept {
+	k := Kept{Service: o.Service, Transcript: t}
+	if o.Service == TTS {
+		if p, err := decodeTTSParams(o.Params); err == nil {
+			k.Format, k.Voice, k.Characters = p.Format, p.Voice, CountChars(p.Text)
+		}
+		return k
+	}
+	if p, err := decodeTranscriptParams(o.Params); err == nil {
+		k.Format, k.Seconds, k.Translated = p.Format, p.Seconds, p.Translate
+	}
+	return k
+}
+
+// keptKey is where the Kept of the result stored at resultKey lives.
+func keptKey(resultKey string) string { return path.Dir(resultKey) + "/kept.json" }
+
+func putKept(ctx context.Context, s providers.Storage, resultKey string, k Kept) error {
+	b, err := json.Marshal(k)
+	if err != nil {
+		return fmt.Errorf("encoding what is kept: %w", err)
+	}
+	if err := s.Put(ctx, keptKey(resultKey), bytes.NewReader(b), int64(len(b)), "application/json"); err != nil {
+		return fmt.Errorf("storing what is kept: %w", err)
+	}
+	return nil
+}
+
+// deleteResult removes a result and what is kept with it; missing files are no error.
+func deleteResult(ctx context.Context, s providers.Storage, resultKey string) error {
+	var errs []error
+	for _, key := range []string{resultKey, keptKey(resultKey)} {
+		if err := s.Delete(ctx, key); err != nil && !errors.Is(err, providers.ErrNotFound) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// maxKept bounds what is read back: a 3-hour transcript's segments are well under it.
+const maxKept = 32 << 20
+
+// Kept returns what is kept of a delivered order (see Download). Results stored before
+// this was kept have none: the zero Kept with the order's service and no error.
+func (b *Book) Kept(ctx context.Context, o Order) (Kept, error) {
+	k := Kept{Service: o.Service}
+	if o.ResultKey == "" {
+		return k, ErrLinkExpired
+	}
+	obj, err := b.storage.Get(ctx, keptKey(o.ResultKey))
+	if errors.Is(err, providers.ErrNotFound) {
+		return k, nil
+	}
+	if err != nil {
+		return k, fmt.Errorf("reading what is kept of order %s: %w", o.ID, err)
+	}
+	defer obj.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(obj.Body, maxKept))
+	if err != nil {
+		return k, fmt.Errorf("reading what is kept of order %s: %w", o.ID, err)
+	}
+	if err := json.Unmarshal(raw, &k); err != nil {
+		return k, fmt.Errorf("decoding what is kept of order %s: %w", o.ID, err)
+	}
+	return k, nil
+}
+
+// ErrNoSegments is returned by OtherFormat for a speech order, or a transcription whose
+// segments were not kept.
+var ErrNoSegments = errors.New("no transcript kept for this order")
+
+// ErrUnknownFormat is returned by OtherFormat for a name not in providers.TranscriptFormats.
+var ErrUnknownFormat = errors.New("unknown transcript format")
+
+// OtherFormat renders a delivered transcription in another format from its kept segments,
+// at no charge, returning the file's bytes, attachment name and content type.
+func (b *Book) OtherFormat(ctx context.Context, o Order, format string) (body []byte, name, contentType string, err error) {
+	ext, contentType, ok := transcript.Info(format)
+	if !ok || format == "" {
+		return nil, "", "", ErrUnknownFormat
+	}
+	k, err := b.Kept(ctx, o)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if k.Transcript == nil {
+		return nil, "", "", ErrNoSegments
+	}
+	body, err = transcript.Render(*k.Transcript, format)
+	if err != nil {
+		return nil, "", "", err
+	}
+	base := strings.TrimSuffix(o.ResultName, path.Ext(o.ResultName))
+	if format == "verbose_json" && ext == ".json" {
+		base += "-verbose"
+	}
+	return body, base + ext, contentType, nil
+}
+
+// Erase deletes a delivered order's result and what is kept with it now, at the visitor's
+// request ("delete now"); its link answers as expired from then on.
+func (b *Book) Erase(ctx context.Context, o Order) error {
+	if o.ResultKey == "" {
+		return ErrLinkExpired
+	}
+	if err := deleteResult(ctx, b.storage, o.ResultKey); err != nil {
+		return fmt.Errorf("erasing the result of order %s: %w", o.ID, err)
+	}
+	if err := b.orders.DropResult(ctx, o.ID); err != nil {
+		return err
+	}
+	b.log.Info("result erased at the visitor's request", "order", o.ID)
+	return nil
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"parla/providers/testkit"
+)
+
+// pageLink is the link page a delivery letter gives for a download link (/d/ → /r/).
+func pageLink(download string) string { return strings.Replace(download, "/d/", "/r/", 1) }
+
+var browser = map[string]string{"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+
+func withHeaders(base map[string]string, more ...string) map[string]string {
+	h := map[string]string{}
+	for k, v := range base {
+		h[k] = v
+	}
+	for i := 0; i+1 < len(more); i += 2 {
+		h[more[i]] = more[i+1]
+	}
+	return h
+}
+
+// The link page of a delivered transcript: what it is, its expiry, the download (a POST),
+// the other formats at no charge, and "delete now" (refused cross-site); afterwards the
+// page and /d/ answer 410 in the order's language, and JSON clients keep their JSON.
+func TestLinkPageEndToEnd(t *testing.T) {
+	requireMediaTools(t)
+	openai := startFakeOpenAI(t)
+	h := startApp(t, openai.env())
+	data, _ := os.ReadFile(testkit.Speech(t, t.TempDir(), "talk.mp3", testkit.SampleSentence))
+	up := h.upload("talk.mp3", data).json(t)
+	order := map[string]any{"filePath": up["file"].(map[string]any)["path"].(string), "fileName": "talk.mp3",
+		"response_format": "srt", "email": "listener@example.com", "emailVerify": "listener@example.com",
+		"locale": "es", "language": "en"}
+	r := h.postJSON("/payment/sst/create-checkout-session", map[string]any{"order": order})
+	h.wantStatus(r, 200)
+	co := r.json(t)
+	h.wantStatus(h.do("POST", co["url"].(string)+"/pay", "", nil, nil), 303)
+	link := h.waitForLinkOf("sst", co["sessionId"].(string), 30*time.Second)
+	u, _ := url.Parse(link)
+	dl, page := u.Path, pageLink(u.Path)
+
+	// The letter: the page, a receipt with the amount in Spanish, no download link.
+	msg := mustRead(t, dirFiles(t, h.cfg.DataDir+"/outbox")[0])
+	for _, want := range []string{page, "Tu recibo", "SRT"} {
+		if !bytes.Contains(msg, []byte(want)) {
+			t.Errorf("the letter lacks %q", want)
+		}
+	}
+	if bytes.Contains(msg, []byte(dl)) {
+		t.Errorf("the letter gives the download link %s", dl)
+	}
+
+	// The page: a GET changes nothing, in the order's language.
+	for range 2 {
+		p := h.do("GET", page, "", nil, browser)
+		h.wantStatus(p, 200)
+		body := string(p.body)
+		for _, want := range []string{`lang="es"`, "Tu archivo", "Formato: SRT", "Importe cobrado:", "Tiempo restante:",
+			`action="` + dl + `"`, `value="vtt"`, `value="verbose_json"`, `value="text"`, `value="json"`, "Eliminar ahora"} {
+			if !strings.Contains(body, want) {
+				t.Errorf("the page lacks %q", want)
+			}
+		}
+		if strings.Contains(body, `value="srt"`) {
+			t.Errorf("the page offers the ordered format as another one")
+		}
+		csp := p.header.Get("Content-Security-Policy")
+		if p.header.Get("Referrer-Policy") != "no-referrer" || !strings.Contains(p.header.Get("Cache-Control"), "no-store") ||
+			!strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "script-src 'sha256-") {
+			t.Errorf("the page's headers: %v", p.header)
+		}
+	}
+
+	// Its buttons: the download, and another format made from the kept segments.
+	file := h.do("POST", dl, "application/x-www-form-urlencoded", nil, browser)
+	h.wantStatus(file, 200)
+	if !bytes.HasPrefix(file.body, []byte("1\n00:00:00,000 --> ")) {
+		t.Errorf("the download is not the SRT: %s", file.body)
+	}
+	vtt := h.do("POST", dl, "application/x-www-form-urlencoded", []byte("format=vtt"), browser)
+	h.wantStatus(vtt, 200)
+	if !bytes.HasPrefix(vtt.body, []byte("WEBVTT")) || !bytes.Contains(vtt.body, []byte("Hello from Parla.")) ||
+		!strings.HasSuffix(vtt.header.Get("Content-Disposition"), `.vtt"`) {
+		t.Errorf("the VTT: %v\n%s", vtt.header, vtt.body)
+	}
+	verbose := h.get(dl + "?format=verbose_json")
+	h.wantStatus(verbose, 200)
+	if !bytes.Contains(verbose.body, []byte(`"segments"`)) || !strings.HasSuffix(verbose.header.Get("Content-Disposition"), `-verbose.json"`) {
+		t.Errorf("verbose_json: %v\n%s", verbose.header, verbose.body)
+	}
+	if code := h.get(dl + "?format=docx").json(t)["error"].(map[string]any)["code"]; code != "invalid_format" {
+		t.Errorf("an unknown format answers %v", code)
+	}
+
+	// Delete now: refused from another site (and without any origin), obeyed from the page.
+	for _, hdr := range []map[string]string{
+		withHeaders(browser, "Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example"),
+		withHeaders(browser, "Origin", "https://evil.example"),
+		browser,
+	} {
+		r := h.do("POST", page+"/delete", "application/x-www-form-urlencoded", nil, hdr)
+		h.wantStatus(r, 403)
+		if !strings.Contains(string(r.body), "No se ha eliminado nada") {
+			t.Errorf("the refusal does not say so: %s", r.body)
+		}
+	}
+	h.wantStatus(h.do("GET", dl, "", nil, nil), 200)
+	del := h.do("POST", page+"/delete", "application/x-www-form-urlencoded", nil,
+		withHeaders(browser, "Sec-Fetch-Site", "same-origin", "Origin", h.base))
+	h.wantStatus(del, 200)
+	if !strings.Contains(string(del.body), "se han borrado de nuestros servidores") {
+		t.Errorf("delete now does not say so: %s", del.body)
+	}
+	if left := dirFiles(t, h.cfg.DataDir+"/files"); len(left) != 0 {
+		t.Errorf("files left after delete now: %v", left)
+	}
+
+	// Afterwards: 410 pages in Spanish for a browser, JSON for the others.
+	for _, path := range []string{page, dl, dl + "?format=vtt"} {
+		r := h.do("GET", path, "", nil, withHeaders(browser, "Accept-Language", "ru"))
+		h.wantStatus(r, 410)
+		if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") || !strings.Contains(string(r.body), "Este enlace ha caducado") {
+			t.Errorf("%s: %s\n%s", path, ct, r.body)
+		}
+	}
+	if code := h.get(dl).json(t)["error"].(map[string]any)["code"]; code != "link_expired" {
+		t.Errorf("a JSON client gets %v", code)
+	}
+	h.wantStatus(h.do("POST", page+"/delete", "", nil, withHeaders(browser, "Sec-Fetch-Site", "same-origin")), 410)
+}
+
+// An unknown link: a 404 page in the browser's language, JSON for API clients.
+func TestUnknownLinkPages(t *testing.T) {
+	h := startApp(t, nil)
+	for _, c := range []struct{ path, lang, want string }{
+		{"/d/nope", "ru-RU,ru;q=0.9,en;q=0.8", "Такой ссылки нет"},
+		{"/r/nope", "ar", "هذا الرابط غير موجود"},
+		{"/r/nope", "fr-FR,ja;q=0.8", "このリンクは存在しません"},
+		{"/d/nope?lang=es", "en", "Este enlace no existe"},
+		{"/r/nope", "", "This link does not exist"},
+	} {
+		r := h.do("GET", c.path, "", nil, withHeaders(browser, "Accept-Language", c.lang))
+		h.wantStatus(r, 404)
+		if !strings.Contains(string(r.body), c.want) || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
+			t.Errorf("%s (%s): %s", c.path, c.lang, r.body)
+		}
+	}
+	if code := h.get("/d/nope").json(t)["error"].(map[string]any)["code"]; code != "not_found" {
+		t.Errorf("a JSON client gets %v", code)
+	}
+	if code := h.do("GET", "/r/nope", "", nil, map[string]string{"Accept": "application/json"}).json(t)["error"].(map[string]any)["code"]; code != "not_found" {
+		t.Errorf("a JSON client of the page gets %v", code)
+	}
+}

@@ -207,6 +207,7 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 		ContactEmail: cfg.ContactEmail,
 		RateLimit:    cfg.RateLimit, TrustedProxies: cfg.TrustedProxies,
 		SamplesDir:     filepath.Join(cfg.DataDir, "samples", cfg.TTSEngine),
+		PreviewsDir:    filepath.Join(cfg.DataDir, "previews", cfg.TTSEngine),
 		MaxUploadBytes: cfg.MaxUploadBytes, STTEngine: cfg.STTEngine, PublicURL: cfg.PublicURL,
 	}, api.Deps{
 		Book: a.book, Storage: store, Speaker: speaker, Test: a.test, Webhooks: webhooks, UI: ui, Locales: locales, Log: a.log,

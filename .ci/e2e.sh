@@ -47,7 +47,7 @@ export BASE_URL="http://127.0.0.1:$port" OUTBOX_DIR="$data/outbox" SCREENSHOT_DI
 export MEDIA_URL="http://127.0.0.1:$fake_port/media/clip.mp4" FAKE_OPENAI_URL="http://127.0.0.1:$fake_port"
 failed=()
 # E2E_JOURNEYS picks some of them (default: all).
-for journey in ${E2E_JOURNEYS:-tts sst vtt pages onepayment}; do
+for journey in ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish}; do
   echo "== $journey"
   node "webui/e2e/$journey.e2e.mjs" || failed+=("$journey")
 done
@@ -55,4 +55,4 @@ if ((${#failed[@]})); then
   echo "e2e: failed: ${failed[*]}"
   exit 1
 fi
-echo "e2e: ${E2E_JOURNEYS:-tts sst vtt pages onepayment} passed"
+echo "e2e: ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish} passed"

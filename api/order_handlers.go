@@ -220,6 +220,7 @@ func (s orderHandlers) result(c *fiber.Ctx) error {
 		return err
 	}
 	view := s.orderView(o)
+	s.addQueuePosition(c, o, view)
 	switch o.Status {
 	case orders.Done:
 		return c.JSON(fiber.Map{"ok": true, "data": fiber.Map{"data": view["link"]}, "order": view})
@@ -229,6 +230,22 @@ func (s orderHandlers) result(c *fiber.Ctx) error {
 		return failWithOrder(c, "order_expired", view)
 	}
 	return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"ok": true, "order": view})
+}
+
+// addQueuePosition tells a paid order waiting for a worker its place in the queue
+// ("queuePosition", 1 = next); nothing when it is not waiting or the count fails.
+func (s orderHandlers) addQueuePosition(c *fiber.Ctx, o orders.Order, view fiber.Map) {
+	if o.Status != orders.Paid {
+		return
+	}
+	p, err := s.deps.Book.QueuePosition(c.UserContext(), o)
+	if err != nil {
+		s.log.Warn("queue position", "order", o.ID, "err", err)
+		return
+	}
+	if p > 0 {
+		view["queuePosition"] = p
+	}
 }
 
 // failWithOrder answers a failure of the result endpoint with the order beside the error,

@@ -30,6 +30,7 @@ type Config struct {
 	RateLimit      int      // checkout creations, uploads, analyses, and session lookups per client per minute; 0 = unlimited
 	TrustedProxies []string // proxies whose X-Forwarded-For is believed
 	SamplesDir     string   // cache of generated voice samples
+	PreviewsDir    string   // cache of free text-to-speech previews (bounded in size)
 	BodyLimit      int      // largest JSON body accepted (bytes)
 	MaxUploadBytes int64    // largest audio upload (25 MB)
 	STTEngine      string   // "whisper" or "openai", named on the audio page
@@ -57,11 +58,12 @@ type Deps struct {
 // (order_handlers.go, transcript_handlers.go) and of payments (payment_handlers.go) are
 // methods of small types around it.
 type server struct {
-	cfg     Config
-	deps    Deps
-	log     *slog.Logger
-	samples *sampleCache
-	pages   *pageRenderer // nil without locales: index.html is served as built
+	cfg      Config
+	deps     Deps
+	log      *slog.Logger
+	samples  *sampleCache
+	previews *previewCache
+	pages    *pageRenderer // nil without locales: index.html is served as built
 }
 
 // orderHandlers serve the order journey: uploads and link analysis, checkout creation, the
@@ -85,6 +87,7 @@ func New(cfg Config, deps Deps) *fiber.App {
 	}
 	s := &server{cfg: cfg, deps: deps, log: deps.Log}
 	s.samples = newSampleCache(cfg.SamplesDir, deps.Speaker)
+	s.previews = newPreviewCache(cfg.PreviewsDir, deps.Speaker)
 	if deps.Locales != nil {
 		info := siteInfo{Contact: cfg.ContactEmail, Version: cfg.Version}
 		if deps.Book != nil {
@@ -145,6 +148,9 @@ func New(cfg Config, deps Deps) *fiber.App {
 	// times as generous, since detecting the language of a long text costs CPU (~33 ms for
 	// 100,000 characters).
 	app.Post("/api/tts/quote", s.rateLimitTimes(4), o.quoteTTS)
+	// A free preview costs engine time (~0.1 s with espeak-ng): a bucket of its own, as
+	// generous as the checkouts; repeated previews are served from the cache.
+	app.Post("/api/tts/preview", s.rateLimit(), o.ttsPreview)
 	app.Post("/payment/sst/create-checkout-session", limited, o.createSTTCheckout)
 	app.Post("/payment/vtt/create-checkout-session", limited, o.createVTTCheckout)
 	// The lookup asks the payment provider each time: its own bucket, as generous as the

@@ -26,12 +26,20 @@ import (
 type scriptedSpeaker struct {
 	failures atomic.Int32 // calls that fail before one succeeds; -1 = always fail
 	calls    atomic.Int32
+	hold     atomic.Pointer[chan struct{}] // when set, each call waits for it to close
 }
 
 func (s *scriptedSpeaker) Available() error { return nil }
 
 func (s *scriptedSpeaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.Writer) error {
 	s.calls.Add(1)
+	if h := s.hold.Load(); h != nil {
+		select {
+		case <-*h:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	if f := s.failures.Load(); f != 0 {
 		if f > 0 {
 			s.failures.Add(-1)

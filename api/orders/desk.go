@@ -219,16 +219,21 @@ func (d *Desk) newOrder(svc Service, params any, email, locale string, amount in
 }
 
 // product is the line item the hosted checkout shows.
-type product struct{ name, description, successPath, cancelPath string }
+// Its name and description are in the order's interface language (products.go).
+type product struct {
+	name, description, successPath, cancelPath string
+	svc                                        Service
+	quantity                                   int64
+}
 
 func productFor(svc Service, quantity int64) product {
 	switch svc {
 	case STT:
-		return product{"Speech-to-text", "Transcription generation", "/sst-payment/success", "/sst"}
+		return product{"Speech-to-text", "Transcription generation", "/sst-payment/success", "/sst", svc, quantity}
 	case VTT:
-		return product{"Video to text", "Transcription generation", "/vtt-payment/success", "/vtt"}
+		return product{"Video to text", "Transcription generation", "/vtt-payment/success", "/vtt", svc, quantity}
 	}
-	return product{"Text-to-speech", fmt.Sprintf("Voice generation, %d characters", quantity), "/payment/success", "/tts"}
+	return product{"Text-to-speech", fmt.Sprintf("Voice generation, %d characters", quantity), "/payment/success", "/tts", TTS, quantity}
 }
 
 // openCheckout stores the order and opens the hosted checkout bound to it (order id in the
@@ -237,6 +242,7 @@ func (d *Desk) openCheckout(ctx context.Context, o Order, p product) (Checkout, 
 	if err := d.orders.Create(ctx, o); err != nil {
 		return Checkout{}, err
 	}
+	p = p.localized(o.Locale)
 	s, err := d.payments.CreateCheckout(ctx, providers.CheckoutRequest{
 		OrderID: o.ID, Email: o.Email, Locale: o.Locale,
 		Name: p.name, Description: p.description, ImageURL: d.cfg.ImageURL,

@@ -53,6 +53,7 @@ func (SweepArgs) Kind() string { return "sweep" }
 // jobQueue is River's client on the app's database.
 type jobQueue struct {
 	client *river.Client[*sql.Tx]
+	db     *sql.DB // River's tables, for the queue position of a waiting order
 }
 
 // newJobQueue migrates River's tables and builds its client with the book's workers.
@@ -92,7 +93,7 @@ func newJobQueue(ctx context.Context, cfg Config, db *sql.DB, f *fulfiller, sw *
 	if err != nil {
 		return nil, fmt.Errorf("building job queue: %w", err)
 	}
-	return &jobQueue{client: client}, nil
+	return &jobQueue{client: client, db: db}, nil
 }
 
 // reclaimOrphans makes every job left running by a previous process available again. On

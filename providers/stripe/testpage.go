@@ -10,12 +10,12 @@ import (
 // testPage is the built-in checkout's hosted page. It must never be mistaken for a real
 // payment page, hence the banner; the forms post back to the session's own URL.
 var testPage = template.Must(template.New("test-checkout").Parse(`<!doctype html>
-<html lang="en">
+<html lang="{{.T.Lang}}" dir="{{.T.Dir}}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<title>Test payment — {{.Amount}}</title>
+<title>{{.T.Title}} — {{.Amount}}</title>
 <style>
 body { font-family: system-ui, sans-serif; margin: 0; background: #f6f7f9; color: #1a1a1a; }
 .banner { background: #b00020; color: #fff; font-size: 1.4rem; font-weight: 700; text-align: center; padding: 1rem; }
@@ -28,26 +28,26 @@ button.pay { background: #0a7d32; border-color: #0a7d32; color: #fff; }
 </style>
 </head>
 <body>
-<div class="banner" role="alert">TEST PAYMENT — no real card is charged</div>
+<div class="banner" role="alert">{{.T.Banner}}</div>
 <main>
   {{if .ImageURL}}<img src="{{.ImageURL}}" alt="" width="64" height="64">{{end}}
   <h1>{{.Name}}</h1>
   {{if .Description}}<p class="muted">{{.Description}}</p>{{end}}
   <p class="amount" data-testid="amount">{{.Amount}}</p>
-  {{if .Email}}<p class="muted">Receipt to {{.Email}}</p>{{end}}
+  {{if .Email}}<p class="muted">{{.T.Receipt}} <bdi>{{.Email}}</bdi></p>{{end}}
   {{if eq .Status "open"}}
-  <p class="muted">This site runs without a payment provider. Pay marks the order as paid; nothing is charged.</p>
-  <p class="muted" data-testid="terms">By paying you accept the <a href="/terms" target="_blank" rel="noopener">terms of service</a> and the <a href="/refunds" target="_blank" rel="noopener">refund policy</a>.</p>
+  <p class="muted">{{.T.Explain}}</p>
+  <p class="muted" data-testid="terms">{{.T.TermsPre}}<a href="/terms" target="_blank" rel="noopener">{{.T.Terms}}</a>{{.T.TermsAnd}}<a href="/refunds" target="_blank" rel="noopener">{{.T.Refunds}}</a>{{.T.TermsPost}}</p>
   <div class="actions">
-    <form method="post" action="{{.PayURL}}"><button class="pay" type="submit">Pay {{.Amount}}</button></form>
-    <form method="post" action="{{.CancelURL}}"><button type="submit">Cancel</button></form>
+    <form method="post" action="{{.PayURL}}"><button class="pay" type="submit">{{.T.Pay}} <bdi>{{.Amount}}</bdi></button></form>
+    <form method="post" action="{{.CancelURL}}"><button type="submit">{{.T.Cancel}}</button></form>
   </div>
   {{else if eq .Status "complete"}}
-  <p>This session is paid.</p>
-  <p><a href="{{.SuccessURL}}">Continue</a></p>
+  <p>{{.T.Paid}}</p>
+  <p><a href="{{.SuccessURL}}">{{.T.Continue}}</a></p>
   {{else}}
-  <p>This session has expired and can no longer be paid.</p>
-  <p><a href="{{.BackURL}}">Back</a></p>
+  <p>{{.T.Expired}}</p>
+  <p><a href="{{.BackURL}}">{{.T.Back}}</a></p>
   {{end}}
 </main>
 </body>
@@ -62,9 +62,11 @@ func RenderPage(w io.Writer, s TestSession) error {
 		Name, Description, ImageURL, Email, Status string
 		Amount                                     string
 		PayURL, CancelURL, SuccessURL, BackURL     string
+		T                                          pageText
 	}{
 		Name: s.Name, Description: s.Description, ImageURL: s.ImageURL, Email: s.Email,
 		Status:     s.Status,
+		T:          textFor(s.Locale),
 		Amount:     FormatAmount(s.Amount, s.Currency),
 		PayURL:     s.URL + "/pay",
 		CancelURL:  s.URL + "/cancel",

@@ -70,3 +70,28 @@ func TestFormatAmount(t *testing.T) {
 		})
 	}
 }
+
+func TestRenderPageInTheOrdersLanguage(t *testing.T) {
+	s := TestSession{ID: "cs_test_y", URL: publicURL + "/checkout/test/cs_test_y", Name: "Озвучивание текста",
+		Amount: 99, Currency: "eur", Status: "open", Email: "a@example.com"}
+	for locale, want := range map[string][]string{
+		"ru": {`<html lang="ru" dir="ltr">`, "ТЕСТОВАЯ ОПЛАТА", ">Оплатить <bdi>0.99 €</bdi>", ">Отмена<", "Квитанция на адрес", `href="/terms" target="_blank" rel="noopener">условия использования</a>`},
+		"ar": {`<html lang="ar" dir="rtl">`, "دفع تجريبي", ">ادفع <bdi>", ">إلغاء<"},
+		"jp": {`<html lang="ja" dir="ltr">`, "テスト決済", ">支払う <bdi>"},
+		"xx": {`<html lang="en" dir="ltr">`, "TEST PAYMENT", ">Pay <bdi>0.99 €</bdi>"},
+	} {
+		s.Locale = locale
+		var b bytes.Buffer
+		if err := RenderPage(&b, s); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s page lacks %q", locale, w)
+			}
+		}
+		if locale != "xx" && strings.Contains(b.String(), "TEST PAYMENT") {
+			t.Errorf("%s page is in English", locale)
+		}
+	}
+}

@@ -139,3 +139,32 @@ export async function orderByKey(service, key, opts) {
   const q = new URLSearchParams({ key });
   return (await request("GET", `/payment/${service}/order?${q}`, undefined, opts)).data;
 }
+
+/**
+ * POST /api/tts/preview {text, voice, speed, format, language, locale} → the audio of the
+ * text's first ~200 characters, free (rate limited, cached by the server).
+ */
+export async function previewTts(payload, { signal } = {}) {
+  let res;
+  try {
+    res = await fetch("/api/tts/preview", {
+      method: "POST",
+      signal,
+      headers: { Accept: "audio/*, application/json", "Content-Type": "application/json" },
+      body: JSON.stringify(payload),
+    });
+  } catch (err) {
+    if (err?.name === "AbortError") throw err;
+    throw new ApiError("network_error", 0);
+  }
+  if (!res.ok) {
+    let data = null;
+    try {
+      data = await res.json();
+    } catch {
+      /* not JSON */
+    }
+    answer(res.status, data); // throws
+  }
+  return res.blob();
+}

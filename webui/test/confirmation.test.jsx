@@ -39,7 +39,8 @@ describe("confirmation page", () => {
     // Until the session says it was paid, the page does not claim it.
     expect(screen.getByRole("heading").textContent).not.toBe("Payment successful");
     await waitFor(() => expect(screen.getByText("Payment successful")).toBeTruthy());
-    expect(screen.getByText("Processing your request", { selector: "p" })).toBeTruthy();
+    expect(screen.getByTestId("progress").textContent).toContain("Processing your request");
+    expect(screen.getAllByText("Processing your request", { exact: false })).toHaveLength(1); // one line, not two
     expect(localStorage.getItem("sessionId")).toBeNull(); // read, then removed
     await waitFor(() => expect(screen.getByTestId("progress").textContent).toContain("40% done"));
     expect(screen.getByTestId("progress").getAttribute("aria-live")).toBe("polite");
@@ -53,6 +54,22 @@ describe("confirmation page", () => {
     expect(fetch.mock.calls[0][0]).toBe("/payment/tts/checkout-session?sessionId=cs_1");
     expect(fetch.mock.calls[1][0]).toBe("/services/tts");
     expect(JSON.parse(fetch.mock.calls[1][1].body)).toEqual({ sessionId: "cs_1" });
+  });
+
+  it("shows the place in the queue while the order waits for a worker, on the same line", async () => {
+    localStorage.setItem("sessionId", "cs_q");
+    localStorage.setItem("tts", "{}");
+    const answers = [
+      lookup({ status: "paid", progress: 0 }),
+      json(202, { ok: true, order: { status: "paid", progress: 0, queuePosition: 3 } }),
+      json(202, { ok: true, order: { status: "processing", progress: 20 } }),
+    ];
+    vi.stubGlobal("fetch", vi.fn(async () => answers.shift()));
+    renderPage();
+    await waitFor(() => expect(screen.getByTestId("progress-detail").textContent).toBe("In the queue: position 3"));
+    await act(async () => vi.advanceTimersByTime(1100));
+    await waitFor(() => expect(screen.getByTestId("progress-detail").textContent).toBe("20% done"));
+    expect(screen.getAllByText("Processing your request", { exact: false })).toHaveLength(1);
   });
 
   it("says where the link went when the server has already forgotten the address", async () => {

@@ -73,7 +73,9 @@ describe("audio-to-text page", () => {
     renderSst();
     await choose(mp3("talk.mp3"));
     expect(screen.getByText("Chosen file: talk.mp3")).toBeTruthy();
-    expect(nb(screen.getByTestId("browser-duration").textContent)).toBe("Duration: 1 min 5 sec (1:05)");
+    expect(nb(screen.getByTestId("browser-duration").textContent)).toBe(
+      "Duration as your browser reads it: about 1 min 5 sec (1:05). The server measures it during the upload, and charges that.",
+    );
     expect(screen.getByTestId("browser-duration").querySelector("time").getAttribute("datetime")).toBe("PT1M5S");
     expect(screen.getByText("Estimated cost: €0.99")).toBeTruthy();
     expect(screen.queryByTestId("pay")).toBeNull(); // an estimate is not a quote

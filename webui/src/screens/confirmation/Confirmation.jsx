@@ -5,7 +5,6 @@ import { useConfig } from "../../config.jsx";
 import i18n from "../../i18n.js";
 import { forgetOrderKey, renewOrderKey } from "../../lib/orderKey.js";
 import { ORDER_KEYS, read, readJSON, remove, SESSION_KEY } from "../../lib/storage.js";
-import Loader from "../../Loader.jsx";
 import { Link, navigate } from "../../router.jsx";
 
 // How long to keep asking while the payment is not yet confirmed (402):
@@ -141,14 +140,26 @@ export default function Confirmation({ service }) {
 
   const progress = Math.max(0, Math.min(100, Number(state.order?.progress) || 0));
   const failing = state.order?.status === "failed";
+  const position = Number(state.order?.queuePosition) || 0;
+  const detail = state.unpaid
+    ? t("confirm.waitingPayment")
+    : failing
+      ? t("confirm.failing")
+      : position > 0
+        ? t("confirm.queuePosition", { position })
+        : t("confirm.progress", { p: progress });
+  // One line: what is happening, with the progress or, while waiting, the place in the queue.
   return (
     <section className="card processing">
       <h1>{state.confirmed && !state.unpaid ? t("confirm.paid") : t("confirm.waitingPayment")}</h1>
-      <p>{t("confirm.processing")}</p>
-      <Loader label={t("confirm.processing")} />
-      <div className="progress" aria-live="polite" data-testid="progress">
-        <progress max={100} value={progress} aria-label={t("confirm.progressLabel")} />
-        <span>{state.unpaid ? t("confirm.waitingPayment") : failing ? t("confirm.failing") : t("confirm.progress", { p: progress })}</span>
+      <div className="progress" role="status" aria-live="polite" data-testid="progress">
+        <span className="spinner" aria-hidden="true" />
+        <span className="progress-line">
+          {t("confirm.processing")}
+          <span aria-hidden="true"> · </span>
+          <span data-testid="progress-detail">{detail}</span>
+        </span>
+        <progress max={100} value={position > 0 ? 0 : progress} aria-label={t("confirm.progressLabel")} />
       </div>
     </section>
   );

@@ -33,7 +33,7 @@ export default function AudioChooser({ accepted, onChoose, chosen, maxSize, tooL
             <p className="hint">{t("sst.reading")}</p>
           ) : chosen.seconds ? (
             <>
-              <Duration seconds={chosen.seconds} locale={locale} testId="browser-duration" />
+              <Duration seconds={chosen.seconds} locale={locale} testId="browser-duration" labelKey="sst.browserDuration" />
               {estimate && <p className="info">{t("sst.estimate", { price: estimate })}</p>}
             </>
           ) : (

@@ -19,7 +19,7 @@ export default function TextStep({ text, onText, chars, costText, price, money, 
     <Step n={2} id="text" title={t("tts.step2")}>
       <LanguageList locale={locale} codes={languages?.length ? languages : undefined} />
       <p className="info">{t("tts.costInfo", { chars: per })}</p>
-      <p className="info">{t(price.rounding === "started" ? "tts.priceInfo" : "tts.priceInfoProportional", { price: money(price.unitAmount), chars: per })}</p>
+      <p className="info">{t(price.rounding === "started" ? "tts.priceInfo" : "tts.priceInfoProportional", { price: money(price.unitAmount), chars: per, count: price.per })}</p>
       {price.minAmount > 0 && <p className="info">{t("tts.priceMinimum", { min: money(price.minAmount) })}</p>}
       <label htmlFor="tts-text" className="sr-only">
         {t("tts.textLabel")}
@@ -34,7 +34,7 @@ export default function TextStep({ text, onText, chars, costText, price, money, 
         aria-invalid={tooLong || undefined}
       />
       <p id="tts-max" className="hint">
-        {t("tts.maxChars", { max: nf.format(maxChars) })}
+        {t("tts.maxChars", { max: nf.format(maxChars), count: maxChars })}
       </p>
       <div id="tts-count">
         {chars > 0 && (
@@ -50,7 +50,7 @@ export default function TextStep({ text, onText, chars, costText, price, money, 
       {languages?.length > 0 && <LanguageField languages={languages} locale={locale} value={language} onChange={onLanguage} quote={quote} />}
       {tooLong && (
         <p className="warning" role="alert">
-          {t("tts.tooLong", { n: nf.format(chars), max: nf.format(maxChars) })}
+          {t("tts.tooLong", { n: nf.format(chars), max: nf.format(maxChars), count: chars })}
         </p>
       )}
     </Step>

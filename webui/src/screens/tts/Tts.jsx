@@ -16,6 +16,7 @@ import PaidNotice from "../order/PaidNotice.jsx";
 import PayStep from "../order/PayStep.jsx";
 import { usePaidOrder } from "../order/usePaidOrder.js";
 import TextStep from "./TextStep.jsx";
+import Preview from "./Preview.jsx";
 import VoiceStep from "./VoiceStep.jsx";
 
 /**
@@ -117,7 +118,17 @@ export default function Tts() {
           onLanguage={setLanguage}
           quote={quote}
         />
-        <FormatStep n={3} title={t("tts.step3")} formats={tts.formats} format={format} onFormat={setFormat} describe="tts.formats" />
+        <FormatStep n={3} title={t("tts.step3")} formats={tts.formats} format={format} onFormat={setFormat} describe="tts.formats">
+          <Preview
+            text={text}
+            voice={voice}
+            speed={speed}
+            format={format}
+            language={language}
+            locale={i18n.language}
+            disabled={chars === 0 || (tts.maxChars > 0 && chars > tts.maxChars) || !!quote?.error}
+          />
+        </FormatStep>
         <EmailStep n={4} title={t("tts.step4")} email={email} emailVerify={emailVerify} onEmail={setEmail} onEmailVerify={setEmailVerify} />
         <PayStep
           n={5}

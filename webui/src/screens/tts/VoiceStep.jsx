@@ -2,6 +2,7 @@ import { useTranslation } from "react-i18next";
 import { voiceSampleUrl } from "../../api.js";
 import { formatSpeed, parseSpeed } from "../../lib/speed.js";
 import Field from "../order/Field.jsx";
+import SamplePlayer from "./SamplePlayer.jsx";
 import Step from "../order/Step.jsx";
 import { voiceName } from "../../lib/voices.js";
 
@@ -18,13 +19,7 @@ export default function VoiceStep({ voices, voice, onVoice, speed, onSpeed, spee
               <input type="radio" name="voice" value={v} checked={v === voice} onChange={() => onVoice(v)} />
               <span className="voice-name">{voiceName(v)}</span>
             </label>
-            <audio
-              controls
-              preload="none"
-              src={voiceSampleUrl(v, i18n.language)}
-              aria-label={t("tts.voiceSample", { voice: voiceName(v) })}
-              onPlay={() => onVoice(v)}
-            />
+            <SamplePlayer src={voiceSampleUrl(v, i18n.language)} voice={voiceName(v)} onPlay={() => onVoice(v)} />
           </div>
         ))}
       </fieldset>

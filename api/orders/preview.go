@@ -1,0 +1,87 @@
+package orders
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"parla/media"
+	"parla/providers"
+)
+
+// PreviewChars is about how much of a visitor's text the free preview speaks.
+const PreviewChars = 200
+
+// PreviewText is the start of a text, about n characters long, cut at the end of a
+// sentence if one ends in the second half of it, else at a word boundary (a text without
+// spaces, such as Chinese or Japanese, is cut after n characters).
+func PreviewText(text string, n int) string {
+	text = strings.TrimSpace(text)
+	if utf8.RuneCountInString(text) <= n {
+		return text
+	}
+	runes := []rune(text)
+	head := runes[:n]
+	// The end of the last sentence in the second half.
+	for i := len(head) - 1; i >= n/2; i-- {
+		if strings.ContainsRune(".!?。！？؟…", head[i]) && (i+1 >= len(runes) || unicode.IsSpace(runes[i+1]) || head[i] > 0x2E00) {
+			return strings.TrimSpace(string(head[:i+1]))
+		}
+	}
+	// Else the last space, if the next character does not continue the word.
+	if !unicode.IsSpace(runes[n]) {
+		for i := len(head) - 1; i >= n/2; i-- {
+			if unicode.IsSpace(head[i]) {
+				return strings.TrimSpace(string(head[:i]))
+			}
+		}
+	}
+	return strings.TrimSpace(string(head))
+}
+
+// PreviewRequest is a free preview as the page asks for it: the order's parameters with
+// the whole text, and the language chosen for it (empty: detect).
+type PreviewRequest struct {
+	Params   TTSParams
+	Language string
+	Locale   string
+}
+
+// Preview is what a free preview speaks, and the file it makes.
+type Preview struct {
+	Speech           providers.SpeechRequest
+	Ext, ContentType string // the format's container: "m4a" and "audio/mp4" for aac
+}
+
+// SpeechPreview validates a preview as it would an order and returns what to speak: the
+// start of the text (PreviewText) in the voice, speed and format chosen, and in the
+// language the whole order would be spoken in.
+func (d *Desk) SpeechPreview(req PreviewRequest) (Preview, error) {
+	params, err := d.cfg.TTS.ValidateTTS(req.Params)
+	if err != nil {
+		return Preview{}, err
+	}
+	locale, err := ValidateLocale(req.Locale)
+	if err != nil {
+		return Preview{}, err
+	}
+	if err := d.Available(TTS); err != nil {
+		return Preview{}, err
+	}
+	lang, err := d.speechLanguage(params.Text, req.Language, locale)
+	if err != nil {
+		return Preview{}, err
+	}
+	format, ok := media.Format(params.Format)
+	if !ok {
+		return Preview{}, fmt.Errorf("unknown format %q", params.Format)
+	}
+	return Preview{
+		Speech: providers.SpeechRequest{
+			Voice: params.Voice, Format: params.Format, Speed: params.Speed,
+			Text: PreviewText(params.Text, PreviewChars), Language: lang.Language,
+		},
+		Ext: format.Ext, ContentType: format.ContentType,
+	}, nil
+}

@@ -1,0 +1,81 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"parla/providers"
+)
+
+// countingSpeaker writes size bytes per call, slowly, and counts its calls.
+type countingSpeaker struct {
+	calls atomic.Int32
+	size  int
+}
+
+func (s *countingSpeaker) Available() error { return nil }
+func (s *countingSpeaker) Speak(ctx context.Context, r providers.SpeechRequest, w io.Writer) error {
+	s.calls.Add(1)
+	time.Sleep(20 * time.Millisecond)
+	_, err := w.Write(bytes.Repeat([]byte(r.Text[:1]), s.size))
+	return err
+}
+
+func TestPreviewCacheProducesOncePerKeyAndStaysWithinItsSize(t *testing.T) {
+	sp := &countingSpeaker{size: 400}
+	pc := newPreviewCache(t.TempDir(), sp)
+	pc.limit = 1000 // two previews fit, not three
+	req := func(text string) providers.SpeechRequest {
+		return providers.SpeechRequest{Voice: "nova", Format: "mp3", Speed: 1, Text: text, Language: "en"}
+	}
+	// Ten visitors asking for the same preview at once: one production.
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, _, err := pc.path(context.Background(), req("a"), "mp3"); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := sp.calls.Load(); n != 1 {
+		t.Fatalf("%d productions for one preview", n)
+	}
+	// Another speed or language is another preview.
+	other := req("a")
+	other.Language = "es"
+	if previewKey(other) == previewKey(req("a")) {
+		t.Error("language not in the key")
+	}
+	other = req("a")
+	other.Speed = 1.5
+	if previewKey(other) == previewKey(req("a")) {
+		t.Error("speed not in the key")
+	}
+	// b, then c: a (least recently used) goes, b and c stay.
+	time.Sleep(10 * time.Millisecond)
+	pb, _, _ := pc.path(context.Background(), req("b"), "mp3")
+	time.Sleep(10 * time.Millisecond)
+	pcPath, _, _ := pc.path(context.Background(), req("c"), "mp3")
+	files, _ := filepath.Glob(filepath.Join(pc.dir, "*"))
+	if len(files) != 2 {
+		t.Fatalf("cache holds %d files, want 2 (limit 1000 bytes)", len(files))
+	}
+	for _, p := range []string{pb, pcPath} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("recent preview deleted: %v", err)
+		}
+	}
+	if _, cached, _ := pc.path(context.Background(), req("a"), "mp3"); cached {
+		t.Error("the oldest preview was not deleted")
+	}
+}

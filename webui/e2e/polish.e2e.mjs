@@ -1,0 +1,148 @@
+// Browser test of the polish of issue 12: the free text-to-speech preview playing in place,
+// every page at 320 px in English and Arabic without overflow or clipping (element boxes
+// measured against the viewport), and Russian plural forms.
+//
+//   BASE_URL=http://127.0.0.1:4000 node webui/e2e/polish.e2e.mjs
+import { abort, assert, BASE, check, facts, finish, openBrowser } from "./harness.mjs";
+
+const PAGES = ["/", "/tts", "/sst", "/vtt", "/terms", "/privacy", "/refunds", "/payment/error"];
+
+/**
+ * Elements whose box leaves the viewport horizontally, or whose text is cut by their own
+ * box (scrollWidth beyond clientWidth with hidden overflow), besides visually hidden ones.
+ */
+async function overflowing(page) {
+  return page.evaluate(() => {
+    const vw = document.documentElement.clientWidth;
+    const out = [];
+    for (const el of document.querySelectorAll("body *")) {
+      if (el.closest(".sr-only") || ["SCRIPT", "STYLE", "OPTION", "WBR", "BR"].includes(el.tagName)) continue;
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) continue;
+      const name = `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}${el.className && typeof el.className === "string" ? `.${el.className.trim().split(/\s+/).join(".")}` : ""}`;
+      if (r.left < -0.5 || r.right > vw + 0.5) out.push(`${name} [${Math.round(r.left)}, ${Math.round(r.right)}]`);
+      const cs = getComputedStyle(el);
+      if (cs.overflowX === "hidden" && el.scrollWidth > el.clientWidth + 1 && el.tagName !== "TEXTAREA") out.push(`${name} clipped ${el.scrollWidth}>${el.clientWidth}`);
+    }
+    if (document.documentElement.scrollWidth > vw) out.push(`page ${document.documentElement.scrollWidth}px wide`);
+    return out;
+  });
+}
+
+async function main() {
+  const { page, pageErrors, shot, setLang, close } = await openBrowser();
+  try {
+    await check("free preview plays the visitor's text in place", async () => {
+      await page.goto(`${BASE}/tts`, { waitUntil: "networkidle" });
+      await setLang("en");
+      await page.getByRole("radio", { name: /Nova/ }).check();
+      await page.getByPlaceholder("Enter your text here").fill(
+        "The preview speaks the start of this text. It stops at a sentence boundary near two hundred characters, so the visitor hears their own words in the voice they chose before paying anything at all for it.",
+      );
+      const button = page.getByRole("button", { name: "Preview free" });
+      await button.waitFor();
+      assert(await page.getByText(/Free preview/).isVisible(), "not marked free");
+      const clicked = Date.now();
+      await button.click();
+      const audio = page.getByTestId("preview-audio");
+      await audio.waitFor({ timeout: 10000 });
+      await page.waitForFunction(() => {
+        const a = document.querySelector("[data-testid=preview-audio]");
+        return a && !a.paused && a.currentTime > 0;
+      }, null, { timeout: 10000 });
+      facts.previewPlayingMs = Date.now() - clicked;
+      assert(facts.previewPlayingMs < 1500, `preview playing after ${facts.previewPlayingMs} ms`);
+      const duration = await audio.evaluate((a) => a.duration);
+      assert(duration > 3 && duration < 30, `preview lasts ${duration} s`);
+      facts.previewSeconds = duration;
+      await shot("en-tts-preview");
+    });
+
+    await check("each voice's sample costs one tab stop and plays from the keyboard", async () => {
+      await page.goto(`${BASE}/tts`, { waitUntil: "networkidle" });
+      await page.getByRole("radio", { name: "Alloy" }).check(); // the group's one tab stop is the checked radio
+      await page.getByRole("radio", { name: "Alloy" }).focus();
+      const stops = [];
+      for (let i = 0; i < 8; i++) {
+        await page.keyboard.press("Tab");
+        stops.push(await page.evaluate(() => document.activeElement.closest("[data-voice]")?.dataset.voice || document.activeElement.id || document.activeElement.tagName));
+      }
+      // Alloy's button, then the five other voices' buttons (their radios share one stop), then the speed.
+      const voices = stops.slice(0, 6);
+      assert(JSON.stringify(voices) === JSON.stringify(["alloy", "echo", "fable", "onyx", "nova", "shimmer"]), `tab order ${stops}`);
+      assert(stops[6] === "speed", `after the voices: ${stops}`);
+      await page.getByRole("button", { name: "Play the sample of Fable" }).focus();
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(() => {
+        const a = document.querySelector('[data-voice="fable"] audio');
+        return a && !a.paused && a.currentTime > 0;
+      }, null, { timeout: 10000 });
+      assert(await page.getByRole("radio", { name: "Fable" }).isChecked(), "playing a sample selects its voice");
+      await page.keyboard.press("Space");
+      await page.getByRole("button", { name: "Play the sample of Fable" }).waitFor({ timeout: 3000 });
+      assert(await page.evaluate(() => document.querySelector('[data-voice="fable"] audio').paused), "Space did not pause");
+    });
+
+    await check("the layout measure catches a 347 px wide file input at 320 px", async () => {
+      await page.setViewportSize({ width: 320, height: 700 });
+      await page.goto(`${BASE}/sst`, { waitUntil: "networkidle" });
+      await page.evaluate(() => {
+        const i = document.createElement("input");
+        i.type = "file";
+        i.style.cssText = "min-width:347px;display:block"; // min-width beats the stylesheet's max-width: 100%
+        i.id = "probe";
+        document.querySelector("main").append(i);
+      });
+      const bad = await overflowing(page);
+      assert(bad.some((b) => b.startsWith("input#probe")), `not caught: ${bad.join("; ")}`);
+    });
+
+    for (const lng of ["en", "ar"]) {
+      for (const path of PAGES) {
+        await check(`320 px, ${lng}: nothing leaves the viewport or is clipped on ${path}`, async () => {
+          await page.setViewportSize({ width: 320, height: 700 });
+          await page.goto(`${BASE}${path}`, { waitUntil: "networkidle" });
+          await setLang(lng);
+          await page.waitForTimeout(150);
+          const bad = await overflowing(page);
+          await shot(`${lng}-320px-${path === "/" ? "about" : path.slice(1).replace("/", "-")}`);
+          assert(bad.length === 0, bad.slice(0, 8).join("; "));
+        });
+      }
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    await check("Russian plurals: 5001 символ, 5002 символа, 5005 символов (over the maximum)", async () => {
+      const config = await (await page.request.get(`${BASE}/api/config`)).json();
+      const max = config.tts.maxChars;
+      await page.goto(`${BASE}/tts`, { waitUntil: "networkidle" });
+      await setLang("ru");
+      const nf = new Intl.NumberFormat("ru");
+      for (const [extra, word] of [
+        [1, "символ"],
+        [2, "символа"],
+        [5, "символов"],
+      ]) {
+        const n = max + extra;
+        await page.locator("#tts-text").fill("а".repeat(n));
+        const alert = await page.getByRole("alert").first().textContent();
+        const want = `${nf.format(n)} ${word} при максимуме`;
+        assert(alert.includes(want), `${n}: "${alert}", want "${want}"`);
+        facts[`ru_${extra}`] = alert;
+      }
+      await shot("ru-tts-too-long");
+      await setLang("en");
+    });
+
+    await check("no page errors", async () => {
+      assert(pageErrors.length === 0, pageErrors.join("; "));
+    });
+  } catch (err) {
+    abort(err);
+  } finally {
+    await close();
+  }
+  finish();
+}
+
+main();

@@ -559,6 +559,10 @@ func TestVideoThatChangedAfterPaymentIsRefunded(t *testing.T) {
 				t.Fatalf("failed with %v, want source_changed", o)
 			}
 			if o["status"] == "refunded" {
+				// The page says how much was refunded: the order's own price.
+				if o["amount"] != float64(co["amount"].(float64)) || o["currency"] != "eur" {
+					t.Errorf("refunded order's amount %v %v, want %v eur", o["amount"], o["currency"], co["amount"])
+				}
 				break
 			}
 		}

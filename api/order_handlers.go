@@ -172,7 +172,7 @@ func (s orderHandlers) orderByKey(c *fiber.Ctx) error {
 // orderView is the order as the confirmation page sees it.
 func (s orderHandlers) orderView(o orders.Order) fiber.Map {
 	v := fiber.Map{"id": o.ID, "service": o.Service, "status": o.Status, "progress": o.Progress,
-		"link": "", "expiresAt": "", "error": o.Error}
+		"link": "", "expiresAt": "", "error": o.Error, "amount": o.Amount, "currency": o.Currency}
 	if o.Service != orders.TTS {
 		v["translate"] = orders.Translated(o)
 	}

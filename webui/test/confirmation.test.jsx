@@ -147,6 +147,29 @@ describe("confirmation page", () => {
     expect(screen.getByText(/payment has been refunded in full/)).toBeTruthy();
   });
 
+  it("says how much was refunded, why, and that nothing was kept", async () => {
+    localStorage.setItem("sessionId", "cs_2");
+    const order = { status: "refunded", error: "source_changed", amount: 149, currency: "eur" };
+    const answers = [lookup({ status: "failed" }), json(410, { ok: false, error: { code: "order_refunded", message: "x" }, order })];
+    vi.stubGlobal("fetch", vi.fn(async () => answers.shift()));
+    renderPage();
+    await waitFor(() => expect(screen.getByTestId("refund-reason")).toBeTruthy());
+    expect(screen.getByTestId("refund-reason").textContent).toMatch(/has changed since you paid for it/);
+    expect(screen.getByTestId("refund-amount").textContent).toBe("Amount refunded: €1.49");
+    expect(screen.getByText(/We kept nothing/)).toBeTruthy();
+  });
+
+  it("gives the general reason for an unknown one, and no amount for a mismatched payment", async () => {
+    localStorage.setItem("sessionId", "cs_3");
+    const order = { status: "refunded", error: "amount_mismatch", amount: 99, currency: "eur" };
+    const answers = [lookup({ status: "failed" }), json(410, { ok: false, error: { code: "order_refunded", message: "x" }, order })];
+    vi.stubGlobal("fetch", vi.fn(async () => answers.shift()));
+    renderPage();
+    await waitFor(() => expect(screen.getByTestId("refund-reason")).toBeTruthy());
+    expect(screen.getByTestId("refund-reason").textContent).toMatch(/did not match the price/);
+    expect(screen.queryByTestId("refund-amount")).toBeNull();
+  });
+
   it("alerts 'Something is wrong.' and goes home when the lookup fails", async () => {
     localStorage.setItem("sessionId", "cs_bad");
     const alert = vi.spyOn(window, "alert").mockImplementation(() => {});

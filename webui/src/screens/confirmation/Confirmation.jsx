@@ -3,6 +3,8 @@ import { useTranslation } from "react-i18next";
 import { fetchResult, lookupSession } from "../../api.js";
 import { useConfig } from "../../config.jsx";
 import i18n from "../../i18n.js";
+import { languageById } from "../../languages.js";
+import { formatMoney } from "../../lib/pricing.js";
 import { forgetOrderKey, renewOrderKey } from "../../lib/orderKey.js";
 import { ORDER_KEYS, read, readJSON, remove, SESSION_KEY } from "../../lib/storage.js";
 import { Link, navigate } from "../../router.jsx";
@@ -86,7 +88,8 @@ export default function Confirmation({ service }) {
       }
     })().catch((err) => {
       if (ctl.signal.aborted || err?.name === "AbortError") return;
-      if (err?.code === "order_refunded") setState((s) => ({ ...s, phase: "refunded" }));
+      // The refusal carries the order: its amount and why it was refunded.
+      if (err?.code === "order_refunded") setState((s) => ({ ...s, phase: "refunded", order: err.body?.order || s.order }));
       else if (err?.code === "order_expired") setState((s) => ({ ...s, phase: "expired" }));
       else fail();
     });
@@ -98,6 +101,7 @@ export default function Confirmation({ service }) {
       <section className="card notice" role="alert">
         <h1>{t(`confirm.${state.phase}Title`)}</h1>
         <p>{t(`confirm.${state.phase}`)}</p>
+        {state.phase === "refunded" && <RefundDetails order={state.order} />}
         <p>
           <a
             href={`/${service}`}
@@ -162,5 +166,21 @@ export default function Confirmation({ service }) {
         <progress max={100} value={position > 0 ? 0 : progress} aria-label={t("confirm.progressLabel")} />
       </div>
     </section>
+  );
+}
+
+/** What a refunded order's page says besides the refund: how much, why, and that nothing was kept. */
+function RefundDetails({ order }) {
+  const { t, i18n } = useTranslation();
+  const reasons = ["source_changed", "source_gone", "upload_missing", "payment_late", "upload_taken", "no_speech", "translation_unavailable", "production_failed", "amount_mismatch"];
+  const reason = reasons.includes(order?.error) ? order.error : "other";
+  // A mismatched payment was not the order's price: the letter names no amount either.
+  const amount = reason !== "amount_mismatch" && order?.amount > 0 ? formatMoney(order.amount, order.currency || "eur", languageById(i18n.language).tag) : "";
+  return (
+    <>
+      <p data-testid="refund-reason">{t(`confirm.refundReason.${reason}`)}</p>
+      {amount && <p data-testid="refund-amount">{t("confirm.refundedAmount", { amount })}</p>}
+      <p>{t("confirm.refundedKept")}</p>
+    </>
   );
 }

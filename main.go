@@ -36,7 +36,12 @@ import (
 // Version is the label in the footer.
 const Version = "v3.3.2"
 
-func main() { os.Exit(run(nil)) }
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
+		os.Exit(healthcheck(os.Getenv, os.Stderr))
+	}
+	os.Exit(run(nil))
+}
 
 // run starts the server from the environment and serves until a signal; it returns the
 // process's exit code. checkpoint, nil in the product, is called at each fulfilment step

@@ -357,20 +357,7 @@ func crc8(b []byte) byte {
 }
 
 // crc16Table drives FLAC's frame checksum: polynomial x^16+x^15+x^2+1, initial 0.
-var crc16Table = func() (t [256]uint16) {
-	for i := range t {
-		crc := uint16(i) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x8005
-			} else {
-				crc <<= 1
-			}
-		}
-		t[i] = crc
-	}
-	return t
-}()
+var crc16Table = crcTable[uint16](0x8005, 16)
 
 // crc16Replace returns the CRC-16 of newHead followed by n bytes, given the CRC-16 old of
 // oldHead followed by the same n bytes, without reading them again. A CRC with initial 0 is

@@ -223,20 +223,7 @@ func opusSamples(toc []byte) (int64, error) {
 }
 
 // oggCRCTable drives Ogg's page checksum: polynomial 0x04c11db7, initial 0, not reflected.
-var oggCRCTable = func() (t [256]uint32) {
-	for i := range t {
-		crc := uint32(i) << 24
-		for range 8 {
-			if crc&0x80000000 != 0 {
-				crc = crc<<1 ^ 0x04c11db7
-			} else {
-				crc <<= 1
-			}
-		}
-		t[i] = crc
-	}
-	return t
-}()
+var oggCRCTable = crcTable[uint32](0x04c11db7, 32)
 
 // oggCRC is the checksum of a page whose CRC field is zero.
 func oggCRC(page []byte) uint32 {

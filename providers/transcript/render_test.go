@@ -51,19 +51,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from %s (run go test -update after checking the change):\n%s", name, path, got)
-			}
+			golden(t, filepath.Join("testdata", name+".golden"), got)
 		})
 	}
 }
@@ -347,5 +335,22 @@ func TestTimestamp(t *testing.T) {
 		if got := timestamp(tt.d, tt.sep); got != tt.want {
 			t.Errorf("timestamp(%v) = %q, want %q", tt.d, got, tt.want)
 		}
+	}
+}
+
+// golden compares got with the file at path, or writes it there with -update.
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (run go test -update after checking the change):\n%s", path, got)
 	}
 }

@@ -1,8 +1,6 @@
 package transcript
 
 import (
-	"bytes"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -69,19 +67,7 @@ func TestWordGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", "words."+name+".golden")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from %s (run go test -update after checking the change):\n%s", name, path, got)
-			}
+			golden(t, filepath.Join("testdata", "words."+name+".golden"), got)
 		})
 	}
 }

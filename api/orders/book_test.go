@@ -83,6 +83,12 @@ type fixture struct {
 
 func newFixture(t *testing.T, edit func(*Config)) *fixture {
 	t.Helper()
+	return newFixtureDeps(t, edit, nil)
+}
+
+// newFixtureDeps is newFixture with the dependencies edited before the book is built.
+func newFixtureDeps(t *testing.T, edit func(*Config), editDeps func(*Deps)) *fixture {
+	t.Helper()
 	dir := t.TempDir()
 	db, err := OpenSQLite(filepath.Join(dir, "parla.db"))
 	if err != nil {
@@ -121,6 +127,9 @@ func newFixture(t *testing.T, edit func(*Config)) *fixture {
 		Mailer: mailer, Letters: MailLetters{}, Speaker: sp,
 		Transcriber: stt, Audio: lengthInFile{}, Links: links,
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	if editDeps != nil {
+		editDeps(&deps)
+	}
 	book, err := New(context.Background(), cfg, deps)
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ type Cashier struct {
 	events   *eventRows
 	payments providers.Payments
 	queue    *jobQueue
+	observer Observer
 	log      *slog.Logger
 }
 
@@ -184,6 +185,7 @@ func (c *Cashier) confirmPaid(ctx context.Context, o Order, s providers.Checkout
 		return c.queue.fulfil(ctx, o.ID) // already paid: make sure its job exists
 	}
 	c.log.Info("order paid", "order", o.ID)
+	c.observer.Observe(paidEvent(o, s))
 	reason := ""
 	switch {
 	case late:
@@ -202,5 +204,16 @@ func (c *Cashier) confirmPaid(ctx context.Context, o Order, s providers.Checkout
 	if err := c.orders.FailPayment(ctx, o.ID, reason, s.Email); err != nil {
 		return err
 	}
+	c.observer.Observe(Event{Kind: EventFailed, Service: o.Service, Reason: reason})
 	return c.queue.refund(ctx, o.ID)
+}
+
+// paidEvent is what was paid for an order: the provider's amount and currency when it says
+// them, else the order's price.
+func paidEvent(o Order, s providers.CheckoutSession) Event {
+	ev := Event{Kind: EventPaid, Service: o.Service, Amount: o.Amount, Currency: o.Currency}
+	if s.AmountTotal > 0 && s.Currency != "" {
+		ev.Amount, ev.Currency = s.AmountTotal, s.Currency
+	}
+	return ev
 }

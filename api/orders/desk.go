@@ -27,6 +27,7 @@ type Desk struct {
 	languages *speechlang.Detector
 	// translator, when set, says whether the transcription engine can translate.
 	translator translationChecker
+	observer   Observer
 	log        *slog.Logger
 	keys       keyLocks // one checkout at a time per order key (desk_key.go)
 }
@@ -261,5 +262,6 @@ func (d *Desk) openCheckout(ctx context.Context, o Order, p product) (Checkout, 
 		return Checkout{}, err
 	}
 	d.log.Info("order created", "order", o.ID, "service", o.Service, "amount", o.Amount)
+	d.observer.Observe(Event{Kind: EventCreated, Service: o.Service})
 	return Checkout{OrderID: o.ID, SessionID: s.ID, URL: s.URL, Amount: o.Amount, Currency: o.Currency}, nil
 }

@@ -71,6 +71,7 @@ func (d *Desk) AcceptUpload(ctx context.Context, path, fileName string, size int
 	}
 	u.Speech = m.Speech
 	kept = true
+	d.observer.Observe(Event{Kind: EventUpload, Service: STT, Bytes: size})
 	d.log.Info("upload accepted", "upload", uploadRef(u.ID), "bytes", size, "seconds", Seconds(m.Length),
 		"speechSeconds", Seconds(m.Speech))
 	return u, d.QuoteSeconds(STT, m.Length), nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"parla/media"
 	"parla/providers"
 )
 
@@ -34,6 +35,9 @@ type Producer interface {
 type FileKind struct {
 	Name, Ext, ContentType string
 	Transcript             *providers.Transcript
+	// Audio is how long the transcribed source or the spoken result is (0: unknown); the
+	// engines' speed is measured against it.
+	Audio time.Duration
 }
 
 // Letters renders the messages a visitor receives, in the order's locale.
@@ -66,7 +70,15 @@ type fulfiller struct {
 	mailer    providers.Mailer
 	letters   Letters
 	queue     *jobQueue
-	log       *slog.Logger
+	observer  Observer
+	// prober measures a spoken result for the engines' speed; nil: not measured.
+	prober prober
+	log    *slog.Logger
+}
+
+// prober reads a local media file's duration (media.Runner.Probe).
+type prober interface {
+	Probe(ctx context.Context, path string) (media.ProbeInfo, error)
 }
 
 // fulfil runs every step of a paid order; each step checks the row first, so a repeated
@@ -88,8 +100,13 @@ func (f *fulfiller) fulfil(ctx context.Context, id string) error {
 	log := f.log.With("order", id)
 	if o.ResultKey == "" {
 		f.cfg.Checkpoint(id, "producing")
-		started := f.cfg.Now()
-		key, name, err := f.produce(ctx, o)
+		started := time.Now() // the work's own length, whatever clock the book runs on
+		key, name, audio, err := f.produce(ctx, o)
+		produced := Event{Kind: EventProduced, Service: o.Service, Took: time.Since(started), Audio: audio}
+		if err != nil {
+			produced.Reason = "failed"
+		}
+		f.observer.Observe(produced)
 		if err != nil {
 			return fmt.Errorf("producing order %s: %w", id, err)
 		}
@@ -113,23 +130,24 @@ func (f *fulfiller) fulfil(ctx context.Context, id string) error {
 		return err
 	}
 	f.cfg.Checkpoint(id, "finished")
+	f.observer.Observe(Event{Kind: EventDelivered, Service: o.Service})
 	log.Info("order delivered")
 	return nil
 }
 
 // produce makes the order's result through its service's producer and stores it,
-// returning its key and file name.
-func (f *fulfiller) produce(ctx context.Context, o Order) (key, name string, err error) {
+// returning its key, file name and how long its audio is (0: unknown).
+func (f *fulfiller) produce(ctx context.Context, o Order) (key, name string, audio time.Duration, err error) {
 	p, ok := f.producers[o.Service]
 	if !ok {
-		return "", "", fmt.Errorf("no producer for service %q", o.Service)
+		return "", "", 0, fmt.Errorf("no producer for service %q", o.Service)
 	}
 	if err := p.Available(); err != nil {
-		return "", "", err
+		return "", "", 0, err
 	}
 	tmp, err := os.CreateTemp(f.cfg.TempDir, string(o.Service)+"-"+o.ID+"-*")
 	if err != nil {
-		return "", "", fmt.Errorf("creating scratch file: %w", err)
+		return "", "", 0, fmt.Errorf("creating scratch file: %w", err)
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
@@ -138,27 +156,32 @@ func (f *fulfiller) produce(ctx context.Context, o Order) (key, name string, err
 	defer progress.close()
 	kind, err := p.Produce(ctx, o, tmp, progress.set)
 	if err != nil {
-		return "", "", err
+		return "", "", 0, err
 	}
 	size, err := tmp.Seek(0, io.SeekCurrent)
 	if err != nil {
-		return "", "", fmt.Errorf("measuring result: %w", err)
+		return "", "", 0, fmt.Errorf("measuring result: %w", err)
 	}
 	if size == 0 {
-		return "", "", errors.New("engine produced an empty file")
+		return "", "", 0, errors.New("engine produced an empty file")
+	}
+	if kind.Audio == 0 && f.prober != nil && o.Service == TTS {
+		if info, err := f.prober.Probe(ctx, tmp.Name()); err == nil {
+			kind.Audio = info.Duration
+		}
 	}
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-		return "", "", fmt.Errorf("rewinding result: %w", err)
+		return "", "", 0, fmt.Errorf("rewinding result: %w", err)
 	}
 	name = fmt.Sprintf("parla-%s-%s.%s", kind.Name, strings.ToLower(o.ID[:8]), kind.Ext)
 	key = "results/" + o.ID + "/" + name
 	if err := f.storage.Put(ctx, key, tmp, size, kind.ContentType); err != nil {
-		return "", "", fmt.Errorf("storing result: %w", err)
+		return "", "", 0, fmt.Errorf("storing result: %w", err)
 	}
 	if err := putKept(ctx, f.storage, key, keptOf(o, kind.Transcript)); err != nil {
-		return "", "", err
+		return "", "", 0, err
 	}
-	return key, name, nil
+	return key, name, kind.Audio, nil
 }
 
 // release lets the order's producer delete what the visitor gave us.
@@ -187,7 +210,9 @@ func (f *fulfiller) mail(ctx context.Context, o Order, delivered bool) error {
 	// One letter of each kind per order: sent again after a crash between sending and
 	// recording, it is the same message (same Message-ID; one outbox file).
 	msg.ID, msg.To = "parla."+o.ID+"."+kind, o.Email
-	if err := f.mailer.Send(ctx, msg); err != nil {
+	err = f.mailer.Send(ctx, msg)
+	f.observer.Observe(Event{Kind: EventMailed, Service: o.Service, Reason: kind, Err: err})
+	if err != nil {
 		return fmt.Errorf("mailing order %s: %w", o.ID, err)
 	}
 	f.cfg.Checkpoint(o.ID, "sent")
@@ -227,7 +252,11 @@ func (f *fulfiller) giveUp(ctx context.Context, id string, cause error) error {
 		if err := f.jobs.MarkMailed(ctx, id, f.cfg.Now()); err != nil {
 			return err
 		}
-		return f.jobs.Finish(ctx, id, f.cfg.Now())
+		if err := f.jobs.Finish(ctx, id, f.cfg.Now()); err != nil {
+			return err
+		}
+		f.observer.Observe(Event{Kind: EventDelivered, Service: o.Service})
+		return nil
 	}
 	reason := "production_failed"
 	var pe *permanentError
@@ -237,6 +266,7 @@ func (f *fulfiller) giveUp(ctx context.Context, id string, cause error) error {
 	if err := f.jobs.MarkFailed(ctx, id, reason); err != nil {
 		return err
 	}
+	f.observer.Observe(Event{Kind: EventFailed, Service: o.Service, Reason: reason})
 	if err := f.queue.refund(ctx, id); err != nil {
 		return fmt.Errorf("after %v: %w", cause, err)
 	}
@@ -271,6 +301,7 @@ func (f *fulfiller) refund(ctx context.Context, id string, lastAttempt bool) err
 	if err := f.jobs.MarkRefunded(ctx, id); err != nil {
 		return err
 	}
+	f.observer.Observe(Event{Kind: EventRefunded, Service: o.Service, Reason: o.Error, Amount: o.Amount, Currency: o.Currency})
 	f.log.Info("order refunded", "order", id)
 	return nil
 }

@@ -91,7 +91,7 @@ func (p *transcriptProducer) Produce(ctx context.Context, o Order, w io.Writer, 
 	if params.Translate {
 		name = "translation" // parla-translation-….srt: the file says what it holds
 	}
-	return FileKind{Name: name, Ext: strings.TrimPrefix(ext, "."), ContentType: contentType, Transcript: &t}, nil
+	return FileKind{Name: name, Ext: strings.TrimPrefix(ext, "."), ContentType: contentType, Transcript: &t, Audio: duration}, nil
 }
 
 // source returns the local media file to transcribe and its duration: the upload itself,

@@ -1,0 +1,136 @@
+package orders
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+)
+
+// recorder is an Observer that keeps every event.
+type recorder struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+func (r *recorder) Observe(e Event) { r.mu.Lock(); r.events = append(r.events, e); r.mu.Unlock() }
+
+func (r *recorder) kinds() []EventKind {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []EventKind
+	for _, e := range r.events {
+		out = append(out, e.Kind)
+	}
+	return out
+}
+
+func (r *recorder) of(kind EventKind) []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Event
+	for _, e := range r.events {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func TestObserverHearsADeliveredOrder(t *testing.T) {
+	rec := &recorder{}
+	f := newFixtureDeps(t, nil, func(d *Deps) { d.Observer = rec })
+	co := f.order(t, "Hola, esto es una prueba.")
+	f.pay(t, co.SessionID)
+	f.waitStatus(t, co.OrderID, Done)
+	want := []EventKind{EventCreated, EventPaid, EventProduced, EventMailed, EventDelivered}
+	if got := rec.kinds(); !slices.Equal(got, want) {
+		t.Fatalf("events = %v, want %v", got, want)
+	}
+	paid := rec.of(EventPaid)[0]
+	if paid.Service != TTS || paid.Amount != co.Amount || paid.Currency == "" {
+		t.Errorf("paid event = %+v, want %d for tts", paid, co.Amount)
+	}
+	produced := rec.of(EventProduced)[0]
+	if produced.Reason != "" || produced.Took <= 0 {
+		t.Errorf("produced event = %+v", produced)
+	}
+	if m := rec.of(EventMailed)[0]; m.Reason != "delivered" || m.Err != nil {
+		t.Errorf("mailed event = %+v", m)
+	}
+}
+
+func TestObserverHearsAFailureAndItsRefund(t *testing.T) {
+	rec := &recorder{}
+	f := newFixtureDeps(t, nil, func(d *Deps) { d.Observer = rec })
+	f.speaker.failures.Store(-1)
+	co := f.order(t, "This will never be spoken.")
+	f.pay(t, co.SessionID)
+	f.waitStatus(t, co.OrderID, Refunded)
+	produced := rec.of(EventProduced)
+	if len(produced) != 3 || produced[0].Reason != "failed" {
+		t.Errorf("produced events = %+v, want 3 failed attempts", produced)
+	}
+	failed, refunded := rec.of(EventFailed), rec.of(EventRefunded)
+	if len(failed) != 1 || failed[0].Reason != "production_failed" {
+		t.Errorf("failed events = %+v", failed)
+	}
+	if len(refunded) != 1 || refunded[0].Reason != "production_failed" || refunded[0].Amount != co.Amount {
+		t.Errorf("refunded events = %+v", refunded)
+	}
+	if m := rec.of(EventMailed); len(m) != 1 || m[0].Reason != "refunded" {
+		t.Errorf("mailed events = %+v", m)
+	}
+	if d := rec.of(EventDelivered); len(d) != 0 {
+		t.Errorf("a refunded order was delivered: %+v", d)
+	}
+}
+
+// Gauges count what waits: a paid order nobody works on, a job in a queue no worker
+// serves; a delivered order is no longer counted.
+func TestGauges(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	co := f.order(t, "Delivered and gone from the gauges.")
+	f.pay(t, co.SessionID)
+	f.waitStatus(t, co.OrderID, Done)
+	// River records the finished job a moment after the order is done.
+	var g Gauges
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if g, err = f.book.Gauges(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if g.Jobs["running"] == 0 {
+			break
+		}
+	}
+	if len(g.Orders) != 0 || g.Jobs["available"] != 0 || !g.OldestAvailable.IsZero() || !g.OldestRunning.IsZero() {
+		t.Fatalf("gauges after delivery = %+v", g)
+	}
+
+	waiting := f.order(t, "Paid, never queued.")
+	paidAt := f.clock.Now().Add(-time.Minute)
+	if _, err := f.book.orders.MarkPaid(ctx, waiting.OrderID, "pi_x", paidAt); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	if _, err := f.book.queue.client.Insert(ctx, FulfilArgs{OrderID: "held"}, &river.InsertOpts{Queue: "held"}); err != nil {
+		t.Fatal(err)
+	}
+	if g, err = f.book.Gauges(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Orders) != 1 || g.Orders[0] != (OrderGauge{Service: TTS, Status: Paid, Count: 1, OldestPaid: fromMillis(millis(paidAt))}) {
+		t.Errorf("orders = %+v", g.Orders)
+	}
+	if g.Jobs["available"] != 1 {
+		t.Errorf("jobs = %v, want one available", g.Jobs)
+	}
+	if age := time.Since(g.OldestAvailable); g.OldestAvailable.IsZero() || age < -time.Second || age > time.Since(before)+time.Second {
+		t.Errorf("oldest available job at %v (age %v)", g.OldestAvailable, age)
+	}
+}

@@ -301,3 +301,28 @@ func assertContent(t *testing.T, s getter, key, want string) {
 		t.Fatalf("Get(%q) = %q (size %d), want %q", key, got, obj.Size, want)
 	}
 }
+
+// Check passes on a writable directory and fails, saying so, when its temp directory
+// cannot take a file (replaced by a file: root ignores permission bits).
+func TestDiskCheck(t *testing.T) {
+	d, err := NewDisk(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := d.Check(ctx); err != nil {
+		t.Fatalf("Check on a fresh directory: %v", err)
+	}
+	if entries, _ := os.ReadDir(d.tmp); len(entries) != 0 {
+		t.Errorf("Check left %d files behind", len(entries))
+	}
+	if err := os.RemoveAll(d.tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(d.tmp, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Check(ctx); err == nil || !strings.Contains(err.Error(), "disk storage") {
+		t.Fatalf("Check on a broken directory = %v, want an error", err)
+	}
+}

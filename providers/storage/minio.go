@@ -300,3 +300,15 @@ func (m *MinIO) objectErr(op, key string, err error) error {
 	}
 	return fmt.Errorf("%s %s in bucket %s: %w", op, key, m.bucket, err)
 }
+
+// Check asks the server whether the bucket is there: one small request, for readiness.
+func (m *MinIO) Check(ctx context.Context) error {
+	ok, err := m.client.BucketExists(ctx, m.bucket)
+	if err != nil {
+		return fmt.Errorf("minio: checking bucket %s: %w", m.bucket, err)
+	}
+	if !ok {
+		return fmt.Errorf("minio: bucket %s is gone", m.bucket)
+	}
+	return nil
+}

@@ -54,6 +54,19 @@ func TestMinIO(t *testing.T) {
 		}
 	})
 
+	t.Run("check", func(t *testing.T) {
+		m := open(t, "check")
+		if err := m.Check(ctx); err != nil {
+			t.Fatalf("Check: %v", err)
+		}
+		if err := m.client.RemoveBucket(ctx, m.bucket); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Check(ctx); err == nil || !strings.Contains(err.Error(), "gone") {
+			t.Fatalf("Check without the bucket = %v, want an error", err)
+		}
+	})
+
 	t.Run("missing key", func(t *testing.T) {
 		m := open(t, "missing")
 		if _, err := m.Get(ctx, "nope"); !errors.Is(err, providers.ErrNotFound) {

@@ -1,0 +1,150 @@
+// Package health answers whether this node can serve: the readiness checks behind /readyz
+// (database, storage, engines, free disk) and the free space of DATA_DIR, which the metrics
+// show too. It knows no HTTP; main builds the checks and api serves the report.
+package health
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Check is one readiness check.
+type Check struct {
+	Name string
+	// Optional marks a service an operator may leave closed (no engine set up for it):
+	// its failure is reported as "closed" and leaves the node ready.
+	Optional bool
+	Run      func(ctx context.Context) error
+}
+
+// Result is what one check found.
+type Result struct {
+	Status string `json:"status"` // ok, failed or closed
+	Error  string `json:"error,omitempty"`
+}
+
+// The statuses of a Result.
+const (
+	StatusOK     = "ok"
+	StatusFailed = "failed"
+	StatusClosed = "closed"
+)
+
+// Report is /readyz's answer: ok when no required check failed, each check's result, and
+// the names of the failed ones.
+type Report struct {
+	OK     bool              `json:"ok"`
+	Checks map[string]Result `json:"checks"`
+	Failed []string          `json:"failed,omitempty"`
+}
+
+// Checker runs every check, concurrently, each within Timeout.
+type Checker struct {
+	Checks  []Check
+	Timeout time.Duration // per check; default 2 s
+}
+
+// Ready runs the checks and judges them.
+func (c *Checker) Ready(ctx context.Context) Report {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = 2 * time.Second
+	}
+	errs := make([]error, len(c.Checks))
+	var wg sync.WaitGroup
+	for i, ch := range c.Checks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			errs[i] = run(ctx, ch.Run)
+		}()
+	}
+	wg.Wait()
+	return Judge(c.Checks, errs)
+}
+
+// run calls f, giving up when ctx ends even if f does not (a hung database or disk).
+func run(ctx context.Context, f func(context.Context) error) error {
+	done := make(chan error, 1)
+	go func() { done <- f(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("no answer: %w", ctx.Err())
+	}
+}
+
+// Judge turns the checks' errors (errs[i] belongs to checks[i]) into a report: a failed
+// required check makes the node unready; a failed optional one is "closed".
+func Judge(checks []Check, errs []error) Report {
+	r := Report{OK: true, Checks: make(map[string]Result, len(checks))}
+	for i, ch := range checks {
+		switch err := errs[i]; {
+		case err == nil:
+			r.Checks[ch.Name] = Result{Status: StatusOK}
+		case ch.Optional:
+			r.Checks[ch.Name] = Result{Status: StatusClosed, Error: err.Error()}
+		default:
+			r.Checks[ch.Name] = Result{Status: StatusFailed, Error: err.Error()}
+			r.Failed = append(r.Failed, ch.Name)
+			r.OK = false
+		}
+	}
+	sort.Strings(r.Failed)
+	return r
+}
+
+// Disk is a file system's size and the space an unprivileged process may still use.
+type Disk struct {
+	Free, Total uint64 // bytes
+}
+
+// DiskSpace reads the file system holding dir (statfs).
+func DiskSpace(dir string) (Disk, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return Disk{}, fmt.Errorf("reading free space of %s: %w", dir, err)
+	}
+	bs := uint64(st.Bsize)
+	return Disk{Free: st.Bavail * bs, Total: st.Blocks * bs}, nil
+}
+
+// FreeSpace is a check that dir's file system has at least min bytes free.
+func FreeSpace(dir string, min uint64) func(context.Context) error {
+	return func(context.Context) error {
+		d, err := DiskSpace(dir)
+		if err != nil {
+			return err
+		}
+		return enough(d, min)
+	}
+}
+
+// enough says whether d has min bytes free, and if not, how short it is.
+func enough(d Disk, min uint64) error {
+	if d.Free < min {
+		return fmt.Errorf("%s free of %s, below the %s required (READY_MIN_FREE_BYTES)", size(d.Free), size(d.Total), size(min))
+	}
+	return nil
+}
+
+// size writes a byte count for people: 1.5 GiB, 300 MiB, 12 KiB, 7 B.
+func size(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
+}

@@ -1,0 +1,88 @@
+package health
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestJudge(t *testing.T) {
+	boom := errors.New("boom")
+	checks := []Check{{Name: "database"}, {Name: "storage"}, {Name: "engine.sst", Optional: true}}
+	for _, c := range []struct {
+		name   string
+		errs   []error
+		ok     bool
+		failed []string
+		status map[string]string
+	}{
+		{"all ok", []error{nil, nil, nil}, true, nil,
+			map[string]string{"database": "ok", "storage": "ok", "engine.sst": "ok"}},
+		{"a closed service leaves the node ready", []error{nil, nil, boom}, true, nil,
+			map[string]string{"engine.sst": "closed"}},
+		{"a required check fails", []error{nil, boom, nil}, false, []string{"storage"},
+			map[string]string{"storage": "failed", "database": "ok"}},
+		{"failures are named in order", []error{boom, boom, boom}, false, []string{"database", "storage"},
+			map[string]string{"database": "failed", "engine.sst": "closed"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := Judge(checks, c.errs)
+			if r.OK != c.ok || !slices.Equal(r.Failed, c.failed) {
+				t.Errorf("ok=%v failed=%v, want %v %v", r.OK, r.Failed, c.ok, c.failed)
+			}
+			for name, want := range c.status {
+				if got := r.Checks[name]; got.Status != want || (want != "ok") != (got.Error != "") {
+					t.Errorf("%s = %+v, want %s", name, got, want)
+				}
+			}
+		})
+	}
+}
+
+// A check that hangs is given up after the timeout and fails the node.
+func TestCheckerGivesUpOnAHungCheck(t *testing.T) {
+	hung := make(chan struct{})
+	t.Cleanup(func() { close(hung) })
+	c := &Checker{Timeout: 50 * time.Millisecond, Checks: []Check{
+		{Name: "database", Run: func(ctx context.Context) error { <-hung; return nil }}, // ignores ctx
+		{Name: "storage", Run: func(ctx context.Context) error { return nil }},
+	}}
+	start := time.Now()
+	r := c.Ready(context.Background())
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("took %v", took)
+	}
+	if r.OK || r.Checks["database"].Status != StatusFailed || !strings.Contains(r.Checks["database"].Error, "no answer") ||
+		r.Checks["storage"].Status != StatusOK {
+		t.Errorf("report = %+v", r)
+	}
+}
+
+func TestFreeSpace(t *testing.T) {
+	dir := t.TempDir()
+	d, err := DiskSpace(dir)
+	if err != nil || d.Total == 0 || d.Free > d.Total {
+		t.Fatalf("DiskSpace = %+v, %v", d, err)
+	}
+	if err := FreeSpace(dir, 1)(context.Background()); err != nil {
+		t.Errorf("1 byte required: %v", err)
+	}
+	err = FreeSpace(dir, d.Total+1)(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "READY_MIN_FREE_BYTES") {
+		t.Errorf("more than the disk required: %v", err)
+	}
+	if _, err := DiskSpace(dir + "/missing"); err == nil {
+		t.Error("DiskSpace of a missing directory: no error")
+	}
+}
+
+func TestSize(t *testing.T) {
+	for n, want := range map[uint64]string{7: "7 B", 1536: "1.5 KiB", 300 << 20: "300.0 MiB", 3 << 30: "3.0 GiB"} {
+		if got := size(n); got != want {
+			t.Errorf("size(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -26,8 +26,14 @@ var importRules = []struct {
 	{"providers/storage", []string{"parla/providers"}, []string{"github.com/gofiber/fiber/v2"}},
 	{"providers/stripe", []string{"parla/providers"}, []string{"github.com/gofiber/fiber/v2"}},
 	{"providers/mail", []string{"parla/providers"}, []string{"github.com/gofiber/fiber/v2"}},
-	{"api/orders", []string{"parla/providers", "parla/media"}, []string{"github.com/gofiber/fiber/v2", "net/http"}},
-	{"api", []string{"parla/api/orders", "parla/providers", "parla/media/links"}, nil},
+	{"api/orders", []string{"parla/providers", "parla/media"}, []string{"github.com/gofiber/fiber/v2", "net/http",
+		"github.com/prometheus/client_golang/prometheus"}},
+	{"api", []string{"parla/api/orders", "parla/api/health", "parla/providers", "parla/media/links"},
+		[]string{"github.com/prometheus/client_golang/prometheus"}},
+	// health knows no HTTP and nothing of ours: main hands it the checks.
+	{"api/health", nil, []string{"github.com/gofiber/fiber/v2", "net/http", "database/sql"}},
+	// metrics counts what the order book tells it and reads its gauges; no SQL of its own.
+	{"api/metrics", []string{"parla/api/orders", "parla/api/health"}, []string{"database/sql"}},
 }
 
 func TestImportRules(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -39,6 +40,9 @@ type GuardConfig struct {
 	// before and again at dial time. Tests use it to make a public-looking name answer with
 	// a private address.
 	LookupIP func(ctx context.Context, host string) ([]netip.Addr, error)
+	// CountBytes, when set, is told of every body byte read from a visitor's link through
+	// the Guard's clients and relay (metrics). It must be quick and safe for concurrent use.
+	CountBytes func(n int64)
 }
 
 // Guard fetches visitors' links without letting them reach the server's own network: only
@@ -119,7 +123,25 @@ func (t checkedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	return t.next.RoundTrip(req)
+	resp, err := t.next.RoundTrip(req)
+	if err == nil && t.g.cfg.CountBytes != nil && resp.Body != nil {
+		resp.Body = countedBody{resp.Body, t.g.cfg.CountBytes}
+	}
+	return resp, err
+}
+
+// countedBody tells CountBytes of what is read from a response body.
+type countedBody struct {
+	io.ReadCloser
+	count func(int64)
+}
+
+func (b countedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.count(int64(n))
+	}
+	return n, err
 }
 
 func (g *Guard) checkRedirect(req *http.Request, via []*http.Request) error {

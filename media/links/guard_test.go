@@ -335,3 +335,39 @@ func TestGuardControlChecksTheSocketAddress(t *testing.T) {
 		t.Errorf("control(public) = %v", err)
 	}
 }
+
+// CountBytes hears every body byte read through the clients and through the relay.
+func TestGuardCountsBytesRead(t *testing.T) {
+	body := strings.Repeat("x", 3000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	var counted atomic.Int64
+	g := NewGuard(GuardConfig{AllowPrivate: true, CountBytes: func(n int64) { counted.Add(n) }})
+	t.Cleanup(func() { g.Close() })
+	resp, err := g.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if n := counted.Load(); n != 3000 {
+		t.Fatalf("counted %d bytes through the client, want 3000", n)
+	}
+	u, _ := url.Parse(srv.URL + "/video.mp4")
+	rl, err := g.Relay(context.Background(), u, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rl.Close()
+	resp, err = http.Get(rl.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if n := counted.Load(); n != 6000 || rl.Stats.BytesRead() != 3000 {
+		t.Errorf("counted %d bytes after the relay (relay read %d), want 6000", n, rl.Stats.BytesRead())
+	}
+}

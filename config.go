@@ -74,6 +74,14 @@ type Config struct {
 	LogLevel       slog.Level     // LOG_LEVEL: debug, info (default), warn, error
 	LogFormat      string         // LOG_FORMAT: text (default) or json
 
+	// Metrics and health (README "Metrics and health").
+	MetricsAddr  string // METRICS_ADDR: serve /metrics here, without a token, instead of on ADDR
+	AdminToken   string // ADMIN_TOKEN: Authorization: Bearer <token> opens /metrics on ADDR
+	ReadyMinFree int64  // READY_MIN_FREE_BYTES: /readyz fails below this much free in DATA_DIR (default 512 MiB)
+	// STTRequired: STT_ENGINE is set, so an unavailable speech-to-text engine makes the node
+	// unready; unset, audio- and video-to-text are closed by configuration.
+	STTRequired bool
+
 	// checkpoint is no setting: tests set it to crash the process at a fulfilment step.
 	checkpoint func(orderID, step string)
 }
@@ -173,6 +181,10 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		RateLimit:            int(integer("RATE_LIMIT", 30, 0)),
 		ShutdownGrace:        duration("SHUTDOWN_TIMEOUT", 30*time.Second),
 		LogFormat:            oneOf("LOG_FORMAT", "text", "text", "json"),
+		MetricsAddr:          get("METRICS_ADDR", ""),
+		AdminToken:           get("ADMIN_TOKEN", ""),
+		ReadyMinFree:         integer("READY_MIN_FREE_BYTES", 512<<20, 0),
+		STTRequired:          get("STT_ENGINE", "") != "",
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "info"))); err != nil {
 		errs = append(errs, fmt.Errorf("LOG_LEVEL: %w", err))
@@ -203,6 +215,16 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	if err != nil {
 		errs = append(errs, fmt.Errorf("ADDR=%q: must be host:port, for example :8080 or 127.0.0.1:8080", c.Addr))
 		port = "8080"
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			errs = append(errs, fmt.Errorf("METRICS_ADDR=%q: must be host:port, for example 10.0.0.5:9090 or :9090", c.MetricsAddr))
+		} else if c.MetricsAddr == c.Addr {
+			errs = append(errs, fmt.Errorf("METRICS_ADDR=%q: must differ from ADDR", c.MetricsAddr))
+		}
+	}
+	if t := c.AdminToken; t != "" && len(t) < 16 {
+		errs = append(errs, errors.New("ADMIN_TOKEN: must be at least 16 characters (for example: openssl rand -hex 24)"))
 	}
 	c.PublicURL = strings.TrimRight(get("PUBLIC_URL", "http://localhost:"+port), "/")
 	u, err := url.Parse(c.PublicURL)

@@ -12,8 +12,9 @@ import (
 )
 
 // healthcheck is `parla healthcheck`: it asks the server on this machine (ADDR) for
-// /healthz and returns 0 when it answers ok, else 1 with the reason on stderr. The image's
-// HEALTHCHECK and compose use it: the slim image's /bin/sh (dash) has no /dev/tcp.
+// /readyz and returns 0 when it answers ok, else 1 with the reason (the failed checks) on
+// stderr. The image's HEALTHCHECK and compose use it: the slim image's /bin/sh (dash) has
+// no /dev/tcp.
 func healthcheck(getenv func(string) string, stderr io.Writer) int {
 	addr := getenv("ADDR")
 	if addr == "" {
@@ -37,15 +38,22 @@ func healthcheck(getenv func(string) string, stderr io.Writer) int {
 		return 1
 	}
 	defer res.Body.Close()
-	var body struct{ OK bool }
-	if err := json.NewDecoder(io.LimitReader(res.Body, 4096)).Decode(&body); res.StatusCode != http.StatusOK || err != nil || !body.OK {
+	var body struct {
+		OK     bool
+		Failed []string
+		Checks map[string]struct{ Error string }
+	}
+	if err := json.NewDecoder(io.LimitReader(res.Body, 64<<10)).Decode(&body); res.StatusCode != http.StatusOK || err != nil || !body.OK {
 		fmt.Fprintf(stderr, "parla healthcheck: %s answered %d (ok=%v, %v)\n", u, res.StatusCode, body.OK, err)
+		for _, name := range body.Failed {
+			fmt.Fprintf(stderr, "  %s: %s\n", name, body.Checks[name].Error)
+		}
 		return 1
 	}
 	return 0
 }
 
-// healthURL is the /healthz address of a server listening on addr (":8080", "0.0.0.0:8080",
+// healthURL is the /readyz address of a server listening on addr (":8080", "0.0.0.0:8080",
 // "[::]:8080", "10.0.0.5:8080"): a wildcard host is asked on the loopback address of its
 // family, any other host as it is.
 func healthURL(addr string) (string, error) {
@@ -64,5 +72,5 @@ func healthURL(addr string) (string, error) {
 	case err == nil && ip.IsUnspecified():
 		host = "::1"
 	}
-	return "http://" + net.JoinHostPort(host, port) + "/healthz", nil
+	return "http://" + net.JoinHostPort(host, port) + "/readyz", nil
 }

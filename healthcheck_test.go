@@ -11,12 +11,12 @@ import (
 
 func TestHealthURL(t *testing.T) {
 	for _, c := range []struct{ addr, want string }{
-		{":8080", "http://127.0.0.1:8080/healthz"},
-		{"0.0.0.0:9000", "http://127.0.0.1:9000/healthz"},
-		{"[::]:8080", "http://[::1]:8080/healthz"},
-		{"127.0.0.2:8080", "http://127.0.0.2:8080/healthz"},
-		{"[::1]:81", "http://[::1]:81/healthz"},
-		{"localhost:8080", "http://localhost:8080/healthz"},
+		{":8080", "http://127.0.0.1:8080/readyz"},
+		{"0.0.0.0:9000", "http://127.0.0.1:9000/readyz"},
+		{"[::]:8080", "http://[::1]:8080/readyz"},
+		{"127.0.0.2:8080", "http://127.0.0.2:8080/readyz"},
+		{"[::1]:81", "http://[::1]:81/readyz"},
+		{"localhost:8080", "http://localhost:8080/readyz"},
 	} {
 		if got, err := healthURL(c.addr); err != nil || got != c.want {
 			t.Errorf("healthURL(%q) = %q, %v; want %q", c.addr, got, err, c.want)

@@ -20,6 +20,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"parla/api"
+	"parla/api/metrics"
 	"parla/api/orders"
 	"parla/media"
 	"parla/media/links"
@@ -94,6 +95,8 @@ type App struct {
 	book *orders.Book
 	http *fiber.App
 	test *stripe.TestCheckout // nil when Stripe is configured
+	// metrics count what the app does; served on /metrics or on METRICS_ADDR (ops.go).
+	metrics *metrics.Metrics
 	// closers are released last at shutdown (the link relay, the whisper model).
 	closers []io.Closer
 }
@@ -148,6 +151,10 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	if err != nil {
 		return err
 	}
+	a.metrics = metrics.New(metrics.Config{
+		Version: Version, DataDir: cfg.DataDir, JobTimeout: cfg.JobTimeout, Gauges: bookGauges{a}, Log: a.log,
+		Engines: map[orders.Service]string{orders.TTS: cfg.TTSEngine, orders.STT: cfg.STTEngine, orders.VTT: cfg.STTEngine},
+	})
 	runner := media.New(media.Config{TempDir: tmpDir})
 	speaker, err := newSpeaker(cfg, runner)
 	if err != nil {
@@ -160,7 +167,7 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	if c, ok := transcriber.(io.Closer); ok {
 		a.closers = append(a.closers, c)
 	}
-	links, guard := newLinks(cfg, runner)
+	links, guard := newLinks(cfg, runner, a.metrics.LinkBytes)
 	a.closers = append(a.closers, guard)
 	if err := transcriber.Available(); err != nil {
 		a.log.Warn("audio- and video-to-text are closed", "engine", cfg.STTEngine, "reason", err)
@@ -194,7 +201,7 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	}, orders.Deps{
 		DB: a.db, Payments: payments, Storage: store, Mailer: mailer, Letters: orders.MailLetters{},
 		Speaker: speaker, Transcriber: transcriber, Audio: runner, Links: links,
-		Log: a.log,
+		Observer: a.metrics, Log: a.log,
 	})
 	if err != nil {
 		return err
@@ -216,6 +223,8 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 		MaxUploadBytes: cfg.MaxUploadBytes, STTEngine: cfg.STTEngine, PublicURL: cfg.PublicURL,
 	}, api.Deps{
 		Book: a.book, Storage: store, Speaker: speaker, Test: a.test, Webhooks: webhooks, UI: ui, Locales: locales, Log: a.log,
+		Ready: a.readiness(store).Ready, Count: a.metrics.Middleware(),
+		Metrics: a.publicMetrics(), Authorized: api.BearerToken(cfg.AdminToken),
 	})
 	return nil
 }
@@ -272,6 +281,10 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	if err := a.book.Start(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
+	metricsSrv, err := a.serveMetrics()
+	if err != nil {
+		return err
+	}
 	served := make(chan error, 1)
 	guarded := api.NewListener(ln, api.DefaultPerAddress, a.log)
 	go func() { served <- a.http.Listener(guarded) }()
@@ -286,6 +299,11 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	errs := []error{serveErr}
 	if err := a.http.ShutdownWithTimeout(10 * time.Second); err != nil {
 		errs = append(errs, fmt.Errorf("stopping HTTP: %w", err))
+	}
+	if metricsSrv != nil {
+		if err := metricsSrv.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping the metrics listener: %w", err))
+		}
 	}
 	stopCtx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownGrace)
 	defer cancel()
@@ -325,8 +343,9 @@ func newTranscriber(cfg Config, runner *media.Runner, tmpDir string) providers.T
 }
 
 // newLinks reads video links: direct files through the address guard, and YouTube.
-func newLinks(cfg Config, runner *media.Runner) (*links.Resolver, *links.Guard) {
-	guard := links.NewGuard(links.GuardConfig{AllowPrivate: cfg.AllowPrivateURLs})
+// countBytes hears every byte read from a link.
+func newLinks(cfg Config, runner *media.Runner, countBytes func(int64)) (*links.Resolver, *links.Guard) {
+	guard := links.NewGuard(links.GuardConfig{AllowPrivate: cfg.AllowPrivateURLs, CountBytes: countBytes})
 	// StreamClient: audio downloads may take longer than one request's timeout.
 	youtube := links.NewYouTube(links.YouTubeConfig{HTTPClient: guard.StreamClient()})
 	return links.NewResolver(links.ResolverConfig{Guard: guard, Runner: runner,

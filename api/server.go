@@ -4,6 +4,7 @@
 package api
 
 import (
+	"context"
 	"io/fs"
 	"log/slog"
 	"net/netip"
@@ -16,6 +17,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/gofiber/fiber/v2/middleware/requestid"
 
+	"parla/api/health"
 	"parla/api/orders"
 	"parla/providers"
 	"parla/providers/stripe"
@@ -52,6 +54,13 @@ type Deps struct {
 	UI       fs.FS         // the built React app (index.html at its root); may be empty
 	Locales  fs.FS         // the UI's locales (<id>/translation.json) for server-rendered metadata; may be nil
 	Log      *slog.Logger
+	// Operations (ops.go): Ready answers /readyz (nil: always ready); Count runs around
+	// every request (the HTTP metrics; nil: none); Metrics serves /metrics to requests
+	// Authorized lets through (nil: /metrics is not served here).
+	Ready      func(ctx context.Context) health.Report
+	Count      fiber.Handler
+	Metrics    fiber.Handler
+	Authorized func(c *fiber.Ctx) bool
 }
 
 // server holds what the handlers share; the routes of the order journey
@@ -128,6 +137,9 @@ func New(cfg Config, deps Deps) *fiber.App {
 		return c.Next()
 	})
 	app.Use(requestid.New())
+	if deps.Count != nil {
+		app.Use(deps.Count)
+	}
 	app.Use(s.accessLog)
 	const uploadRoute = "/services/sst/uploadaudio"
 	app.Use(func(c *fiber.Ctx) error {
@@ -138,6 +150,8 @@ func New(cfg Config, deps Deps) *fiber.App {
 	})
 
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"ok": true}) })
+	app.Get("/readyz", s.ready)
+	app.Get("/metrics", s.metrics)
 	app.Get("/api/config", s.publicConfig)
 	app.Get("/api/tts/samples/:voice", s.voiceSample)
 
@@ -209,7 +223,7 @@ func (s *server) accessLog(c *fiber.Ctx) error {
 	if err != nil {
 		return err // the error handler logs it
 	}
-	if c.Path() == "/healthz" || strings.HasPrefix(c.Path(), "/assets/") {
+	if c.Path() == "/healthz" || c.Path() == "/readyz" || c.Path() == "/metrics" || strings.HasPrefix(c.Path(), "/assets/") {
 		return nil
 	}
 	s.log.Debug("request", "request", requestID(c), "method", c.Method(), "route", c.Route().Path,

@@ -1,0 +1,51 @@
+package api
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// ready answers /readyz: 200 {"ok":true,"checks":{…}} when this node can serve, else 503
+// with the failed checks named. Load balancers and `parla healthcheck` ask it.
+func (s *server) ready(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	if s.deps.Ready == nil {
+		return c.JSON(fiber.Map{"ok": true, "checks": fiber.Map{}})
+	}
+	r := s.deps.Ready(c.UserContext())
+	if !r.OK {
+		c.Status(fiber.StatusServiceUnavailable)
+	}
+	return c.JSON(r)
+}
+
+// metrics serves /metrics to the operator (Authorization: Bearer <ADMIN_TOKEN>); it is
+// not found when the metrics live on their own address (METRICS_ADDR).
+func (s *server) metrics(c *fiber.Ctx) error {
+	if s.deps.Metrics == nil {
+		return notFound(c)
+	}
+	if s.deps.Authorized == nil || !s.deps.Authorized(c) {
+		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="parla"`)
+		return fail("unauthorized", "")
+	}
+	return s.deps.Metrics(c)
+}
+
+// BearerToken lets through requests carrying Authorization: Bearer <token>, compared in
+// constant time (hashes of equal length, so not even the length leaks). An empty token
+// lets nobody through.
+func BearerToken(token string) func(c *fiber.Ctx) bool {
+	if token == "" {
+		return func(*fiber.Ctx) bool { return false }
+	}
+	want := sha256.Sum256([]byte(token))
+	return func(c *fiber.Ctx) bool {
+		got, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+		sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
+		return subtle.ConstantTimeCompare(sum[:], want[:]) == 1 && ok
+	}
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"parla/api/health"
+	"parla/api/orders"
+	"parla/providers"
+)
+
+// bookGauges reads the order book's gauges for the metrics, once the book is built.
+type bookGauges struct{ a *App }
+
+func (g bookGauges) Gauges(ctx context.Context) (orders.Gauges, error) {
+	if g.a.book == nil {
+		return orders.Gauges{}, errors.New("the order book is not built yet")
+	}
+	return g.a.book.Gauges(ctx)
+}
+
+// storageChecker is a storage with a cheap readiness call (disk and MinIO have one).
+type storageChecker interface {
+	Check(ctx context.Context) error
+}
+
+// readiness is what /readyz checks: the database answers, the storage takes a call, free
+// space in DATA_DIR is above READY_MIN_FREE_BYTES, and each service's engine is there (no
+// call to a paid vendor: the OpenAI engines only check their settings). Text-to-speech is
+// always required; audio- and video-to-text only when STT_ENGINE is set, else a missing
+// engine leaves them closed by configuration, which /readyz reports without failing.
+func (a *App) readiness(store providers.Storage) *health.Checker {
+	checks := []health.Check{
+		{Name: "database", Run: a.db.PingContext},
+		{Name: "disk", Run: health.FreeSpace(a.cfg.DataDir, uint64(a.cfg.ReadyMinFree))},
+	}
+	if s, ok := store.(storageChecker); ok {
+		checks = append(checks, health.Check{Name: "storage", Run: s.Check})
+	}
+	for _, svc := range []orders.Service{orders.TTS, orders.STT, orders.VTT} {
+		checks = append(checks, health.Check{
+			Name:     "engine." + string(svc),
+			Optional: svc != orders.TTS && !a.cfg.STTRequired,
+			Run:      func(context.Context) error { return a.book.Desk.Available(svc) },
+		})
+	}
+	return &health.Checker{Checks: checks, Timeout: 2 * time.Second}
+}
+
+// publicMetrics is /metrics on ADDR, or nil when METRICS_ADDR serves them instead.
+func (a *App) publicMetrics() fiber.Handler {
+	if a.cfg.MetricsAddr != "" {
+		return nil
+	}
+	return a.metrics.FiberHandler()
+}
+
+// serveMetrics serves /metrics without a token on METRICS_ADDR, when set: an address on a
+// private scrape network. The server is nil when it is not set.
+func (a *App) serveMetrics() (*http.Server, error) {
+	if a.cfg.MetricsAddr == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", a.cfg.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("METRICS_ADDR: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", a.metrics.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("metrics listener stopped", "err", err)
+		}
+	}()
+	a.log.Info("metrics served", "addr", ln.Addr().String())
+	return srv, nil
+}

@@ -21,6 +21,12 @@ func TestConfigDefaults(t *testing.T) {
 		c.UploadTTL != 24*time.Hour || c.VTTMaxDuration != 3*time.Hour || c.AllowPrivateURLs || c.WhisperThreads < 1 {
 		t.Errorf("defaults = %+v", c)
 	}
+	if c.MetricsAddr != "" || c.AdminToken != "" || c.ReadyMinFree != 512<<20 || c.STTRequired {
+		t.Errorf("metrics and health defaults = %+v", c)
+	}
+	if c, err := loadConfig(envOf(map[string]string{"STT_ENGINE": "whisper"})); err != nil || !c.STTRequired {
+		t.Errorf("STT_ENGINE named: STTRequired = %v, %v", c.STTRequired, err)
+	}
 	if !strings.HasSuffix(c.DataDir, "/data") {
 		t.Errorf("DATA_DIR default = %s", c.DataDir)
 	}
@@ -46,6 +52,10 @@ func TestConfigRefusesBadSettingsWithClearMessages(t *testing.T) {
 		{"proxies", map[string]string{"TRUSTED_PROXIES": "10.0.0.1,nope"}, "TRUSTED_PROXIES"},
 		{"log level", map[string]string{"LOG_LEVEL": "loud"}, "LOG_LEVEL"},
 		{"stt engine", map[string]string{"STT_ENGINE": "vosk"}, "STT_ENGINE"},
+		{"metrics addr", map[string]string{"METRICS_ADDR": "9090"}, "METRICS_ADDR"},
+		{"metrics on the public address", map[string]string{"METRICS_ADDR": ":8080"}, "must differ from ADDR"},
+		{"short admin token", map[string]string{"ADMIN_TOKEN": "secret"}, "ADMIN_TOKEN"},
+		{"free space", map[string]string{"READY_MIN_FREE_BYTES": "1GB"}, "READY_MIN_FREE_BYTES"},
 		{"whisper vad", map[string]string{"WHISPER_VAD": "webrtc"}, "WHISPER_VAD"},
 		{"openai stt without key", map[string]string{"STT_ENGINE": "openai"}, "OPENAI_API_KEY"},
 		{"upload limit", map[string]string{"UPLOAD_MAX_BYTES": "25MB"}, "UPLOAD_MAX_BYTES"},

@@ -34,14 +34,25 @@ type OrderGauge struct {
 // jobStates are the states of River jobs that are not finished.
 var jobStates = []string{"available", "scheduled", "retryable", "running"}
 
-// Gauges reads the order book's gauges. It is the one place with their SQL: four small
-// queries, each on an index (orders_status_created; River's
-// river_job_prioritized_fetching_index, whose first column is the state), portable
-// between SQLite and Postgres. It costs the same with 100 or 100,000 orders kept.
+// The gauges' SQL, all of it; TestGaugeQueriesUseIndexes holds each to an index.
+const (
+	openOrdersSQL = `SELECT service, status, COUNT(*), MIN(paid_at) FROM orders
+		WHERE status IN (?, ?) GROUP BY service, status`
+	jobStatesSQL = `SELECT state, COUNT(*) FROM river_job WHERE state IN (?, ?, ?, ?) GROUP BY state`
+	// The column itself, not MIN(): SQLite types a timestamp by its column, so an
+	// aggregate would come back as text.
+	oldestAvailableSQL = `SELECT scheduled_at FROM river_job WHERE state = ? ORDER BY scheduled_at LIMIT 1`
+	oldestRunningSQL   = `SELECT attempted_at FROM river_job WHERE state = ? AND attempted_at IS NOT NULL
+		ORDER BY attempted_at LIMIT 1`
+)
+
+// Gauges reads the order book's gauges: four small queries (above), each on an index
+// (orders_status_created; River's river_job_prioritized_fetching_index, whose first
+// column is the state), portable between SQLite and Postgres. They read the open orders
+// and jobs only, so they cost the same with 100 or 100,000 orders kept.
 func (b *Book) Gauges(ctx context.Context) (Gauges, error) {
 	g := Gauges{Jobs: map[string]int64{}}
-	rows, err := b.db.QueryContext(ctx, `SELECT service, status, COUNT(*), MIN(paid_at) FROM orders
-		WHERE status IN (?, ?) GROUP BY service, status`, Paid, Processing)
+	rows, err := b.db.QueryContext(ctx, openOrdersSQL, Paid, Processing)
 	if err != nil {
 		return g, fmt.Errorf("counting open orders: %w", err)
 	}
@@ -60,8 +71,7 @@ func (b *Book) Gauges(ctx context.Context) (Gauges, error) {
 	}
 	rows.Close()
 
-	jobs, err := b.db.QueryContext(ctx, `SELECT state, COUNT(*) FROM river_job
-		WHERE state IN (?, ?, ?, ?) GROUP BY state`, jobStates[0], jobStates[1], jobStates[2], jobStates[3])
+	jobs, err := b.db.QueryContext(ctx, jobStatesSQL, jobStates[0], jobStates[1], jobStates[2], jobStates[3])
 	if err != nil {
 		return g, fmt.Errorf("counting jobs: %w", err)
 	}
@@ -79,15 +89,12 @@ func (b *Book) Gauges(ctx context.Context) (Gauges, error) {
 	}
 	jobs.Close()
 
-	// The column itself, not MIN(): SQLite types a timestamp by its column, so an
-	// aggregate would come back as text.
 	for _, q := range []struct {
-		state, column string
-		into          *time.Time
-	}{{"available", "scheduled_at", &g.OldestAvailable}, {"running", "attempted_at", &g.OldestRunning}} {
+		sql, state string
+		into       *time.Time
+	}{{oldestAvailableSQL, "available", &g.OldestAvailable}, {oldestRunningSQL, "running", &g.OldestRunning}} {
 		var t sql.NullTime
-		err := b.db.QueryRowContext(ctx, `SELECT `+q.column+` FROM river_job WHERE state = ? AND `+q.column+
-			` IS NOT NULL ORDER BY `+q.column+` LIMIT 1`, q.state).Scan(&t)
+		err := b.db.QueryRowContext(ctx, q.sql, q.state).Scan(&t)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return g, fmt.Errorf("finding the oldest %s job: %w", q.state, err)
 		}

@@ -3,6 +3,7 @@ package orders
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -132,5 +133,40 @@ func TestGauges(t *testing.T) {
 	}
 	if age := time.Since(g.OldestAvailable); g.OldestAvailable.IsZero() || age < -time.Second || age > time.Since(before)+time.Second {
 		t.Errorf("oldest available job at %v (age %v)", g.OldestAvailable, age)
+	}
+}
+
+// The gauges read indexes, never the whole orders or jobs table (SQLite's plan says SCAN
+// for a full table read, SEARCH … USING INDEX for an index).
+func TestGaugeQueriesUseIndexes(t *testing.T) {
+	f := newFixture(t, nil)
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{openOrdersSQL, []any{Paid, Processing}},
+		{jobStatesSQL, []any{"available", "scheduled", "retryable", "running"}},
+		{oldestAvailableSQL, []any{"available"}},
+		{oldestRunningSQL, []any{"running"}},
+	} {
+		rows, err := f.deps.DB.Query("EXPLAIN QUERY PLAN "+q.sql, q.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		joined := strings.Join(plan, "; ")
+		t.Logf("%s", joined)
+		if !strings.Contains(joined, "USING") || strings.Contains(joined, "SCAN orders") || strings.Contains(joined, "SCAN river_job") {
+			t.Errorf("%s\nplan: %s", q.sql, joined)
+		}
 	}
 }

@@ -54,6 +54,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'Speak50kVsBare' -benchtime 3x ./providers/espeak/
 	$(GO) test -run '^$$' -bench 'TTS|Checkout|Startup' -benchtime 5x ./
 	$(GO) test -run '^$$' -bench 'Upload' -benchtime 1x ./
+	$(GO) test -run '^$$' -bench 'Metrics' -benchtime 200x ./
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./media/ ./media/links/
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./providers/openai/
 	bash .ci/loadtest.sh

@@ -189,7 +189,7 @@ func TestComposeFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	upstreams := regexp.MustCompile(`\b` + c.Name + `-node-(\d+):8080\b`).FindAllStringSubmatch(string(caddy), -1)
+	upstreams := regexp.MustCompile(`\b`+c.Name+`-node-(\d+):8080\b`).FindAllStringSubmatch(string(caddy), -1)
 	var got []string
 	for _, u := range upstreams {
 		got = append(got, u[1])

@@ -32,6 +32,9 @@ func healthcheck(getenv func(string) string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "parla healthcheck: %v\n", err)
 		return 1
 	}
+	if token := getenv("ADMIN_TOKEN"); token != "" {
+		req.Header.Set("Authorization", "Bearer "+token) // the server then says why a check failed
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		fmt.Fprintf(stderr, "parla healthcheck: %v\n", err)
@@ -46,7 +49,7 @@ func healthcheck(getenv func(string) string, stderr io.Writer) int {
 	if err := json.NewDecoder(io.LimitReader(res.Body, 64<<10)).Decode(&body); res.StatusCode != http.StatusOK || err != nil || !body.OK {
 		fmt.Fprintf(stderr, "parla healthcheck: %s answered %d (ok=%v, %v)\n", u, res.StatusCode, body.OK, err)
 		for _, name := range body.Failed {
-			fmt.Fprintf(stderr, "  %s: %s\n", name, body.Checks[name].Error)
+			fmt.Fprintf(stderr, "  %s failed %s\n", name, body.Checks[name].Error)
 		}
 		return 1
 	}

@@ -213,7 +213,7 @@ func TestMetricsOnTheirOwnAddress(t *testing.T) {
 // healthcheck` exits 1 saying which.
 func TestReadyz(t *testing.T) {
 	noWhisper := filepath.Join(t.TempDir(), "no-model.bin")
-	h := startApp(t, map[string]string{"WHISPER_MODEL": noWhisper})
+	h := startApp(t, map[string]string{"WHISPER_MODEL": noWhisper, "ADMIN_TOKEN": testAdminToken})
 	ready := func(h *harness, status int) map[string]any {
 		t.Helper()
 		r := h.get("/readyz")
@@ -228,8 +228,11 @@ func TestReadyz(t *testing.T) {
 	hc := func(h *harness) (int, string) {
 		var stderr bytes.Buffer
 		code := healthcheck(func(k string) string {
-			if k == "ADDR" {
+			switch k {
+			case "ADDR":
 				return strings.TrimPrefix(h.base, "http://")
+			case "ADMIN_TOKEN":
+				return h.cfg.AdminToken
 			}
 			return ""
 		}, &stderr)
@@ -263,8 +266,13 @@ func TestReadyz(t *testing.T) {
 		len(body["failed"].([]any)) != 1 || body["failed"].([]any)[0] != "storage" {
 		t.Errorf("with a broken storage: %v", body)
 	}
-	if code, msg := hc(h); code != 1 || !strings.Contains(msg, "storage") || !strings.Contains(msg, "503") {
+	if code, msg := hc(h); code != 1 || !strings.Contains(msg, "storage failed disk storage:") || !strings.Contains(msg, "503") {
 		t.Errorf("healthcheck with a broken storage: exit %d: %s", code, msg)
+	}
+	// Why it failed is the operator's business: paths are not told to everyone.
+	r := h.do("GET", "/readyz", "", nil, map[string]string{"Authorization": "Bearer " + testAdminToken})
+	if !bytes.Contains(r.body, []byte(`"error":"disk storage:`)) || bytes.Contains(h.get("/readyz").body, []byte(`"error"`)) {
+		t.Errorf("/readyz with and without the token: %s / %s", r.body, h.get("/readyz").body)
 	}
 	os.Remove(tmp)
 	os.Mkdir(tmp, 0o750)
@@ -277,7 +285,7 @@ func TestReadyz(t *testing.T) {
 	if check(body, "disk") != "failed" || body["failed"].([]any)[0] != "disk" {
 		t.Errorf("with a full disk: %v", body)
 	}
-	if code, msg := hc(full); code != 1 || !strings.Contains(msg, "disk") {
+	if code, msg := hc(full); code != 1 || !strings.Contains(msg, "disk failed") || strings.Contains(msg, "READY_MIN_FREE_BYTES") {
 		t.Errorf("healthcheck with a full disk: exit %d: %s", code, msg)
 	}
 

@@ -9,13 +9,20 @@ import (
 )
 
 // ready answers /readyz: 200 {"ok":true,"checks":{…}} when this node can serve, else 503
-// with the failed checks named. Load balancers and `parla healthcheck` ask it.
+// with the failed checks named. Load balancers and `parla healthcheck` ask it. Why a check
+// failed (paths, hosts) is told only to the operator's token.
 func (s *server) ready(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	if s.deps.Ready == nil {
 		return c.JSON(fiber.Map{"ok": true, "checks": fiber.Map{}})
 	}
 	r := s.deps.Ready(c.UserContext())
+	if s.deps.Authorized == nil || !s.deps.Authorized(c) {
+		for name, res := range r.Checks {
+			res.Error = ""
+			r.Checks[name] = res
+		}
+	}
 	if !r.OK {
 		c.Status(fiber.StatusServiceUnavailable)
 	}

@@ -84,11 +84,7 @@ type fixture struct {
 func newFixture(t *testing.T, edit func(*Config)) *fixture {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := OpenSQLite(filepath.Join(dir, "parla.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := testkit.OpenDB(t)
 	clk := &clock{now: time.Now().UTC()}
 	tc, err := stripe.NewTestCheckout(db, "http://parla.test", stripe.WithClock(clk.Now))
 	if err != nil {

@@ -36,6 +36,8 @@ whisper-test:
 go-test:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
+	# The order book's and the test checkout's suites again, on a throwaway Postgres.
+	PARLA_TEST_DB=postgres $(GO) test -count=1 -timeout 10m ./api/orders/ ./providers/stripe/
 
 ui-test:
 	cd webui && npm run check:locales && npm test && npm run size

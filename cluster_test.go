@@ -320,3 +320,45 @@ func longText(n int) string {
 	}
 	return b.String()
 }
+
+// TestDatabaseGoesAwayAndComesBack: while Postgres is down, requests answer 503
+// database_unavailable and nothing is half-written; when it is back, the same node takes
+// orders again and delivers the one paid around the outage, once, without a restart.
+func TestDatabaseGoesAwayAndComesBack(t *testing.T) {
+	requireMediaTools(t)
+	pg := testkit.StartPostgres(t)
+	minio := testkit.StartMinIO(t)
+	smtp := testkit.StartSMTP(t)
+	h := startApp(t, map[string]string{"DATABASE_URL": pg.NewDatabase(t), "STORAGE": "minio",
+		"MINIO_ENDPOINT": minio.Endpoint, "MINIO_ACCESS_KEY": minio.AccessKey, "MINIO_SECRET_KEY": minio.SecretKey,
+		"MINIO_BUCKET": "parla-outage", "SMTP_URL": smtp.URL()})
+	order := ttsOrder("Said before, during and after an outage.", "fable", "opus", 1, "outage@example.com", "es")
+	sessionID, url := h.checkout(order)
+	h.wantStatus(h.do("POST", url+"/pay", "", nil, nil), 303)
+	pg.Down() // the job may be anywhere between queued and done
+
+	r := h.postJSON("/payment/tts/create-checkout-session", order)
+	if r.status != 503 || r.json(t)["error"].(map[string]any)["code"] != "database_unavailable" {
+		t.Fatalf("checkout with the database down: %d %s", r.status, r.body)
+	}
+	if r := h.postJSON("/services/tts", map[string]string{"sessionId": sessionID}); r.status != 503 {
+		t.Errorf("lookup with the database down: %d %s", r.status, r.body)
+	}
+	h.wantStatus(h.get("/healthz"), 200) // alive, if not ready
+
+	pg.Up(t)
+	var again reply
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if again = h.postJSON("/payment/tts/create-checkout-session",
+			ttsOrder("After the outage.", "fable", "mp3", 1, "after@example.com", "en")); again.status == 200 || time.Now().After(deadline) {
+			break
+		}
+	}
+	h.wantStatus(again, 200)
+	h.waitForLink(sessionID, 60*time.Second)
+	smtp.WaitForMessages(t, 1, 10*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	if n := len(smtp.Messages()); n != 1 {
+		t.Errorf("%d letters for the order paid around the outage, want 1", n)
+	}
+}

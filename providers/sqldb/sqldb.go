@@ -178,32 +178,44 @@ func (d Dialect) JSONText(column, key string) string {
 
 // ExecContext runs a statement written with "?" placeholders.
 func (db *DB) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return db.DB.ExecContext(ctx, db.Dialect.Rebind(q), args...)
+	res, err := db.DB.ExecContext(ctx, db.Dialect.Rebind(q), args...)
+	return res, mark(err)
 }
 
 // Exec runs a statement written with "?" placeholders.
 func (db *DB) Exec(q string, args ...any) (sql.Result, error) {
-	return db.DB.Exec(db.Dialect.Rebind(q), args...)
+	res, err := db.DB.Exec(db.Dialect.Rebind(q), args...)
+	return res, mark(err)
 }
 
 // QueryContext runs a query written with "?" placeholders.
 func (db *DB) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return db.DB.QueryContext(ctx, db.Dialect.Rebind(q), args...)
+	rows, err := db.DB.QueryContext(ctx, db.Dialect.Rebind(q), args...)
+	return rows, mark(err)
 }
 
 // QueryRowContext runs a one-row query written with "?" placeholders.
-func (db *DB) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	return db.DB.QueryRowContext(ctx, db.Dialect.Rebind(q), args...)
+func (db *DB) QueryRowContext(ctx context.Context, q string, args ...any) *Row {
+	return &Row{db.DB.QueryRowContext(ctx, db.Dialect.Rebind(q), args...)}
 }
 
 // BeginTx starts a transaction whose statements take "?" placeholders.
 func (db *DB) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) {
 	tx, err := db.DB.BeginTx(ctx, opts)
 	if err != nil {
-		return nil, err
+		return nil, mark(err)
 	}
 	return &Tx{Tx: tx, d: db.Dialect}, nil
 }
+
+// Row is the result of QueryRowContext; its errors are marked like DB's.
+type Row struct{ row *sql.Row }
+
+// Scan copies the row's columns into dest (sql.ErrNoRows when there is none).
+func (r *Row) Scan(dest ...any) error { return mark(r.row.Scan(dest...)) }
+
+// Err reports the query's error.
+func (r *Row) Err() error { return mark(r.row.Err()) }
 
 // Tx is a transaction of a DB.
 type Tx struct {
@@ -213,17 +225,37 @@ type Tx struct {
 
 // ExecContext runs a statement written with "?" placeholders.
 func (tx *Tx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return tx.Tx.ExecContext(ctx, tx.d.Rebind(q), args...)
+	res, err := tx.Tx.ExecContext(ctx, tx.d.Rebind(q), args...)
+	return res, mark(err)
 }
 
 // QueryContext runs a query written with "?" placeholders.
 func (tx *Tx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return tx.Tx.QueryContext(ctx, tx.d.Rebind(q), args...)
+	rows, err := tx.Tx.QueryContext(ctx, tx.d.Rebind(q), args...)
+	return rows, mark(err)
 }
 
 // QueryRowContext runs a one-row query written with "?" placeholders.
-func (tx *Tx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	return tx.Tx.QueryRowContext(ctx, tx.d.Rebind(q), args...)
+func (tx *Tx) QueryRowContext(ctx context.Context, q string, args ...any) *Row {
+	return &Row{tx.Tx.QueryRowContext(ctx, tx.d.Rebind(q), args...)}
+}
+
+// Commit commits the transaction.
+func (tx *Tx) Commit() error { return mark(tx.Tx.Commit()) }
+
+// unavailableError is a database error that means the database cannot be reached now.
+type unavailableError struct{ err error }
+
+func (e *unavailableError) Error() string   { return "database unavailable: " + e.err.Error() }
+func (e *unavailableError) Unwrap() []error { return []error{ErrUnavailable, e.err} }
+
+// mark wraps err with ErrUnavailable when it says the database is away, so that callers
+// far from here (the API's error table) can tell an outage from a bad query.
+func mark(err error) error {
+	if err == nil || errors.Is(err, ErrUnavailable) || !Unavailable(err) {
+		return err
+	}
+	return &unavailableError{err}
 }
 
 // Locked runs fn while holding the database-wide lock named by key, so that nodes starting

@@ -58,7 +58,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'Upload' -benchtime 1x ./
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./media/ ./media/links/
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./providers/openai/
-	bash .ci/loadtest.sh
+	$(GO) test -run '^$$' -bench 'CheckoutOn|TTSOrdersOn|NodeDeath' -benchtime 1x .
 	$(MAKE) whisper-bench
 
 ## whisper-bench: our whisper job next to whisper-cli built from the same source, and the VADs

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path"
@@ -255,6 +257,11 @@ func TestClusterServesEveryStepOnAnyNode(t *testing.T) {
 		t.Errorf("video-to-text result: %q", body)
 	}
 	c.checkDelivery(3)
+	// One sweeper per cluster: only River's leader inserts the periodic sweep (run at its
+	// start, then every SWEEP_INTERVAL, 10 min), not each of the three nodes.
+	if got := c.query(`SELECT count(*)::text FROM river_job WHERE kind = 'sweep'`); got[0] != "1" {
+		t.Errorf("%s sweep jobs for three nodes, want 1", got[0])
+	}
 
 	// A long order; its node dies in the middle of the job.
 	victim, took := c.killDuringLongOrder("long@example.com")
@@ -373,4 +380,40 @@ func TestDatabaseGoesAwayAndComesBack(t *testing.T) {
 	if n := len(smtp.Messages()); n != 1 {
 		t.Errorf("%d letters for the order paid around the outage, want 1", n)
 	}
+}
+
+// TestDatabaseURLRefusedAtBoot: a DATABASE_URL that is malformed or leads nowhere stops
+// the app with a message naming the variable and the reason, never the password; a
+// cluster node without SMTP_URL is warned that its letters stay on its disk.
+func TestDatabaseURLRefusedAtBoot(t *testing.T) {
+	cluster := map[string]string{"STORAGE": "minio", "MINIO_ENDPOINT": "127.0.0.1:1", "MINIO_ACCESS_KEY": "a",
+		"MINIO_SECRET_KEY": "b", "DATA_DIR": t.TempDir()}
+	for name, dbURL := range map[string]string{
+		"malformed":   "postgres://parla:Sup3r-s3cret@[db/parla",
+		"unreachable": "postgres://parla:Sup3r-s3cret@" + testkit.FreePort(t) + "/parla?connect_timeout=2",
+	} {
+		t.Run(name, func(t *testing.T) {
+			env := map[string]string{"DATABASE_URL": dbURL}
+			for k, v := range cluster {
+				env[k] = v
+			}
+			cfg, err := loadConfig(envOf(env))
+			if err == nil {
+				_, err = build(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			}
+			if err == nil || !strings.Contains(err.Error(), "DATABASE_URL") || strings.Contains(err.Error(), "Sup3r") {
+				t.Errorf("error %v: want DATABASE_URL named and no password", err)
+			}
+		})
+	}
+	t.Run("no SMTP_URL", func(t *testing.T) {
+		pg, minio := testkit.StartPostgres(t), testkit.StartMinIO(t)
+		logs := &testkit.LogBuffer{}
+		startAppLogging(t, map[string]string{"DATABASE_URL": pg.NewDatabase(t), "STORAGE": "minio",
+			"MINIO_ENDPOINT": minio.Endpoint, "MINIO_ACCESS_KEY": minio.AccessKey, "MINIO_SECRET_KEY": minio.SecretKey},
+			slog.New(slog.NewTextHandler(logs, nil)))
+		if !strings.Contains(logs.String(), "a cluster needs SMTP_URL") {
+			t.Errorf("no warning about SMTP_URL in:\n%s", logs.String())
+		}
+	})
 }

@@ -189,6 +189,7 @@ func (c *cluster) checkDelivery(orders int) {
 func (c *cluster) pay(i int, checkoutURL string) {
 	c.t.Helper()
 	h := c.at(i)
+	h.wantStatus(h.get(c.on(i, checkoutURL)), 200) // the test checkout's page, from the shared database
 	h.wantStatus(h.do("POST", c.on(i, checkoutURL)+"/pay", "", nil, nil), 303)
 }
 

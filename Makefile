@@ -36,6 +36,8 @@ whisper-test:
 go-test:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
+	# The order book's and the test checkout's suites again, on a throwaway Postgres.
+	PARLA_TEST_DB=postgres $(GO) test -count=1 -timeout 10m ./api/orders/ ./providers/stripe/
 
 ui-test:
 	cd webui && npm run check:locales && npm test && npm run size
@@ -57,7 +59,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'Metrics' -benchtime 200x ./
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./media/ ./media/links/
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./providers/openai/
-	bash .ci/loadtest.sh
+	$(GO) test -run '^$$' -bench 'CheckoutOn|TTSOrdersOn|NodeDeath' -benchtime 1x .
 	$(MAKE) whisper-bench
 
 ## whisper-bench: our whisper job next to whisper-cli built from the same source, and the VADs

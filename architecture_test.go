@@ -23,6 +23,7 @@ var importRules = []struct {
 	{"providers/espeak", []string{"parla/providers", "parla/media"}, []string{"github.com/gofiber/fiber/v2"}},
 	{"providers/openai", []string{"parla/providers", "parla/media"}, []string{"github.com/gofiber/fiber/v2"}},
 	{"providers/whisper", []string{"parla/providers", "parla/media"}, []string{"github.com/gofiber/fiber/v2"}},
+	{"providers/sqldb", nil, []string{"github.com/gofiber/fiber/v2", "net/http"}},
 	{"providers/storage", []string{"parla/providers"}, []string{"github.com/gofiber/fiber/v2"}},
 	{"providers/stripe", []string{"parla/providers"}, []string{"github.com/gofiber/fiber/v2"}},
 	{"providers/mail", []string{"parla/providers"}, []string{"github.com/gofiber/fiber/v2"}},

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"parla/api/orders"
+	"parla/providers/sqldb"
 	"parla/providers/whisper"
 )
 
@@ -60,6 +61,13 @@ type Config struct {
 	MinIOUseSSL         bool   // MINIO_USE_SSL
 	MinIORegion         string // MINIO_REGION
 	MinIOPublicEndpoint string // MINIO_PUBLIC_ENDPOINT: host browsers use for presigned links
+
+	// DATABASE_URL: postgres://… puts orders and River's queue in PostgreSQL, shared by any
+	// number of nodes; unset = SQLite in DATA_DIR (one node).
+	DatabaseURL string
+	DBMaxConns  int           // DB_MAX_CONNS: connections to Postgres per node (default 20)
+	RescueAfter time.Duration // JOB_RESCUE_AFTER: a job running this long is taken over by another node (default JOB_TIMEOUT+1m)
+	NodeID      string        // NODE_ID: this node's name in River's table (default host name + random suffix)
 
 	Pricing        orders.Pricing // PRICING: JSON price list over the defaults
 	TTSMaxChars    int64          // TTS_MAX_CHARS (default 100000)
@@ -178,6 +186,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		RetryBase:            duration("FULFIL_RETRY_BASE", 5*time.Second),
 		JobTimeout:           duration("JOB_TIMEOUT", 2*time.Hour),
 		SweepInterval:        duration("SWEEP_INTERVAL", 10*time.Minute),
+		DatabaseURL:          get("DATABASE_URL", ""),
+		DBMaxConns:           int(integer("DB_MAX_CONNS", 20, 2)),
+		NodeID:               get("NODE_ID", ""),
 		RateLimit:            int(integer("RATE_LIMIT", 30, 0)),
 		ShutdownGrace:        duration("SHUTDOWN_TIMEOUT", 30*time.Second),
 		LogFormat:            oneOf("LOG_FORMAT", "text", "text", "json"),
@@ -270,6 +281,12 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Errorf("ALLOW_PRIVATE_URLS=1 with the public PUBLIC_URL=%s: visitors' links could reach "+
 			"this machine and its private network; it is for local development only", c.PublicURL))
 	}
+	c.RescueAfter = duration("JOB_RESCUE_AFTER", c.JobTimeout+time.Minute)
+	if c.RescueAfter < c.JobTimeout {
+		errs = append(errs, fmt.Errorf("JOB_RESCUE_AFTER=%s is shorter than JOB_TIMEOUT=%s: a job still running "+
+			"would be taken over by another node and run twice", c.RescueAfter, c.JobTimeout))
+	}
+	errs = append(errs, databaseErrors(c)...)
 	if c.Storage == "minio" {
 		for name, v := range map[string]string{"MINIO_ENDPOINT": c.MinIOEndpoint,
 			"MINIO_ACCESS_KEY": c.MinIOAccessKey, "MINIO_SECRET_KEY": c.MinIOSecretKey} {
@@ -279,6 +296,25 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	return c, errors.Join(errs...)
+}
+
+// databaseErrors checks DATABASE_URL's form (reaching it is tried at boot) and what a
+// cluster needs: files every node can read.
+func databaseErrors(c Config) []error {
+	if c.DatabaseURL == "" {
+		return nil
+	}
+	var errs []error
+	u, err := url.Parse(c.DatabaseURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("DATABASE_URL=%s: must be a postgres://user:password@host:5432/dbname URL",
+			sqldb.Redact(c.DatabaseURL)))
+	}
+	if c.Storage != "minio" {
+		errs = append(errs, errors.New("DATABASE_URL is set but STORAGE is not minio: with several nodes, an upload or "+
+			"a result kept on one node's disk cannot be read by the others; set STORAGE=minio and MINIO_*"))
+	}
+	return errs
 }
 
 // stripeKeyErrors refuses Stripe keys in the wrong places: a publishable key as the secret,

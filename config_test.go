@@ -74,6 +74,10 @@ func TestConfigRefusesBadSettingsWithClearMessages(t *testing.T) {
 			"STRIPE_WEBHOOK_SECRET": "whsec_x", "STRIPE_PUBLISHABLE_KEY": "sk_live_x"}, "STRIPE_PUBLISHABLE_KEY holds a secret key"},
 		{"every address a proxy", map[string]string{"TRUSTED_PROXIES": "0.0.0.0/0"}, "TRUSTED_PROXIES"},
 		{"every v6 address a proxy", map[string]string{"TRUSTED_PROXIES": "10.0.0.1, ::/0"}, "TRUSTED_PROXIES"},
+		{"database url not postgres", map[string]string{"DATABASE_URL": "mysql://u:pw@db/parla", "STORAGE": "minio",
+			"MINIO_ENDPOINT": "m:9000", "MINIO_ACCESS_KEY": "a", "MINIO_SECRET_KEY": "b"}, "DATABASE_URL"},
+		{"cluster on local disk", map[string]string{"DATABASE_URL": "postgres://u:pw@db/parla"}, "STORAGE is not minio"},
+		{"rescue before the timeout", map[string]string{"JOB_TIMEOUT": "1h", "JOB_RESCUE_AFTER": "30m"}, "JOB_RESCUE_AFTER"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

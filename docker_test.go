@@ -109,10 +109,6 @@ type composeFile struct {
 	}
 }
 
-// pendingVars are settings compose.yaml passes that another branch adds to config.go.
-// Delete each once config.go reads it (the test then holds it like the others).
-var pendingVars = map[string]string{"DATABASE_URL": "issue 14 (the store on Postgres)"}
-
 // compose.yaml starts what the README says, with health checks through the binary, and
 // passes the app only settings config.go reads; the Caddyfile balances exactly the
 // scaled profile's replicas and asks /readyz.
@@ -142,10 +138,6 @@ func TestComposeFile(t *testing.T) {
 		}
 		for k := range s.Environment {
 			if !strings.Contains(string(configSrc), `"`+k+`"`) {
-				if why, ok := pendingVars[k]; ok {
-					t.Logf("%s: %s is not read by config.go yet: %s", name, k, why)
-					continue
-				}
 				t.Errorf("%s passes %s, which config.go does not read", name, k)
 			}
 		}

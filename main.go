@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +27,7 @@ import (
 	"parla/providers/espeak"
 	"parla/providers/mail"
 	"parla/providers/openai"
+	"parla/providers/sqldb"
 	"parla/providers/storage"
 	"parla/providers/stripe"
 	"parla/providers/whisper"
@@ -91,7 +91,7 @@ func newLogger(cfg Config) *slog.Logger {
 type App struct {
 	cfg  Config
 	log  *slog.Logger
-	db   *sql.DB
+	db   *sqldb.DB
 	book *orders.Book
 	http *fiber.App
 	test *stripe.TestCheckout // nil when Stripe is configured
@@ -129,9 +129,13 @@ func build(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	} else if n > 0 {
 		log.Info("scratch files of a previous process removed", "files", n)
 	}
-	db, err := orders.OpenSQLite(filepath.Join(cfg.DataDir, "parla.db"))
+	db, err := openDatabase(ctx, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if db.Dialect == sqldb.Postgres && cfg.SMTPURL == "" {
+		log.Warn("DATABASE_URL is set without SMTP_URL: letters go to this node's DATA_DIR/outbox, " +
+			"which the other nodes and the visitors never see; a cluster needs SMTP_URL")
 	}
 	a := &App{cfg: cfg, log: log, db: db}
 	if err := a.wire(ctx, tmpDir); err != nil {
@@ -139,6 +143,15 @@ func build(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// openDatabase opens PostgreSQL at DATABASE_URL (shared by every node), or SQLite in
+// DATA_DIR (one node).
+func openDatabase(ctx context.Context, cfg Config) (*sqldb.DB, error) {
+	if cfg.DatabaseURL == "" {
+		return sqldb.OpenSQLite(filepath.Join(cfg.DataDir, "parla.db"))
+	}
+	return sqldb.OpenPostgres(ctx, cfg.DatabaseURL, sqldb.PostgresConfig{MaxConns: int32(cfg.DBMaxConns)})
 }
 
 func (a *App) wire(ctx context.Context, tmpDir string) error {
@@ -191,12 +204,14 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 		PublicURL: cfg.PublicURL,
 		TempDir:   tmpDir,
 		UploadDir: filepath.Join(cfg.DataDir, "uploads"), UploadTTL: cfg.UploadTTL,
+		SharedUploads:  a.db.Dialect == sqldb.Postgres,
 		VTTMaxDuration: cfg.VTTMaxDuration,
 		Pricing:        cfg.Pricing,
 		ImageURL:       cfg.PublicURL + "/favicon.svg",
 		TTS: orders.TTSLimits{Voices: providers.Voices, Formats: providers.SpeechFormats,
 			MinSpeed: 0.25, MaxSpeed: 4, MaxChars: cfg.TTSMaxChars},
 		Workers: cfg.Workers, MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, JobTimeout: cfg.JobTimeout,
+		RescueAfter: cfg.RescueAfter, NodeID: cfg.NodeID,
 		SweepInterval: cfg.SweepInterval, Checkpoint: cfg.checkpoint,
 	}, orders.Deps{
 		DB: a.db, Payments: payments, Storage: store, Mailer: mailer, Letters: orders.MailLetters{},
@@ -289,7 +304,8 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	guarded := api.NewListener(ln, api.DefaultPerAddress, a.log)
 	go func() { served <- a.http.Listener(guarded) }()
 	a.log.Info("parla is up", "addr", ln.Addr().String(), "public_url", a.cfg.PublicURL,
-		"tts", a.cfg.TTSEngine, "storage", a.cfg.Storage, "payments", a.cfg.PaymentMode())
+		"tts", a.cfg.TTSEngine, "storage", a.cfg.Storage, "payments", a.cfg.PaymentMode(),
+		"database", a.db.Dialect.String(), "node", a.book.Config().NodeID)
 	var serveErr error
 	select {
 	case <-ctx.Done():

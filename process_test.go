@@ -18,9 +18,14 @@ import (
 
 // startProcess runs the server as its own process, under the shell command prefix (for
 // example a ulimit), on embedded defaults plus env, and returns its base URL.
-func startProcess(t *testing.T, prefix string, env map[string]string) (string, *exec.Cmd) {
+func startProcess(t testing.TB, prefix string, env map[string]string) (string, *exec.Cmd) {
 	t.Helper()
-	addr := testkit.FreePort(t)
+	return startProcessAt(t, testkit.FreePort(t), prefix, env)
+}
+
+// startProcessAt is startProcess on a given address.
+func startProcessAt(t testing.TB, addr, prefix string, env map[string]string) (string, *exec.Cmd) {
+	t.Helper()
 	cmd := exec.Command("sh", "-c", prefix+` exec "$0"`, os.Args[0])
 	cmd.Env = append(os.Environ(), "PARLA_TEST_RUN_MAIN=1", "ADDR="+addr, "DATA_DIR="+t.TempDir(),
 		"PUBLIC_URL=http://"+addr, "RATE_LIMIT=0", "LOG_LEVEL=warn")

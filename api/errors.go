@@ -9,6 +9,7 @@ import (
 	"parla/api/orders"
 	"parla/media/links"
 	"parla/providers"
+	"parla/providers/sqldb"
 	"parla/providers/stripe"
 )
 
@@ -103,6 +104,8 @@ var errorKinds = []errorKind{
 	// Ours.
 	{code: "service_unavailable", status: 503, message: "this service is not available right now",
 		causes: []error{orders.ErrServiceUnavailable}},
+	{code: "database_unavailable", status: 503, message: "we cannot reach our order book right now; nothing was charged, try again in a minute",
+		causes: []error{sqldb.ErrUnavailable}},
 	{code: "payment_provider_error", status: 503, message: "the payment provider could not be reached; try again later",
 		causes: []error{providers.ErrPaymentProvider}},
 	{code: "internal", status: 500, message: "something went wrong on our side"},

@@ -2,10 +2,10 @@ package orders
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -13,6 +13,7 @@ import (
 	"parla/media"
 	"parla/providers"
 	"parla/providers/speechlang"
+	"parla/providers/sqldb"
 	"parla/providers/transcript"
 )
 
@@ -25,17 +26,26 @@ type Config struct {
 	TempDir     string        // scratch space for results being produced
 	TempTTL     time.Duration // leftover scratch files older than this are swept (6 h)
 	UploadDir   string        // accepted uploads, one file per upload id
-	UploadTTL   time.Duration // unpaid uploads are swept after this (24 h)
+	// SharedUploads keeps accepted uploads in the Storage (uploads/<id>) instead of
+	// UploadDir, so that any node of a cluster can transcribe them.
+	SharedUploads bool
+	UploadTTL     time.Duration // unpaid uploads are swept after this (24 h)
 	// VTTMaxDuration is the longest video taken for transcription (3 h).
 	VTTMaxDuration time.Duration
 	TTS            TTSLimits
 	Pricing        Pricing
 	ImageURL       string // line-item image shown on the hosted checkout
 
-	MaxAttempts   int           // fulfilment tries before a refund (5)
-	RetryBase     time.Duration // first retry delay, doubled each time (5 s)
-	PollInterval  time.Duration // how often workers look for jobs (100 ms)
-	JobTimeout    time.Duration // longest a single fulfilment may run (2 h: a long video on a CPU)
+	MaxAttempts  int           // fulfilment tries before a refund (5)
+	RetryBase    time.Duration // first retry delay, doubled each time (5 s)
+	PollInterval time.Duration // how often workers look for jobs (100 ms)
+	JobTimeout   time.Duration // longest a single fulfilment may run (2 h: a long video on a CPU)
+	// RescueAfter is how long a job may stay running before another node takes it over: its
+	// node died (JobTimeout + 1 min). Never less than JobTimeout.
+	RescueAfter time.Duration
+	// NodeID names this process in River's table (attempted_by) and in the nodes'
+	// heartbeats; "" makes one from the host name and a random suffix.
+	NodeID        string
 	SweepInterval time.Duration // how often the sweeper runs (10 min)
 	Workers       int           // concurrent fulfilments (2)
 	Now           func() time.Time
@@ -59,6 +69,12 @@ func (c *Config) defaults() {
 	def(&c.RetryBase, 5*time.Second)
 	def(&c.PollInterval, 100*time.Millisecond)
 	def(&c.JobTimeout, 2*time.Hour)
+	def(&c.RescueAfter, c.JobTimeout+time.Minute)
+	c.RescueAfter = max(c.RescueAfter, c.JobTimeout)
+	if c.NodeID == "" {
+		host, _ := os.Hostname()
+		c.NodeID = nodeName(host) + "-" + randomString(6)
+	}
 	def(&c.SweepInterval, 10*time.Minute)
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = 5
@@ -79,7 +95,7 @@ func (c *Config) defaults() {
 
 // Deps are the outside parts the order book drives.
 type Deps struct {
-	DB       *sql.DB
+	DB       *sqldb.DB
 	Payments providers.Payments
 	Storage  providers.Storage
 	Mailer   providers.Mailer
@@ -125,7 +141,9 @@ type Book struct {
 	queue   *jobQueue
 	sweeper *sweeper
 	storage providers.Storage
-	db      *sql.DB
+	// stopBeat ends the node's heartbeat (Postgres); nil before Start or on SQLite.
+	stopBeat func()
+	db       *sqldb.DB
 }
 
 // New migrates the database (orders and River's tables) and builds the book with its
@@ -142,7 +160,11 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 		return nil, err
 	}
 	orders := &Store{db: deps.DB}
-	uploads := &Uploads{dir: cfg.UploadDir, tempDir: cfg.TempDir, db: deps.DB, now: cfg.Now, log: deps.Log}
+	var files uploadFiles = diskUploads{dir: cfg.UploadDir}
+	if cfg.SharedUploads {
+		files = storedUploads{storage: deps.Storage, tempDir: cfg.TempDir}
+	}
+	uploads := &Uploads{files: files, tempDir: cfg.TempDir, db: deps.DB, now: cfg.Now, log: deps.Log}
 	producers := map[Service]Producer{}
 	if deps.Speaker != nil {
 		producers[TTS] = ttsProducer{speaker: deps.Speaker}
@@ -151,7 +173,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 		tp := &transcriptProducer{engine: deps.Transcriber, audio: deps.Audio, links: deps.Links,
 			uploads: uploads, tempDir: cfg.TempDir}
 		tp.translator, _ = deps.Transcriber.(translationChecker)
-		if cfg.UploadDir != "" {
+		if cfg.UploadDir != "" || cfg.SharedUploads {
 			producers[STT] = tp
 		}
 		if deps.Links != nil {
@@ -192,12 +214,21 @@ func (b *Book) Start(ctx context.Context) error {
 	if err := b.queue.client.Start(ctx); err != nil {
 		return fmt.Errorf("starting job queue: %w", err)
 	}
+	if b.queue.db.Dialect == sqldb.Postgres {
+		hbCtx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); b.queue.nodes.heartbeat(hbCtx, b.cfg.Now, b.log) }()
+		b.stopBeat = func() { cancel(); <-done }
+	}
 	return nil
 }
 
 // Stop lets running jobs finish until ctx ends, then cancels them; cancelled jobs go
 // back to the queue and run again at the next start.
 func (b *Book) Stop(ctx context.Context) error {
+	if b.stopBeat != nil {
+		defer b.stopBeat()
+	}
 	err := b.queue.client.Stop(ctx)
 	if err == nil {
 		return nil

@@ -16,6 +16,7 @@ import (
 
 	"parla/providers"
 	"parla/providers/mail"
+	"parla/providers/sqldb"
 	"parla/providers/storage"
 	"parla/providers/stripe"
 	"parla/providers/testkit"
@@ -90,11 +91,7 @@ func newFixture(t *testing.T, edit func(*Config)) *fixture {
 func newFixtureDeps(t *testing.T, edit func(*Config), editDeps func(*Deps)) *fixture {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := OpenSQLite(filepath.Join(dir, "parla.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := testkit.OpenDB(t)
 	clk := &clock{now: time.Now().UTC()}
 	tc, err := stripe.NewTestCheckout(db, "http://parla.test", stripe.WithClock(clk.Now))
 	if err != nil {
@@ -560,5 +557,58 @@ func TestKeptAndEraseNow(t *testing.T) {
 	}
 	if got, _ := f.book.orders.Get(ctx, o.ID); got.Status != Expired {
 		t.Errorf("status after delete now = %s", got.Status)
+	}
+}
+
+// On Postgres a booting node takes back only the running jobs of nodes that stopped
+// beating: a job a live node is running is left to it.
+func TestBootReclaimsOnlyTheJobsOfDeadNodes(t *testing.T) {
+	f := newFixture(t, nil)
+	db := f.book.Desk.orders.db
+	if db.Dialect != sqldb.Postgres {
+		t.Skip("several nodes share only a Postgres database (PARLA_TEST_DB=postgres)")
+	}
+	ctx := context.Background()
+	co := f.order(t, "Running on another node.")
+	if err := f.book.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.pay(t, co.SessionID)
+	now := time.Now()
+	for _, q := range []string{
+		`UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now(), attempted_by = ARRAY['live-node'] WHERE kind = 'fulfil'`,
+		`UPDATE orders SET status = 'processing' WHERE id = '` + co.OrderID + `'`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(`INSERT INTO nodes (id, started_at, seen_at) VALUES ('live-node', ?, ?)`, millis(now), millis(now)); err != nil {
+		t.Fatal(err)
+	}
+	boot := func() *Book {
+		book, err := New(ctx, f.book.cfg, f.deps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return book
+	}
+	boot()
+	var state string
+	if err := db.QueryRowContext(ctx, `SELECT state FROM river_job WHERE kind = 'fulfil'`).Scan(&state); err != nil || state != "running" {
+		t.Fatalf("the live node's job is %q (%v) after another node booted, want running", state, err)
+	}
+	// The node stops beating (killed): the next node to boot takes its job.
+	if _, err := db.Exec(`UPDATE nodes SET seen_at = ? WHERE id = 'live-node'`, millis(now.Add(-time.Minute))); err != nil {
+		t.Fatal(err)
+	}
+	book := boot()
+	if err := book.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer book.Stop(ctx)
+	f.book = book
+	if o := f.waitStatus(t, co.OrderID, Done); o.LinkToken == "" || len(f.mails(t)) != 1 {
+		t.Errorf("after the dead node's job was taken: %+v, %d mails", o, len(f.mails(t)))
 	}
 }

@@ -2,31 +2,16 @@ package orders
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
-	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+	"parla/providers/sqldb"
 )
 
-// OpenSQLite opens the app's SQLite database with the settings River and the store need:
-// WAL, a busy timeout, immediate write transactions and a single connection.
-func OpenSQLite(path string) (*sql.DB, error) {
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)" +
-		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", path, err)
-	}
-	db.SetMaxOpenConns(1)
-	if err := db.Ping(); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("opening %s: %w", path, err)
-	}
-	return db, nil
-}
-
-// migrations are applied in order, each once; append, never edit.
+// migrations are applied in order, each once; append, never edit. The SQL is the same on
+// SQLite and Postgres (providers/sqldb): BIGINT for numbers (times are unix milliseconds),
+// TEXT for the rest. (Migrations 1 and 2 said INTEGER before Postgres came: the same
+// column type for SQLite, too small for milliseconds on Postgres.)
 var migrations = []string{
 	`CREATE TABLE orders (
 		id              TEXT PRIMARY KEY,
@@ -35,20 +20,20 @@ var migrations = []string{
 		params          TEXT NOT NULL DEFAULT '{}',
 		email           TEXT NOT NULL DEFAULT '',
 		locale          TEXT NOT NULL DEFAULT 'en',
-		amount          INTEGER NOT NULL,
+		amount          BIGINT NOT NULL,
 		currency        TEXT NOT NULL,
 		session_id      TEXT,
 		payment_intent  TEXT NOT NULL DEFAULT '',
-		progress        INTEGER NOT NULL DEFAULT 0,
+		progress        BIGINT NOT NULL DEFAULT 0,
 		result_key      TEXT NOT NULL DEFAULT '',
 		result_name     TEXT NOT NULL DEFAULT '',
 		link_token      TEXT,
-		link_expires_at INTEGER NOT NULL DEFAULT 0,
+		link_expires_at BIGINT NOT NULL DEFAULT 0,
 		error           TEXT NOT NULL DEFAULT '',
-		mailed_at       INTEGER NOT NULL DEFAULT 0,
-		created_at      INTEGER NOT NULL,
-		paid_at         INTEGER NOT NULL DEFAULT 0,
-		done_at         INTEGER NOT NULL DEFAULT 0
+		mailed_at       BIGINT NOT NULL DEFAULT 0,
+		created_at      BIGINT NOT NULL,
+		paid_at         BIGINT NOT NULL DEFAULT 0,
+		done_at         BIGINT NOT NULL DEFAULT 0
 	);
 	CREATE UNIQUE INDEX orders_session ON orders(session_id);
 	CREATE UNIQUE INDEX orders_link_token ON orders(link_token);
@@ -56,15 +41,15 @@ var migrations = []string{
 	CREATE TABLE webhook_events (
 		id          TEXT PRIMARY KEY,
 		type        TEXT NOT NULL,
-		received_at INTEGER NOT NULL
+		received_at BIGINT NOT NULL
 	);`,
 	`CREATE TABLE uploads (
 		id          TEXT PRIMARY KEY,
 		file_name   TEXT NOT NULL,
-		size        INTEGER NOT NULL,
-		duration_ms INTEGER NOT NULL,
+		size        BIGINT NOT NULL,
+		duration_ms BIGINT NOT NULL,
 		order_id    TEXT NOT NULL DEFAULT '',
-		created_at  INTEGER NOT NULL
+		created_at  BIGINT NOT NULL
 	);
 	CREATE INDEX uploads_created ON uploads(created_at);`,
 	// The page's order key: one key, one payment (desk_key.go). At most one checkout of a key
@@ -73,40 +58,16 @@ var migrations = []string{
 	CREATE UNIQUE INDEX orders_key_open ON orders(service, order_key)
 		WHERE order_key IS NOT NULL AND status = 'awaiting_payment';
 	CREATE INDEX orders_key ON orders(service, order_key) WHERE order_key IS NOT NULL;`,
+	// Heartbeats of the nodes of a cluster (nodes.go).
+	`CREATE TABLE nodes (
+		id         TEXT PRIMARY KEY,
+		started_at BIGINT NOT NULL,
+		seen_at    BIGINT NOT NULL
+	);`,
 }
 
-func migrate(ctx context.Context, db *sql.DB) error {
-	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
-		return fmt.Errorf("creating schema_migrations: %w", err)
-	}
-	for i, m := range migrations {
-		version := i + 1
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("migration %d: %w", version, err)
-		}
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migration %d: %w", version, err)
-		}
-		if n > 0 {
-			tx.Rollback()
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, m); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migration %d: %w", version, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version) VALUES (?)`, version); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migration %d: %w", version, err)
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("migration %d: %w", version, err)
-		}
-	}
-	return nil
+func migrate(ctx context.Context, db *sqldb.DB) error {
+	return db.Migrate(ctx, "schema_migrations", migrations)
 }
 
 func millis(t time.Time) int64 {
@@ -131,7 +92,7 @@ func nullable(s string) any {
 }
 
 // execChanged runs an update and reports whether it changed a row.
-func execChanged(ctx context.Context, db *sql.DB, what, q string, args ...any) (bool, error) {
+func execChanged(ctx context.Context, db *sqldb.DB, what, q string, args ...any) (bool, error) {
 	res, err := db.ExecContext(ctx, q, args...)
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", what, err)
@@ -144,7 +105,7 @@ func execChanged(ctx context.Context, db *sql.DB, what, q string, args ...any) (
 }
 
 // execRow runs an update whose row count does not matter.
-func execRow(ctx context.Context, db *sql.DB, what, q string, args ...any) error {
+func execRow(ctx context.Context, db *sqldb.DB, what, q string, args ...any) error {
 	_, err := execChanged(ctx, db, what, q, args...)
 	return err
 }
@@ -153,7 +114,7 @@ func execRow(ctx context.Context, db *sql.DB, what, q string, args ...any) error
 type scanner interface{ Scan(...any) error }
 
 // queryAll runs a query and scans every row with scan.
-func queryAll[T any](ctx context.Context, db *sql.DB, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
+func queryAll[T any](ctx context.Context, db *sqldb.DB, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing: %w", err)

@@ -99,11 +99,14 @@ func (p *transcriptProducer) Produce(ctx context.Context, o Order, w io.Writer, 
 func (p *transcriptProducer) source(ctx context.Context, o Order, params TranscriptParams) (path string, d time.Duration, cleanup func(), err error) {
 	nothing := func() {}
 	if o.Service == STT {
-		path, d, err := p.uploads.file(ctx, params.Upload)
-		if err != nil {
+		path, d, done, err := p.uploads.file(ctx, params.Upload)
+		if errors.Is(err, ErrUploadNotFound) {
 			return "", 0, nothing, permanent("upload_missing", err)
 		}
-		return path, d, nothing, nil
+		if err != nil {
+			return "", 0, nothing, err // the store is away: try again
+		}
+		return path, d, done, nil
 	}
 	if params.Link == nil {
 		return "", 0, nothing, errors.New("video order without a link")

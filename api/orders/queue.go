@@ -2,16 +2,19 @@ package orders
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
+
+	"parla/providers/sqldb"
 )
 
 // The durable jobs, on River: one fulfilment per paid order, one refund per order that
@@ -50,63 +53,104 @@ type SweepArgs struct{}
 // Kind names the job in River's table.
 func (SweepArgs) Kind() string { return "sweep" }
 
-// jobQueue is River's client on the app's database.
-type jobQueue struct {
-	client *river.Client[*sql.Tx]
-	db     *sql.DB // River's tables, for the queue position of a waiting order
+// riverClient is the part of River's client the book uses; its type parameter (the
+// driver's transaction) differs between SQLite and Postgres, these methods do not.
+type riverClient interface {
+	Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	StopAndCancel(ctx context.Context) error
+	JobRetry(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error)
 }
 
-// newJobQueue migrates River's tables and builds its client with the book's workers.
-func newJobQueue(ctx context.Context, cfg Config, db *sql.DB, f *fulfiller, sw *sweeper, log *slog.Logger) (*jobQueue, error) {
-	driver := riversqlite.New(db)
-	migrator, err := rivermigrate.New(driver, nil)
-	if err != nil {
-		return nil, fmt.Errorf("preparing job queue migrations: %w", err)
-	}
-	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return nil, fmt.Errorf("migrating job queue: %w", err)
-	}
-	if n, err := reclaimOrphans(ctx, db); err != nil {
-		return nil, err
-	} else if n > 0 {
-		log.Warn("jobs left running by a process that died are queued again", "jobs", n)
-	}
+// jobQueue is River's client on the app's database.
+type jobQueue struct {
+	client riverClient
+	db     *sqldb.DB // River's tables, for the queue position of a waiting order
+	nodes  *nodeRows
+}
+
+// newJobQueue migrates River's tables and builds its client with the book's workers, on
+// the app's database: River's SQLite driver, or its pgx driver on Postgres.
+func newJobQueue(ctx context.Context, cfg Config, db *sqldb.DB, f *fulfiller, sw *sweeper, log *slog.Logger) (*jobQueue, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &fulfilWorker{f: f})
 	river.AddWorker(workers, &refundWorker{f: f})
 	river.AddWorker(workers, &sweepWorker{sw: sw})
-	client, err := river.NewClient(driver, &river.Config{
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}},
-		Workers:           workers,
-		MaxAttempts:       cfg.MaxAttempts,
-		RetryPolicy:       doublingRetry{base: cfg.RetryBase},
-		FetchPollInterval: cfg.PollInterval,
-		FetchCooldown:     min(cfg.PollInterval, 20*time.Millisecond),
-		JobTimeout:        cfg.JobTimeout,
-		Logger:            log.With("component", "river"),
+	rcfg := &river.Config{
+		ID:                   cfg.NodeID,
+		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}},
+		Workers:              workers,
+		MaxAttempts:          cfg.MaxAttempts,
+		RetryPolicy:          doublingRetry{base: cfg.RetryBase},
+		FetchPollInterval:    cfg.PollInterval,
+		FetchCooldown:        min(cfg.PollInterval, 20*time.Millisecond),
+		JobTimeout:           cfg.JobTimeout,
+		RescueStuckJobsAfter: cfg.RescueAfter,
+		Logger:               log.With("component", "river"),
+		// The leader (one node of a cluster) inserts the periodic sweep.
 		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(
 			river.PeriodicInterval(cfg.SweepInterval),
 			func() (river.JobArgs, *river.InsertOpts) { return SweepArgs{}, nil },
 			&river.PeriodicJobOpts{RunOnStart: true},
 		)},
+	}
+	var client riverClient
+	var err error
+	if db.Dialect == sqldb.Postgres {
+		client, err = newRiverClient(ctx, db, riverpgxv5.New(db.Pool), rcfg)
+	} else {
+		client, err = newRiverClient(ctx, db, riversqlite.New(db.DB), rcfg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	q := &jobQueue{client: client, db: db, nodes: &nodeRows{db: db, id: cfg.NodeID}}
+	if n, err := q.reclaimOrphans(ctx); err != nil {
+		return nil, err
+	} else if n > 0 {
+		log.Warn("jobs left running by a process that died are queued again", "jobs", n)
+	}
+	return q, nil
+}
+
+// newRiverClient migrates River's tables through driver (one node at a time) and builds
+// the client.
+func newRiverClient[TTx any](ctx context.Context, db *sqldb.DB, driver riverdriver.Driver[TTx], cfg *river.Config) (riverClient, error) {
+	migrator, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return nil, fmt.Errorf("preparing job queue migrations: %w", err)
+	}
+	err = db.Locked(ctx, "migrate river", func() error {
+		_, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+		return err
 	})
+	if err != nil {
+		return nil, fmt.Errorf("migrating job queue: %w", err)
+	}
+	client, err := river.NewClient(driver, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("building job queue: %w", err)
 	}
-	return &jobQueue{client: client, db: db}, nil
+	return client, nil
 }
 
-// reclaimOrphans makes every job left running by a previous process available again. On
-// SQLite one process owns the database, so at boot a running job has no worker: it was
-// killed (a crash, kill -9, a power cut) and would otherwise wait for River's stuck-job
-// rescue, hours later. Every fulfilment step checks the order's row first, so the job
-// resumes where it stopped and delivers once.
-func reclaimOrphans(ctx context.Context, db *sql.DB) (int64, error) {
-	res, err := db.ExecContext(ctx, `UPDATE river_job SET state = 'available' WHERE state = 'running'`)
-	if err != nil {
-		return 0, fmt.Errorf("reclaiming jobs of a dead process: %w", err)
+// reclaimOrphans makes the jobs left running by dead processes available again, at boot,
+// rather than waiting for River's rescue (RescueAfter). On SQLite one process owns the
+// database, so every running job at boot is an orphan: it was killed (a crash, kill -9, a
+// power cut). On Postgres other nodes may be running jobs right now: only the jobs whose
+// node has not been seen alive lately (nodes.go) are taken. Every fulfilment step checks
+// the order's row first, so the job resumes where it stopped and delivers once.
+func (q *jobQueue) reclaimOrphans(ctx context.Context) (int64, error) {
+	if q.db.Dialect != sqldb.Postgres {
+		res, err := q.db.ExecContext(ctx, `UPDATE river_job SET state = 'available' WHERE state = 'running'`)
+		if err != nil {
+			return 0, fmt.Errorf("reclaiming jobs of a dead process: %w", err)
+		}
+		return res.RowsAffected()
 	}
-	return res.RowsAffected()
+	return q.nodes.reclaimOrphans(ctx)
 }
 
 // fulfil queues the fulfilment of a paid order (once per order, whoever asks).

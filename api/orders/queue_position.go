@@ -19,7 +19,7 @@ func (b *Book) QueuePosition(ctx context.Context, o Order) (int, error) {
 	err := b.queue.db.QueryRowContext(ctx,
 		`SELECT id FROM river_job
 		  WHERE kind = 'fulfil' AND state IN ('available', 'scheduled', 'retryable')
-		    AND json_extract(args, '$.order_id') = ?
+		    AND `+b.queue.db.Dialect.JSONText("args", "order_id")+` = ?
 		  ORDER BY id DESC LIMIT 1`, o.ID).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"parla/providers/sqldb"
 )
 
 // ErrNotFound is returned (wrapped) when no order matches.
@@ -15,7 +17,7 @@ var ErrNotFound = errors.New("order not found")
 // around the checkout (session bound, paid, expired, result swept). The fulfilment job's
 // own transitions are in jobRows.
 type Store struct {
-	db *sql.DB
+	db *sqldb.DB
 }
 
 const orderColumns = `id, service, status, params, email, locale, amount, currency,
@@ -141,7 +143,7 @@ func (s *Store) DropResult(ctx context.Context, id string) error {
 // jobRows are the fulfilment job's transitions of an order: processing, progress, result
 // and link, mailed, done, failed, refunded.
 type jobRows struct {
-	db *sql.DB
+	db *sqldb.DB
 }
 
 // StartProcessing marks a paid order as being worked on.
@@ -197,7 +199,7 @@ func (j *jobRows) MarkRefunded(ctx context.Context, id string) error {
 
 // eventRows remember the payment provider's webhook event ids, so each is handled once.
 type eventRows struct {
-	db *sql.DB
+	db *sqldb.DB
 }
 
 // Record remembers an event id; it reports false if it was seen before.

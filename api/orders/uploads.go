@@ -9,15 +9,17 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
+
+	"parla/providers/sqldb"
 )
 
 // ErrUploadNotFound is returned (wrapped) for an unknown, swept or already paid upload.
 var ErrUploadNotFound = errors.New("upload not found")
 
-// Upload is an audio file a visitor sent for transcription. The file lives in the upload
-// directory under its ID; the visitor's own file name is kept for display only.
+// Upload is an audio file a visitor sent for transcription. The file lives under its ID in
+// the upload directory or the object store (uploadfiles.go); the visitor's own file name
+// is kept for display only.
 type Upload struct {
 	ID        string
 	FileName  string
@@ -28,12 +30,12 @@ type Upload struct {
 	CreatedAt time.Time
 }
 
-// Uploads keeps visitors' audio files: one file per upload id in a directory, and a row
+// Uploads keeps visitors' audio files: one file per upload id (uploadFiles), and a row
 // each in the uploads table. Nothing else touches either.
 type Uploads struct {
-	dir     string
+	files   uploadFiles
 	tempDir string
-	db      *sql.DB
+	db      *sqldb.DB
 	now     func() time.Time
 	log     *slog.Logger
 }
@@ -48,8 +50,6 @@ func (u *Uploads) Incoming() (*os.File, error) {
 	return f, nil
 }
 
-func (u *Uploads) path(id string) string { return filepath.Join(u.dir, id) }
-
 // uploadRef names an upload in logs and errors without giving its id away: the id is what
 // lets a visitor order the file's transcription, and logs are read by more people.
 func uploadRef(id string) string {
@@ -60,13 +60,13 @@ func uploadRef(id string) string {
 // keep moves the checked file at path under a new upload id and records it.
 func (u *Uploads) keep(ctx context.Context, path, fileName string, size int64, d time.Duration) (Upload, error) {
 	up := Upload{ID: randomString(18), FileName: displayName(fileName), Size: size, Duration: d, CreatedAt: u.now()}
-	if err := os.Rename(path, u.path(up.ID)); err != nil {
+	if err := u.files.keep(ctx, up.ID, path, size); err != nil {
 		return Upload{}, fmt.Errorf("keeping upload: %w", err)
 	}
 	_, err := u.db.ExecContext(ctx, `INSERT INTO uploads (id, file_name, size, duration_ms, created_at)
 		VALUES (?, ?, ?, ?, ?)`, up.ID, up.FileName, up.Size, up.Duration.Milliseconds(), millis(up.CreatedAt))
 	if err != nil {
-		os.Remove(u.path(up.ID))
+		u.files.remove(context.WithoutCancel(ctx), up.ID)
 		return Upload{}, fmt.Errorf("recording %s: %w", uploadRef(up.ID), err)
 	}
 	return up, nil
@@ -101,19 +101,18 @@ func (u *Uploads) get(ctx context.Context, id string) (Upload, error) {
 	if err != nil {
 		return up, err
 	}
-	if _, err := os.Stat(u.path(up.ID)); err != nil {
-		return up, fmt.Errorf("%w: the file of %s is gone", ErrUploadNotFound, uploadRef(up.ID))
-	}
-	return up, nil
+	return up, u.files.exists(ctx, up.ID)
 }
 
-// file returns the path and measured duration of an upload, for its transcription.
-func (u *Uploads) file(ctx context.Context, id string) (string, time.Duration, error) {
-	up, err := u.get(ctx, id)
+// file returns a local path and the measured duration of an upload, for its
+// transcription; call done when finished with the path.
+func (u *Uploads) file(ctx context.Context, id string) (path string, d time.Duration, done func(), err error) {
+	up, err := u.row(ctx, id)
 	if err != nil {
-		return "", 0, err
+		return "", 0, nil, err
 	}
-	return u.path(up.ID), up.Duration, nil
+	path, done, err = u.files.local(ctx, up.ID)
+	return path, up.Duration, done, err
 }
 
 // heldByNoPaidOrder is true for an upload no order holds, or whose order is unpaid
@@ -150,7 +149,7 @@ func (u *Uploads) release(ctx context.Context, id, orderID string) {
 
 // delete removes an upload's file and row; failures are logged, and the sweeper tries again.
 func (u *Uploads) delete(ctx context.Context, id string) bool {
-	if err := os.Remove(u.path(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := u.files.remove(ctx, id); err != nil {
 		u.log.Warn("deleting upload", "upload", uploadRef(id), "err", err)
 		return false
 	}

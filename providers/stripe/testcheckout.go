@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"parla/providers"
+	"parla/providers/sqldb"
 )
 
 // testCheckoutSchema keeps the built-in checkout's sessions and refunds in the app's
@@ -23,7 +24,7 @@ CREATE TABLE IF NOT EXISTS test_checkout_sessions (
 	name           TEXT NOT NULL,
 	description    TEXT NOT NULL DEFAULT '',
 	image_url      TEXT NOT NULL DEFAULT '',
-	amount         INTEGER NOT NULL,
+	amount         BIGINT NOT NULL,
 	currency       TEXT NOT NULL,
 	success_url    TEXT NOT NULL,
 	cancel_url     TEXT NOT NULL,
@@ -31,9 +32,9 @@ CREATE TABLE IF NOT EXISTS test_checkout_sessions (
 	payment_status TEXT NOT NULL,            -- unpaid or paid
 	payment_intent TEXT NOT NULL DEFAULT '', -- pi_test_…, set when paid
 	customer_name  TEXT NOT NULL DEFAULT '',
-	created_at     INTEGER NOT NULL,
-	expires_at     INTEGER NOT NULL,
-	paid_at        INTEGER
+	created_at     BIGINT NOT NULL,
+	expires_at     BIGINT NOT NULL,
+	paid_at        BIGINT
 );
 CREATE INDEX IF NOT EXISTS test_checkout_sessions_order ON test_checkout_sessions (order_id, created_at);
 CREATE INDEX IF NOT EXISTS test_checkout_sessions_intent ON test_checkout_sessions (payment_intent);
@@ -41,9 +42,9 @@ CREATE TABLE IF NOT EXISTS test_checkout_refunds (
 	id              TEXT PRIMARY KEY,
 	payment_intent  TEXT NOT NULL UNIQUE,
 	idempotency_key TEXT NOT NULL DEFAULT '',
-	amount          INTEGER NOT NULL,
+	amount          BIGINT NOT NULL,
 	currency        TEXT NOT NULL,
-	created_at      INTEGER NOT NULL
+	created_at      BIGINT NOT NULL
 );`
 
 // idempotencyWindow is how long Stripe remembers an idempotency key; the test checkout
@@ -51,10 +52,10 @@ CREATE TABLE IF NOT EXISTS test_checkout_refunds (
 const idempotencyWindow = 24 * time.Hour
 
 // TestCheckout is the built-in checkout used when no Stripe key is configured. Sessions and
-// refunds live in the app's SQLite database; the visitor "pays" on a page the app serves at
+// refunds live in the app's database (SQLite or Postgres); the visitor "pays" on a page the app serves at
 // /checkout/test/{id}. Nothing is charged. It is safe for concurrent use.
 type TestCheckout struct {
-	db        *sql.DB
+	db        *sqldb.DB
 	publicURL string
 	now       func() time.Time
 }
@@ -72,7 +73,7 @@ func WithClock(now func() time.Time) TestCheckoutOption {
 
 // NewTestCheckout creates the checkout's tables if needed. publicURL is the site's base URL
 // (https://example.com, no trailing slash needed); session URLs point below it.
-func NewTestCheckout(db *sql.DB, publicURL string, opts ...TestCheckoutOption) (*TestCheckout, error) {
+func NewTestCheckout(db *sqldb.DB, publicURL string, opts ...TestCheckoutOption) (*TestCheckout, error) {
 	if db == nil {
 		return nil, errors.New("test checkout: no database")
 	}
@@ -80,7 +81,12 @@ func NewTestCheckout(db *sql.DB, publicURL string, opts ...TestCheckoutOption) (
 	for _, o := range opts {
 		o(tc)
 	}
-	if _, err := db.Exec(testCheckoutSchema); err != nil {
+	// Nodes of a cluster start together: one creates the tables, the others find them.
+	err := db.Locked(context.Background(), "test checkout schema", func() error {
+		_, err := db.Exec(testCheckoutSchema)
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("creating test checkout tables: %w", err)
 	}
 	return tc, nil

@@ -2,9 +2,8 @@ package stripe
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"path/filepath"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,22 +11,16 @@ import (
 	_ "modernc.org/sqlite"
 
 	"parla/providers"
+	"parla/providers/sqldb"
+	"parla/providers/testkit"
 )
 
 const publicURL = "https://parla.example"
 
-// openDB opens a database the way the app does: WAL, immediate transactions, one connection.
-func openDB(t *testing.T) *sql.DB {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "parla.db")
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_txlock=immediate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
-	return db
-}
+// openDB opens a database the way the app does (SQLite, or Postgres with PARLA_TEST_DB).
+func openDB(t *testing.T) *sqldb.DB { return testkit.OpenDB(t) }
+
+func TestMain(m *testing.M) { os.Exit(testkit.RunWithDB(m)) }
 
 // clock is a test clock the checkout reads through WithClock.
 type clock struct{ t time.Time }

@@ -137,7 +137,7 @@ func (tc *TestCheckout) Refund(ctx context.Context, paymentIntent, idempotencyKe
 // Refunds lists the recorded refunds, oldest first.
 func (tc *TestCheckout) Refunds(ctx context.Context) ([]TestRefund, error) {
 	rows, err := tc.db.QueryContext(ctx, `SELECT id, payment_intent, idempotency_key, amount, currency, created_at
-		FROM test_checkout_refunds ORDER BY created_at, rowid`)
+		FROM test_checkout_refunds ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("listing test refunds: %w", err)
 	}

@@ -190,6 +190,7 @@ func TestTestCheckoutRefund(t *testing.T) {
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
+			c.advance(time.Second) // "oldest first" is by the second
 			err := tc.Refund(ctx, st.intent, st.key)
 			if (err != nil) != st.wantErr {
 				t.Fatalf("Refund(%q, %q) = %v, want error %v", st.intent, st.key, err, st.wantErr)

@@ -234,8 +234,8 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("METRICS_ADDR=%q: must differ from ADDR", c.MetricsAddr))
 		}
 	}
-	if t := c.AdminToken; t != "" && len(t) < 16 {
-		errs = append(errs, errors.New("ADMIN_TOKEN: must be at least 16 characters (for example: openssl rand -hex 24)"))
+	if t := c.AdminToken; t != "" && len(t) < 32 {
+		errs = append(errs, errors.New("ADMIN_TOKEN: must be at least 32 characters (for example: openssl rand -hex 24)"))
 	}
 	c.PublicURL = strings.TrimRight(get("PUBLIC_URL", "http://localhost:"+port), "/")
 	u, err := url.Parse(c.PublicURL)

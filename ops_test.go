@@ -16,7 +16,7 @@ import (
 	"parla/providers/testkit"
 )
 
-const testAdminToken = "metrics-token-0123456789abcdef"
+const testAdminToken = "metrics-token-0123456789abcdef-0123456789"
 
 // scrapeMetrics reads a /metrics answer with Prometheus' own text parser.
 func scrapeMetrics(t testing.TB, r reply) map[string]*dto.MetricFamily {
@@ -65,7 +65,7 @@ func TestMetricsAfterOnePaidOrderPerService(t *testing.T) {
 	env["ADMIN_TOKEN"] = testAdminToken
 	h := startApp(t, env)
 
-	for _, hdr := range []map[string]string{nil, {"Authorization": "Bearer wrong-token-0123456789abcdef"},
+	for _, hdr := range []map[string]string{nil, {"Authorization": "Bearer wrong-token-0123456789abcdef-0123456789"},
 		{"Authorization": testAdminToken}, {"Authorization": "Basic " + testAdminToken}} {
 		r := h.do("GET", "/metrics", "", nil, hdr)
 		h.wantStatus(r, 401)

@@ -260,8 +260,14 @@ func TestClusterServesEveryStepOnAnyNode(t *testing.T) {
 	c.checkDelivery(3)
 	// One sweeper per cluster: only River's leader inserts the periodic sweep (run at its
 	// start, then every SWEEP_INTERVAL, 10 min), not each of the three nodes.
-	if got := c.query(`SELECT count(*)::text FROM river_job WHERE kind = 'sweep'`); got[0] != "1" {
-		t.Errorf("%s sweep jobs for three nodes, want 1", got[0])
+	// (Election and the enqueuer's first pass take a few seconds on a busy machine.)
+	sweeps := "0"
+	for deadline := time.Now().Add(45 * time.Second); sweeps == "0" && time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		sweeps = c.query(`SELECT count(*)::text FROM river_job WHERE kind = 'sweep'`)[0]
+	}
+	time.Sleep(2 * time.Second) // time for a second node's sweep, were there one
+	if sweeps = c.query(`SELECT count(*)::text FROM river_job WHERE kind = 'sweep'`)[0]; sweeps != "1" {
+		t.Errorf("%s sweep jobs for three nodes, want 1", sweeps)
 	}
 
 	// A long order; its node dies in the middle of the job.

@@ -123,6 +123,7 @@ type Book struct {
 	queue   *jobQueue
 	sweeper *sweeper
 	storage providers.Storage
+	fulfil  *fulfiller // for the operator's actions (operator.go)
 }
 
 // New migrates the database (orders and River's tables) and builds the book with its
@@ -172,7 +173,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 			translator: translator, log: deps.Log},
 		Cashier: &Cashier{cfg: cfg, orders: orders, uploads: uploads, events: &eventRows{db: deps.DB},
 			payments: deps.Payments, queue: queue, log: deps.Log},
-		cfg: cfg, log: deps.Log, orders: orders, queue: queue, sweeper: sw, storage: deps.Storage,
+		cfg: cfg, log: deps.Log, orders: orders, queue: queue, sweeper: sw, storage: deps.Storage, fulfil: f,
 	}, nil
 }
 

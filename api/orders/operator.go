@@ -135,7 +135,7 @@ func (op *Operator) Timeline(ctx context.Context, id string) (Timeline, error) {
 }
 
 // timelineEvents are an order's dated steps, oldest first: created, paid, each attempt,
-// e-mailed, delivered, and when the link lapses.
+// e-mailed, delivered, and when the link lapses; then what has no date (refunded).
 func timelineEvents(o Order, attempts []Attempt) []Event {
 	var ev []Event
 	add := func(at time.Time, what string) {
@@ -147,27 +147,23 @@ func timelineEvents(o Order, attempts []Attempt) []Event {
 	add(o.PaidAt, "paid")
 	for _, a := range attempts {
 		what := fmt.Sprintf("%s attempt %d", a.Job, a.Attempt)
-		if a.Error != "" {
+		switch {
+		case a.Error != "":
 			what += " failed: " + a.Error
-		} else if a.State == "completed" {
-			what += " succeeded"
-		} else {
+		case a.State == "completed":
+			what += " finished" // delivered, or gave up and handed over to the refund
+		default:
 			what += " (" + a.State + ")"
 		}
 		add(a.At, what)
 	}
 	add(o.MailedAt, "e-mailed")
 	add(o.DoneAt, "delivered")
+	add(o.LinkExpiresAt, "link expires")
+	sort.SliceStable(ev, func(i, j int) bool { return ev[i].At.Before(ev[j].At) })
 	if o.Status == Refunded {
 		ev = append(ev, Event{What: "refunded"})
 	}
-	add(o.LinkExpiresAt, "link expires")
-	sort.SliceStable(ev, func(i, j int) bool {
-		if ev[i].At.IsZero() || ev[j].At.IsZero() {
-			return false
-		}
-		return ev[i].At.Before(ev[j].At)
-	})
 	return ev
 }
 

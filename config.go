@@ -74,6 +74,9 @@ type Config struct {
 	LogLevel       slog.Level     // LOG_LEVEL: debug, info (default), warn, error
 	LogFormat      string         // LOG_FORMAT: text (default) or json
 
+	AdminPasswordHash string // ADMIN_PASSWORD_HASH: bcrypt hash (parla hash-password) opening /admin
+	AdminToken        string // ADMIN_TOKEN: bearer token (≥ 32 characters) for scripts and /admin
+
 	// checkpoint is no setting: tests set it to crash the process at a fulfilment step.
 	checkpoint func(orderID, step string)
 }
@@ -173,7 +176,10 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		RateLimit:            int(integer("RATE_LIMIT", 30, 0)),
 		ShutdownGrace:        duration("SHUTDOWN_TIMEOUT", 30*time.Second),
 		LogFormat:            oneOf("LOG_FORMAT", "text", "text", "json"),
+		AdminPasswordHash:    get("ADMIN_PASSWORD_HASH", ""),
+		AdminToken:           get("ADMIN_TOKEN", ""),
 	}
+	errs = append(errs, adminErrors(c.AdminPasswordHash, c.AdminToken)...)
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "info"))); err != nil {
 		errs = append(errs, fmt.Errorf("LOG_LEVEL: %w", err))
 	}

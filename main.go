@@ -20,6 +20,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"parla/api"
+	"parla/api/admin"
 	"parla/api/orders"
 	"parla/media"
 	"parla/media/links"
@@ -39,6 +40,9 @@ const Version = "v3.3.2"
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
 		os.Exit(healthcheck(os.Getenv, os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "hash-password" {
+		os.Exit(hashPassword(os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(run(nil))
 }
@@ -94,6 +98,8 @@ type App struct {
 	book *orders.Book
 	http *fiber.App
 	test *stripe.TestCheckout // nil when Stripe is configured
+	// admin is the admin area (/admin); closed unless ADMIN_PASSWORD_HASH or ADMIN_TOKEN is set.
+	admin *admin.Admin
 	// closers are released last at shutdown (the link relay, the whisper model).
 	closers []io.Closer
 }
@@ -199,6 +205,9 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	if err != nil {
 		return err
 	}
+	if a.admin, err = newAdmin(ctx, cfg, a.book, a.log); err != nil {
+		return err
+	}
 	ui, err := fs.Sub(webui.Dist, "dist")
 	if err != nil {
 		return fmt.Errorf("opening the embedded web UI: %w", err)
@@ -216,6 +225,7 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 		MaxUploadBytes: cfg.MaxUploadBytes, STTEngine: cfg.STTEngine, PublicURL: cfg.PublicURL,
 	}, api.Deps{
 		Book: a.book, Storage: store, Speaker: speaker, Test: a.test, Webhooks: webhooks, UI: ui, Locales: locales, Log: a.log,
+		Admin: func(app *fiber.App) { a.admin.Mount(app) },
 	})
 	return nil
 }

@@ -52,6 +52,9 @@ type Deps struct {
 	UI       fs.FS         // the built React app (index.html at its root); may be empty
 	Locales  fs.FS         // the UI's locales (<id>/translation.json) for server-rendered metadata; may be nil
 	Log      *slog.Logger
+	// Admin, when set, adds the admin area's routes (api/admin, wired in main) before the
+	// app's fallbacks.
+	Admin func(app *fiber.App)
 }
 
 // server holds what the handlers share; the routes of the order journey
@@ -171,6 +174,9 @@ func New(cfg Config, deps Deps) *fiber.App {
 	app.Get("/r/:token", s.linkPage)
 	app.Post("/r/:token/delete", s.eraseNow)
 
+	if deps.Admin != nil {
+		deps.Admin(app)
+	}
 	// API paths answer JSON 404s; /payment/success and /payment/error are pages of the app,
 	// so only non-GET requests under /payment and /checkout are API misses.
 	for _, prefix := range []string{"/api", "/services", "/webhooks", "/d"} {

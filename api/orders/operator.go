@@ -79,7 +79,7 @@ func (op *Operator) Audit(ctx context.Context, orderID string, limit int) ([]Aud
 
 // Record writes an entry that is not an order action (a sign-in), with its result.
 func (op *Operator) Record(ctx context.Context, by Actor, action, result string) error {
-	_, err := op.audit.begin(ctx, "record:"+randomString(16), AuditEntry{ID: randomString(12), Actor: by.Who,
+	_, err := op.audit.begin(ctx, "record:"+randomString(16), AuditEntry{ID: auditID(), Actor: by.Who,
 		IP: by.IP, Action: action, Result: result, At: op.book.cfg.Now()})
 	return err
 }
@@ -167,6 +167,10 @@ func timelineEvents(o Order, attempts []Attempt) []Event {
 	return ev
 }
 
+// auditID is an audit entry's id: its time in nanoseconds first, so entries written in
+// the same millisecond still list in the order they were made.
+func auditID() string { return fmt.Sprintf("%016x-", time.Now().UnixNano()) + randomString(6) }
+
 // act runs one audited action under its once key: a second sending of the same form does
 // nothing and answers the first's result.
 func (op *Operator) act(ctx context.Context, by Actor, action, orderID, detail string, fn func(auditID string) (string, error)) (Outcome, error) {
@@ -175,7 +179,7 @@ func (op *Operator) act(ctx context.Context, by Actor, action, orderID, detail s
 		once = randomString(16)
 	}
 	once = action + ":" + orderID + ":" + once
-	id := randomString(12)
+	id := auditID()
 	fresh, err := op.audit.begin(ctx, once, AuditEntry{ID: id, Actor: by.Who, IP: by.IP, Action: action,
 		OrderID: orderID, Detail: detail, Result: "started", At: op.book.cfg.Now()})
 	if err != nil {

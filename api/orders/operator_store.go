@@ -176,8 +176,8 @@ func (a *auditRows) byOnce(ctx context.Context, once string) (AuditEntry, error)
 func (a *auditRows) list(ctx context.Context, orderID string, limit int) ([]AuditEntry, error) {
 	if orderID != "" {
 		return queryAll(ctx, a.db, scanAudit, `SELECT `+auditColumns+` FROM admin_audit
-			WHERE order_id = ? ORDER BY at DESC, id LIMIT ?`, orderID, limit)
+			WHERE order_id = ? ORDER BY at DESC, id DESC LIMIT ?`, orderID, limit)
 	}
 	return queryAll(ctx, a.db, scanAudit, `SELECT `+auditColumns+` FROM admin_audit
-		ORDER BY at DESC, id LIMIT ?`, limit)
+		ORDER BY at DESC, id DESC LIMIT ?`, limit)
 }

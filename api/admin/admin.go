@@ -94,7 +94,9 @@ func (a *Admin) Mount(app fiber.Router) {
 		g.All("/jobs", a.require, a.sameOrigin, jobs)
 		g.All("/jobs/*", a.require, a.sameOrigin, jobs)
 	}
-	g.All("/*", func(c *fiber.Ctx) error { return a.page(c.Status(fiber.StatusNotFound), "message", view{Title: "Not found", Message: "No such page in the admin area."}) })
+	g.All("/*", func(c *fiber.Ctx) error {
+		return a.page(c.Status(fiber.StatusNotFound), "message", view{Title: "Not found", Message: "No such page in the admin area."})
+	})
 }
 
 // Authorized reports whether the request carries the admin token (Authorization: Bearer)

@@ -47,10 +47,10 @@ func (a *Admin) orderOut(o orders.Order) orderJSON {
 func (a *Admin) orderList(c *fiber.Ctx) error {
 	s := orders.Search{Query: c.Query("q"), Service: orders.Service(c.Query("service")), Filter: orders.Filter(c.Query("state"))}
 	if s.Service != "" && !s.Service.Valid() {
-		return a.refuse(c, fiber.StatusBadRequest, "bad_filter", "Unknown service: choose tts, sst or vtt.")
+		return a.refuse(c, fiber.StatusBadRequest, "bad_request", "Unknown service: choose tts, sst or vtt.")
 	}
 	if s.Filter != orders.FilterAll && !validFilter(s.Filter) {
-		return a.refuse(c, fiber.StatusBadRequest, "bad_filter", "Unknown state: choose waiting, stuck, failed, refunded or delivered.")
+		return a.refuse(c, fiber.StatusBadRequest, "bad_request", "Unknown state: choose waiting, stuck, failed, refunded or delivered.")
 	}
 	found, err := a.op.Search(c.UserContext(), s)
 	if err != nil {

@@ -60,7 +60,8 @@ func hashPassword(stdin io.Reader, stdout, stderr io.Writer) int {
 func newAdmin(ctx context.Context, cfg Config, book *orders.Book, log *slog.Logger) (*admin.Admin, error) {
 	ac := admin.Config{PasswordHash: cfg.AdminPasswordHash, Token: cfg.AdminToken,
 		Engines:  map[orders.Service]string{orders.TTS: cfg.TTSEngine, orders.STT: cfg.STTEngine, orders.VTT: cfg.STTEngine},
-		ClientIP: api.ClientIP(cfg.TrustedProxies), Log: log.With("component", "admin")}
+		ClientIP: api.ClientIP(cfg.TrustedProxies), SecureCookies: strings.HasPrefix(cfg.PublicURL, "https://"),
+		Log: log.With("component", "admin")}
 	if cfg.AdminPasswordHash != "" || cfg.AdminToken != "" {
 		jobs, err := admin.NewJobsUI(ctx, book.RiverClient(), log.With("component", "riverui"))
 		if err != nil {

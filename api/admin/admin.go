@@ -30,6 +30,9 @@ type Config struct {
 	Engines map[orders.Service]string
 	// ClientIP names the request's client (api.ClientIP, honouring TRUSTED_PROXIES).
 	ClientIP func(c *fiber.Ctx) string
+	// SecureCookies marks the session cookie Secure whatever the request says (PUBLIC_URL
+	// is https); otherwise it is Secure when the request came over https.
+	SecureCookies bool
 	// Jobs is River's UI (NewJobsUI); nil leaves /admin/jobs out.
 	Jobs http.Handler
 	Log  *slog.Logger
@@ -83,7 +86,7 @@ func (a *Admin) Mount(app fiber.Router) {
 	g := app.Group("/admin", a.headers)
 	g.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/admin/orders", fiber.StatusSeeOther) })
 	g.Get("/sign-in", a.signInPage)
-	g.Post("/sign-in", a.signIn)
+	g.Post("/sign-in", a.sameOrigin, a.signIn)
 	g.Post("/sign-out", a.require, a.csrf, a.signOut)
 	g.Get("/orders", a.require, a.orderList)
 	g.Get("/orders/:id", a.require, a.orderPage)
@@ -187,17 +190,18 @@ func (a *Admin) csrf(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// sameOrigin guards River's UI: its own API changes jobs with JSON requests and knows
-// nothing of our CSRF tokens, so a state-changing request by cookie must come from our
-// own pages (Origin, or Sec-Fetch-Site). The SameSite=Strict cookie already keeps other
-// sites' requests out; this holds if a browser ignores it.
+// sameOrigin guards River's UI and the sign-in form: River's API changes jobs with JSON
+// requests and knows nothing of our CSRF tokens, and a sign-in has no session yet to tie a
+// token to, so a state-changing browser request must come from our own pages (Origin, or
+// Sec-Fetch-Site). The SameSite=Strict cookie already keeps other sites' requests out of
+// River's UI; this holds if a browser ignores it, and stops a forged sign-in.
 func (a *Admin) sameOrigin(c *fiber.Ctx) error {
 	switch c.Method() {
 	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
 		return c.Next()
 	}
-	if current(c).Nonce == "" {
-		return c.Next()
+	if _, hasBearer := bearer(c); hasBearer {
+		return c.Next() // a script: no cookie rides along
 	}
 	if site := c.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
 		return a.refuse(c, fiber.StatusForbidden, "csrf_invalid", "Cross-site request refused.")
@@ -235,7 +239,7 @@ func (a *Admin) signIn(c *fiber.Ctx) error {
 	who, ok := a.keys.signIn(c.FormValue("password"))
 	result := "ok"
 	if !ok {
-		result = "refused: wrong password"
+		who, result = "anonymous", "refused: wrong password"
 	}
 	if err := a.op.Record(c.UserContext(), orders.Actor{Who: who, IP: ip}, "sign_in", result); err != nil {
 		a.cfg.Log.Error("recording a sign-in", "err", err)
@@ -253,7 +257,7 @@ func (a *Admin) signIn(c *fiber.Ctx) error {
 
 func (a *Admin) sessionCookie(c *fiber.Ctx, value string, expires time.Time) *fiber.Cookie {
 	return &fiber.Cookie{Name: cookieName, Value: value, Path: "/admin", Expires: expires,
-		HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: c.Protocol() == "https"}
+		HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: a.cfg.SecureCookies || c.Protocol() == "https"}
 }
 
 func (a *Admin) signOut(c *fiber.Ctx) error {

@@ -281,6 +281,11 @@ func TestForgedOrMissingCSRFTokenIsRefused(t *testing.T) {
 	if r.status != 303 {
 		t.Fatalf("with the session's token: %d %s", r.status, r.body)
 	}
+	// A sign-in posted from another site (login CSRF) is refused.
+	r = f.do("POST", "/admin/sign-in", url.Values{"password": {testPassword}}, map[string]string{"Origin": "https://evil.example"})
+	if r.status != 403 || r.header.Get("Set-Cookie") != "" {
+		t.Errorf("cross-site sign-in: %d", r.status)
+	}
 	// River's UI changes jobs with JSON: a cross-site request is refused.
 	r = f.do("POST", "/admin/jobs/api/jobs/retry", url.Values{}, map[string]string{"Cookie": cookie, "Origin": "https://evil.example"})
 	if r.status != 403 {

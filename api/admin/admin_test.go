@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -40,14 +41,17 @@ func (fakeSpeaker) Speak(_ context.Context, req providers.SpeechRequest, w io.Wr
 }
 
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	app    *fiber.App
 	book   *orders.Book
 	test   *stripe.TestCheckout
 	outbox string
+	db     interface {
+		Exec(string, ...any) (sql.Result, error)
+	}
 }
 
-func newFixture(t *testing.T, cfg Config) *fixture {
+func newFixture(t testing.TB, cfg Config) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	db, err := orders.OpenSQLite(filepath.Join(dir, "parla.db"))
@@ -92,10 +96,10 @@ func newFixture(t *testing.T, cfg Config) *fixture {
 	}
 	app := fiber.New()
 	New(cfg, book.Operator()).Mount(app)
-	return &fixture{t: t, app: app, book: book, test: tc, outbox: outbox}
+	return &fixture{t: t, app: app, book: book, test: tc, outbox: outbox, db: db}
 }
 
-func openConfig(t *testing.T) Config {
+func openConfig(t testing.TB) Config {
 	hash, err := bcrypt.GenerateFromPassword([]byte(testPassword), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)

@@ -101,6 +101,17 @@ func TestOperatorSearchFindsAnOrderByEveryKey(t *testing.T) {
 	if got, _ := op.Search(ctx, Search{Filter: FilterFailed}); len(got) != 0 {
 		t.Errorf("failed filter lists %d orders", len(got))
 	}
+	// Processing for longer than the job timeout (2 h by default) is stuck; a recent one is not.
+	now := f.clock.Now()
+	for id, paid := range map[string]time.Time{"stuck-order": now.Add(-3 * time.Hour), "busy-order": now.Add(-time.Minute)} {
+		if _, err := f.deps.DB.Exec(`INSERT INTO orders (id, service, status, amount, currency, created_at, paid_at)
+			VALUES (?, 'tts', 'processing', 99, 'eur', ?, ?)`, id, paid.UnixMilli(), paid.UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := op.Search(ctx, Search{Filter: FilterStuck}); err != nil || len(got) != 1 || got[0].ID != "stuck-order" {
+		t.Errorf("stuck filter: %v %v", got, err)
+	}
 }
 
 func TestOperatorResendSendsOneMoreLetterOncePerForm(t *testing.T) {

@@ -4,16 +4,22 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
+	"parla/providers/stripe"
 	"parla/providers/testkit"
 )
 
@@ -296,5 +302,68 @@ func TestHashPasswordAndAdminConfig(t *testing.T) {
 				t.Errorf("err = %v, want one about %q", err, tt.bad)
 			}
 		})
+	}
+}
+
+// stripeCounter sits in front of stripe-mock (which keeps no state) and counts the refunds
+// the app asks Stripe for, with their idempotency keys.
+type stripeCounter struct {
+	*httptest.Server
+	mu      sync.Mutex
+	refunds []string
+}
+
+func startStripeCounter(t testing.TB, mock string) *stripeCounter {
+	target, err := url.Parse(mock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &stripeCounter{}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/refunds" {
+			c.mu.Lock()
+			c.refunds = append(c.refunds, r.Header.Get("Idempotency-Key"))
+			c.mu.Unlock()
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(c.Close)
+	return c
+}
+
+func (c *stripeCounter) refundKeys() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.refunds...)
+}
+
+// With Stripe (stripe-mock): the operator's refund reaches Stripe once, with the order's
+// idempotency key, even when clicked in two tabs and again as a script.
+func TestAdminRefundThroughStripeOnce(t *testing.T) {
+	requireMediaTools(t)
+	stripeAPI := startStripeCounter(t, testkit.StartStripeMock(t))
+	const secret = "whsec_parla_admin_test"
+	h := startApp(t, adminEnv(t, map[string]string{"STRIPE_SECRET_KEY": "sk_test_parla", "STRIPE_WEBHOOK_SECRET": secret,
+		"STRIPE_PUBLISHABLE_KEY": "pk_test_parla", "STRIPE_API_BASE": stripeAPI.URL}))
+	sessionID, _ := h.checkout(ttsOrder("Refunded by the operator through Stripe.", "onyx", "mp3", 1, "s@example.com", "en"))
+	event := []byte(fmt.Sprintf(`{"id":"evt_admin_paid","object":"event","type":"checkout.session.completed","created":%d,
+		"api_version":"2023-10-16","data":{"object":{"id":%q,"object":"checkout.session","payment_status":"paid",
+		"status":"complete","payment_intent":"pi_parla_admin","amount_total":99,"currency":"eur","client_reference_id":"",
+		"customer_details":{"email":"s@example.com","name":"S"},"metadata":{}}}}`, time.Now().Unix(), sessionID))
+	h.wantStatus(h.do("POST", "/webhooks/stripe", "application/json", event,
+		map[string]string{"Stripe-Signature": stripe.SignPayload(event, secret, time.Now())}), 200)
+	h.waitForLink(sessionID, 30*time.Second)
+	id := h.orderIDOf(sessionID)
+
+	op := h.adminSignIn()
+	op.act(id, "refund", "tab-1", nil)
+	op.act(id, "refund", "tab-2", nil)
+	var out map[string]any
+	if status := h.adminJSON("POST", "/admin/orders/"+id+"/refund", &out); status != 200 || out["result"] != "ok: already refunded" {
+		t.Errorf("refund by script after: %d %v", status, out)
+	}
+	if keys := stripeAPI.refundKeys(); len(keys) != 1 || keys[0] != "refund-"+id {
+		t.Errorf("refunds asked of Stripe: %v, want one with key refund-%s", keys, id)
 	}
 }

@@ -105,12 +105,13 @@ func (s *Store) retryFailed(ctx context.Context, id string) (bool, error) {
 		`UPDATE orders SET status = ?, error = '', progress = 0 WHERE id = ? AND status = ?`, Paid, id, Failed)
 }
 
-// refundDelivered records the refund of a delivered order (the money was returned by the
-// operator's action); the result stays until its link lapses.
+// refundDelivered records the refund of a delivered order, its link live or lapsed (the
+// money was returned by the operator's action); the result stays until its link lapses.
 func (s *Store) refundDelivered(ctx context.Context, id, reason string) (bool, error) {
 	return execChanged(ctx, s.db, "refunding delivered order "+id,
-		`UPDATE orders SET status = ?, error = ?, params = '{}', email = '' WHERE id = ? AND status = ?`,
-		Refunded, reason, id, Done)
+		`UPDATE orders SET status = ?, error = ?, params = '{}', email = ''
+		 WHERE id = ? AND (status = ? OR (status = ? AND paid_at != 0))`,
+		Refunded, reason, id, Done, Expired)
 }
 
 // extendLink moves a link's expiry from one value to another; false when it changed meanwhile

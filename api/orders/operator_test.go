@@ -183,12 +183,28 @@ func TestOperatorRefundsOnceWhateverIsClicked(t *testing.T) {
 	if err != nil || len(refunds) != 1 || refunds[0].PaymentIntent != o.PaymentIntent {
 		t.Fatalf("refunds at the checkout: %+v %v", refunds, err)
 	}
+	defer func() {
+		if refunds, _ := f.test.Refunds(ctx); len(refunds) != 2 {
+			t.Errorf("%d refunds at the checkout, want one per order", len(refunds))
+		}
+	}()
 	got, _ := op.Get(ctx, o.ID)
 	if got.Status != Refunded {
 		t.Errorf("status %s", got.Status)
 	}
 	if _, err := op.Retry(ctx, Actor{Who: "token", Once: "c"}, o.ID); !isRefused(err) {
 		t.Errorf("retrying a refunded order: %v, want refused", err)
+	}
+	// A delivered order whose link lapsed and whose file was swept (expired, paid) is refunded too.
+	swept := f.delivered(t, "Swept before the complaint.")
+	if err := f.book.orders.DropResult(ctx, swept.ID); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := op.Refund(ctx, Actor{Who: "token"}, swept.ID); err != nil || !strings.HasPrefix(out.Result, "ok:") {
+		t.Errorf("refunding a swept order: %+v %v", out, err)
+	}
+	if got, _ := op.Get(ctx, swept.ID); got.Status != Refunded {
+		t.Errorf("swept order after refund: %s", got.Status)
 	}
 	unpaid := f.order(t, "Never paid.")
 	if _, err := op.Refund(ctx, Actor{Who: "token"}, unpaid.OrderID); !isRefused(err) {

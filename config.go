@@ -84,11 +84,12 @@ type Config struct {
 
 	// Metrics and health (README "Metrics and health").
 	MetricsAddr  string // METRICS_ADDR: serve /metrics here, without a token, instead of on ADDR
-	AdminToken   string // ADMIN_TOKEN: Authorization: Bearer <token> opens /metrics on ADDR
 	ReadyMinFree int64  // READY_MIN_FREE_BYTES: /readyz fails below this much free in DATA_DIR (default 512 MiB)
 	// STTRequired: STT_ENGINE is set, so an unavailable speech-to-text engine makes the node
 	// unready; unset, audio- and video-to-text are closed by configuration.
 	STTRequired bool
+	AdminPasswordHash string // ADMIN_PASSWORD_HASH: bcrypt hash (parla hash-password) opening /admin
+	AdminToken        string // ADMIN_TOKEN: bearer token (≥ 32 characters) for scripts, /admin and /metrics on ADDR
 
 	// checkpoint is no setting: tests set it to crash the process at a fulfilment step.
 	checkpoint func(orderID, step string)
@@ -196,7 +197,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		AdminToken:           get("ADMIN_TOKEN", ""),
 		ReadyMinFree:         integer("READY_MIN_FREE_BYTES", 512<<20, 0),
 		STTRequired:          get("STT_ENGINE", "") != "",
+		AdminPasswordHash:    get("ADMIN_PASSWORD_HASH", ""),
 	}
+	errs = append(errs, adminErrors(c.AdminPasswordHash, c.AdminToken)...)
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "info"))); err != nil {
 		errs = append(errs, fmt.Errorf("LOG_LEVEL: %w", err))
 	}

@@ -19,8 +19,10 @@ require (
 	github.com/u2takey/ffmpeg-go v0.5.0
 	github.com/valyala/fasthttp v1.51.0
 	github.com/wneessen/go-mail v0.8.1
+	golang.org/x/crypto v0.57.0
 	golang.org/x/net v0.60.0
 	modernc.org/sqlite v1.61.1
+	riverqueue.com/riverui v0.22.0
 )
 
 require (
@@ -79,7 +81,6 @@ require (
 	github.com/zeebo/xxh3 v1.1.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
 	go.yaml.in/yaml/v3 v3.0.5
-	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
@@ -88,7 +89,6 @@ require (
 	modernc.org/libc v1.79.0 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
-	riverqueue.com/riverui v0.22.0 // indirect
 )
 
 // goja (imported by kkdai/youtube) needs pprof/profile, and the module proxy here refuses the

@@ -19,6 +19,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"parla/api"
+	"parla/api/admin"
 	"parla/api/metrics"
 	"parla/api/orders"
 	"parla/media"
@@ -40,6 +41,9 @@ const Version = "v3.3.2"
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
 		os.Exit(healthcheck(os.Getenv, os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "hash-password" {
+		os.Exit(hashPassword(os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(run(nil))
 }
@@ -97,6 +101,8 @@ type App struct {
 	test *stripe.TestCheckout // nil when Stripe is configured
 	// metrics count what the app does; served on /metrics or on METRICS_ADDR (ops.go).
 	metrics *metrics.Metrics
+	// admin is the admin area (/admin); closed unless ADMIN_PASSWORD_HASH or ADMIN_TOKEN is set.
+	admin *admin.Admin
 	// closers are released last at shutdown (the link relay, the whisper model).
 	closers []io.Closer
 }
@@ -221,6 +227,9 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	if err != nil {
 		return err
 	}
+	if a.admin, err = newAdmin(ctx, cfg, a.book, a.log); err != nil {
+		return err
+	}
 	ui, err := fs.Sub(webui.Dist, "dist")
 	if err != nil {
 		return fmt.Errorf("opening the embedded web UI: %w", err)
@@ -239,7 +248,8 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	}, api.Deps{
 		Book: a.book, Storage: store, Speaker: speaker, Test: a.test, Webhooks: webhooks, UI: ui, Locales: locales, Log: a.log,
 		Ready: a.readiness(store).Ready, Count: a.metrics.Middleware(),
-		Metrics: a.publicMetrics(), Authorized: api.BearerToken(cfg.AdminToken),
+		Metrics: a.publicMetrics(), Authorized: a.admin.Authorized,
+		Admin: func(app *fiber.App) { a.admin.Mount(app) },
 	})
 	return nil
 }

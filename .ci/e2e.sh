@@ -36,6 +36,11 @@ PORT="$fake_port" node webui/e2e/fake-openai.mjs >"$fake_log" 2>&1 &
 pids+=($!)
 wait_up "http://127.0.0.1:$fake_port/healthz" "$fake_log"
 
+# The admin area is open for the admin journey, with a password hashed as an operator would.
+export ADMIN_PASSWORD="${E2E_ADMIN_PASSWORD:-e2e operator password}"
+admin_hash="$(printf '%s\n' "$ADMIN_PASSWORD" | ./bin/parla hash-password)"
+
+ADMIN_PASSWORD_HASH="$admin_hash" \
 ADDR="127.0.0.1:$port" PUBLIC_URL="http://127.0.0.1:$port" DATA_DIR="$data" RATE_LIMIT=0 \
   STT_ENGINE=openai OPENAI_API_KEY=test OPENAI_BASE_URL="http://127.0.0.1:$fake_port/v1" \
   ALLOW_PRIVATE_URLS=1 \
@@ -47,7 +52,7 @@ export BASE_URL="http://127.0.0.1:$port" OUTBOX_DIR="$data/outbox" SCREENSHOT_DI
 export MEDIA_URL="http://127.0.0.1:$fake_port/media/clip.mp4" FAKE_OPENAI_URL="http://127.0.0.1:$fake_port"
 failed=()
 # E2E_JOURNEYS picks some of them (default: all).
-for journey in ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish}; do
+for journey in ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish admin}; do
   echo "== $journey"
   node "webui/e2e/$journey.e2e.mjs" || failed+=("$journey")
 done
@@ -55,4 +60,4 @@ if ((${#failed[@]})); then
   echo "e2e: failed: ${failed[*]}"
   exit 1
 fi
-echo "e2e: ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish} passed"
+echo "e2e: ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish admin} passed"

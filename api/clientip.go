@@ -3,6 +3,8 @@ package api
 import (
 	"net/netip"
 	"strings"
+
+	"github.com/gofiber/fiber/v2"
 )
 
 // trustedNets parses TRUSTED_PROXIES (IPs and CIDRs, checked at boot) into prefixes.
@@ -47,4 +49,15 @@ func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
 		}
 	}
 	return false
+}
+
+// ClientIP returns the function that names a request's client as the rate limits do,
+// believing X-Forwarded-For only from the trusted proxies (for the admin area's limits and
+// audit log).
+func ClientIP(trustedProxies []string) func(c *fiber.Ctx) string {
+	trusted := trustedNets(trustedProxies)
+	return func(c *fiber.Ctx) string {
+		remote, _ := netip.AddrFromSlice(c.Context().RemoteIP())
+		return clientIP(remote, c.Get(fiber.HeaderXForwardedFor), trusted)
+	}
 }

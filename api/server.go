@@ -61,6 +61,9 @@ type Deps struct {
 	Count      fiber.Handler
 	Metrics    fiber.Handler
 	Authorized func(c *fiber.Ctx) bool
+	// Admin, when set, adds the admin area's routes (api/admin, wired in main) before the
+	// app's fallbacks.
+	Admin func(app *fiber.App)
 }
 
 // server holds what the handlers share; the routes of the order journey
@@ -185,6 +188,9 @@ func New(cfg Config, deps Deps) *fiber.App {
 	app.Get("/r/:token", s.linkPage)
 	app.Post("/r/:token/delete", s.eraseNow)
 
+	if deps.Admin != nil {
+		deps.Admin(app)
+	}
 	// API paths answer JSON 404s; /payment/success and /payment/error are pages of the app,
 	// so only non-GET requests under /payment and /checkout are API misses.
 	for _, prefix := range []string{"/api", "/services", "/webhooks", "/d"} {

@@ -85,8 +85,8 @@ func New(cfg Config) *Metrics {
 	m.speed = f.histogram("parla_engine_speed_ratio", "Seconds of audio made or transcribed per second of work, per delivered attempt.",
 		[]float64{0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500}, "service", "engine")
 	m.audio = f.counter("parla_engine_audio_seconds_total", "Seconds of audio made or transcribed (divide by parla_job_duration_seconds_sum for the speed).", "service", "engine")
-	m.mailsSent = f.counter("parla_emails_sent_total", "Letters handed to the mail server, by kind (delivered, refunded).", "kind")
-	m.mailsFailed = f.counter("parla_emails_failed_total", "Letters the mail server did not take, by kind (delivered, refunded).", "kind")
+	m.mailsSent = f.counter("parla_emails_sent_total", "Letters handed to the mail server, by kind (delivered, refunded; resent by the operator).", "kind")
+	m.mailsFailed = f.counter("parla_emails_failed_total", "Letters the mail server did not take, by kind (delivered, refunded; resent by the operator).", "kind")
 	m.uploads = prometheus.NewCounter(prometheus.CounterOpts{Name: "parla_uploads_total", Help: "Audio uploads accepted."})
 	m.uploadBytes = prometheus.NewCounter(prometheus.CounterOpts{Name: "parla_upload_bytes_total", Help: "Bytes of accepted audio uploads."})
 	m.linkBytes = prometheus.NewCounter(prometheus.CounterOpts{Name: "parla_link_bytes_total", Help: "Bytes read from visitors' video links (analysis and fetching)."})

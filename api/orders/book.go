@@ -144,6 +144,7 @@ type Book struct {
 	// stopBeat ends the node's heartbeat (Postgres); nil before Start or on SQLite.
 	stopBeat func()
 	db       *sqldb.DB
+	fulfil   *fulfiller // for the operator's actions (operator.go)
 }
 
 // New migrates the database (orders and River's tables) and builds the book with its
@@ -202,7 +203,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 			translator: translator, observer: deps.Observer, log: deps.Log},
 		Cashier: &Cashier{cfg: cfg, orders: orders, uploads: uploads, events: &eventRows{db: deps.DB},
 			payments: deps.Payments, queue: queue, observer: deps.Observer, log: deps.Log},
-		cfg: cfg, log: deps.Log, orders: orders, queue: queue, sweeper: sw, storage: deps.Storage, db: deps.DB,
+		cfg: cfg, log: deps.Log, orders: orders, queue: queue, sweeper: sw, storage: deps.Storage, db: deps.DB, fulfil: f,
 	}, nil
 }
 

@@ -64,6 +64,26 @@ var migrations = []string{
 		started_at BIGINT NOT NULL,
 		seen_at    BIGINT NOT NULL
 	);`,
+	// The admin area (operator.go): every operator action, once per form (once_key), and
+	// the indexes its search uses (payment id, the address while it is kept).
+	`CREATE TABLE admin_audit (
+		id        TEXT PRIMARY KEY,
+		once_key  TEXT NOT NULL,
+		actor     TEXT NOT NULL,
+		ip        TEXT NOT NULL,
+		action    TEXT NOT NULL,
+		order_id  TEXT NOT NULL DEFAULT '',
+		detail    TEXT NOT NULL DEFAULT '',
+		result    TEXT NOT NULL,
+		at        BIGINT NOT NULL
+	);
+	CREATE UNIQUE INDEX admin_audit_once ON admin_audit(once_key);
+	CREATE INDEX admin_audit_order ON admin_audit(order_id, at);
+	CREATE INDEX admin_audit_at ON admin_audit(at);
+	CREATE INDEX orders_payment_intent ON orders(payment_intent);
+	CREATE INDEX orders_email ON orders(email);
+	CREATE INDEX orders_service_created ON orders(service, created_at);
+	CREATE INDEX orders_created ON orders(created_at);`,
 }
 
 func migrate(ctx context.Context, db *sqldb.DB) error {

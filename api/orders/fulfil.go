@@ -281,7 +281,12 @@ func (f *fulfiller) refund(ctx context.Context, id string, lastAttempt bool) err
 	if err != nil {
 		return err
 	}
-	if o.Status == Refunded {
+	switch o.Status {
+	case Refunded:
+		return nil
+	case Paid, Processing, Done:
+		// The operator retried the failed order (operator.go): it is being fulfilled again.
+		f.log.Info("refund skipped: the order was retried", "order", id)
 		return nil
 	}
 	if o.PaymentIntent != "" {

@@ -61,6 +61,7 @@ type riverClient interface {
 	Stop(ctx context.Context) error
 	StopAndCancel(ctx context.Context) error
 	JobRetry(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	JobCancel(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error)
 }
 

@@ -87,7 +87,7 @@ type Config struct {
 	ReadyMinFree int64  // READY_MIN_FREE_BYTES: /readyz fails below this much free in DATA_DIR (default 512 MiB)
 	// STTRequired: STT_ENGINE is set, so an unavailable speech-to-text engine makes the node
 	// unready; unset, audio- and video-to-text are closed by configuration.
-	STTRequired bool
+	STTRequired       bool
 	AdminPasswordHash string // ADMIN_PASSWORD_HASH: bcrypt hash (parla hash-password) opening /admin
 	AdminToken        string // ADMIN_TOKEN: bearer token (≥ 32 characters) for scripts, /admin and /metrics on ADDR
 

@@ -212,7 +212,9 @@ func TestClusterServesEveryStepOnAnyNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a three-node cluster with Postgres and MinIO")
 	}
-	c := startCluster(t, 3, map[string]string{"JOB_TIMEOUT": "45s", "JOB_RESCUE_AFTER": "50s", "WORKERS": "1"})
+	token := strings.Repeat("operator-token-", 3)
+	c := startCluster(t, 3, map[string]string{"JOB_TIMEOUT": "45s", "JOB_RESCUE_AFTER": "50s", "WORKERS": "1",
+		"ADMIN_TOKEN": token})
 	n1, n2 := c.at(0), c.at(1)
 
 	// Text to speech.
@@ -274,6 +276,24 @@ func TestClusterServesEveryStepOnAnyNode(t *testing.T) {
 	victim, took := c.killDuringLongOrder("long@example.com")
 	t.Logf("killed %s in the middle of the long order; death to delivery %s (JOB_RESCUE_AFTER 50s, "+
 		"River's rescuer looks every 30 s)", victim.id, took.Round(time.Second))
+	// The operator's view works from any node on Postgres: River's UI and its API, the
+	// order search, the metrics with the queue's gauges.
+	var alive []*harness
+	for i, node := range c.nodes {
+		if node != victim {
+			alive = append(alive, c.at(i))
+		}
+	}
+	bearer := map[string]string{"Authorization": "Bearer " + token, "Accept": "application/json"}
+	if r := alive[0].do("GET", "/admin/jobs/api/jobs?state=completed", "", nil, bearer); r.status != 200 || !strings.Contains(string(r.body), `"fulfil"`) {
+		t.Errorf("River's UI API on Postgres: %d %.300s", r.status, r.body)
+	}
+	if r := alive[1].do("GET", "/admin/orders?service=vtt&state=delivered", "", nil, bearer); r.status != 200 || !strings.Contains(string(r.body), `"vtt"`) {
+		t.Errorf("admin search on Postgres: %d %.300s", r.status, r.body)
+	}
+	if r := alive[0].do("GET", "/metrics", "", nil, bearer); r.status != 200 || !strings.Contains(string(r.body), "parla_queue_oldest_waiting_seconds") {
+		t.Errorf("metrics on Postgres: %d %.300s", r.status, r.body)
+	}
 	// The dead node comes back on its DATA_DIR: it clears the scratch files it left.
 	c.start(victim)
 	c.checkDelivery(4)

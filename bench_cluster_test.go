@@ -107,7 +107,7 @@ func pushTTSOrders(b *testing.B, c *cluster, n int) (float64, time.Duration) {
 	return float64(n) / elapsed.Minutes(), lat[n*95/100]
 }
 
-// BenchmarkNodeDeathToDelivery: the time from a node's death (SIGKILL two seconds into a
+// BenchmarkNodeDeathToDelivery: the time from a node's death (SIGKILL a second into a
 // 50,000-character order) to the link, delivered by one of the two other nodes, with the
 // cluster test's rescue delay (JOB_TIMEOUT 45 s, JOB_RESCUE_AFTER 50 s).
 func BenchmarkNodeDeathToDelivery(b *testing.B) {

@@ -303,7 +303,7 @@ func TestClusterServesEveryStepOnAnyNode(t *testing.T) {
 }
 
 // killDuringLongOrder orders 50,000 characters of speech, kills (SIGKILL) the node that
-// runs its job two seconds into it, and waits for the survivors to deliver it; it returns
+// runs its job a second into it, and waits for the survivors to deliver it; it returns
 // the dead node and the time from its death to the link, after checking the result.
 func (c *cluster) killDuringLongOrder(email string) (*clusterNode, time.Duration) {
 	c.t.Helper()
@@ -313,7 +313,7 @@ func (c *cluster) killDuringLongOrder(email string) (*clusterNode, time.Duration
 	co := r.json(t)
 	c.pay(0, co["url"].(string))
 	victim := c.runningNode(30 * time.Second)
-	time.Sleep(2 * time.Second) // well into the job: espeak-ng and ffmpeg at work
+	time.Sleep(time.Second) // into the job: espeak-ng and ffmpeg at work (it takes 5 s or more)
 	if st := c.query(`SELECT status FROM orders WHERE session_id = $1`, co["sessionId"]); len(st) != 1 || st[0] != "processing" {
 		t.Fatalf("the long order is %v when its node is to die, want processing", st)
 	}

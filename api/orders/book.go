@@ -192,6 +192,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 		return nil, err
 	}
 	f.queue = queue
+	sw.queue, sw.fulfiller = queue, f
 	translator, _ := deps.Transcriber.(translationChecker)
 	var languages *speechlang.Detector
 	if l, ok := deps.Speaker.(languageLister); ok {

@@ -612,3 +612,53 @@ func TestBootReclaimsOnlyTheJobsOfDeadNodes(t *testing.T) {
 		t.Errorf("after the dead node's job was taken: %+v, %d mails", o, len(f.mails(t)))
 	}
 }
+
+// A paid order whose job the queue gave up without a result (River's rescuer discards a
+// job stuck on its last attempt; an operator cancels one in River's UI) is found by the
+// sweep, failed and refunded with its letter: never left processing for good.
+func TestSweepRefundsAnOrderWhoseJobWasLost(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	co := f.order(t, "Lost by the queue.")
+	done := f.order(t, "Delivered as usual.")
+	f.pay(t, done.SessionID)
+	f.waitStatus(t, done.OrderID, Done)
+	if err := f.book.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.pay(t, co.SessionID)
+	db := f.book.Desk.orders.db
+	if _, err := db.Exec(`UPDATE river_job SET state = 'discarded', attempt = 5, finalized_at = CURRENT_TIMESTAMP
+		WHERE kind = 'fulfil' AND state = 'available'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE orders SET status = 'processing' WHERE id = ?`, co.OrderID); err != nil {
+		t.Fatal(err)
+	}
+	book, err := New(ctx, f.book.cfg, f.deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := book.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer book.Stop(ctx)
+	f.book = book
+	rep, err := book.Sweep(ctx)
+	if err != nil || rep.Lost != 1 {
+		t.Fatalf("sweep: %+v, %v; want the one lost order", rep, err)
+	}
+	o := f.waitStatus(t, co.OrderID, Refunded)
+	if o.Error != "production_failed" {
+		t.Errorf("refunded for %q", o.Error)
+	}
+	if refunds, _ := f.test.Refunds(ctx); len(refunds) != 1 {
+		t.Errorf("%d refunds, want 1", len(refunds))
+	}
+	if d, _ := f.book.orders.Get(ctx, done.OrderID); d.Status != Done {
+		t.Errorf("the delivered order became %s", d.Status)
+	}
+	if rep, _ := book.Sweep(ctx); rep.Lost != 0 {
+		t.Errorf("a second sweep found %d lost orders", rep.Lost)
+	}
+}

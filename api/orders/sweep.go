@@ -21,6 +21,9 @@ type sweeper struct {
 	uploads *Uploads
 	storage providers.Storage
 	log     *slog.Logger
+	// queue and fulfiller, set once the queue is built: orders whose job was lost (lost.go).
+	queue     *jobQueue
+	fulfiller *fulfiller
 }
 
 // SweepReport counts what one sweep removed.
@@ -29,6 +32,7 @@ type SweepReport struct {
 	Unpaid       int // unpaid orders expired
 	ScratchFiles int // leftover scratch files deleted
 	Uploads      int // unpaid uploads deleted
+	Lost         int // paid orders whose job the queue gave up, failed and refunded
 }
 
 // Sweep runs one sweep now (the queue runs it every SweepInterval).
@@ -61,8 +65,13 @@ func (s *sweeper) Sweep(ctx context.Context) (SweepReport, error) {
 	rep.ScratchFiles, err = sweepDir(s.cfg.TempDir, now.Add(-s.cfg.TempTTL))
 	errs = append(errs, err)
 	errs = append(errs, s.events.DeleteBefore(ctx, now.Add(-7*24*time.Hour)))
+	if s.queue != nil {
+		rep.Lost, err = s.giveUpLost(ctx)
+		errs = append(errs, err)
+	}
 	if rep != (SweepReport{}) {
-		s.log.Info("swept", "results", rep.Results, "unpaid", rep.Unpaid, "scratch", rep.ScratchFiles, "uploads", rep.Uploads)
+		s.log.Info("swept", "results", rep.Results, "unpaid", rep.Unpaid, "scratch", rep.ScratchFiles,
+			"uploads", rep.Uploads, "lost", rep.Lost)
 	}
 	return rep, errors.Join(errs...)
 }

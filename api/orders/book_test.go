@@ -662,3 +662,34 @@ func TestSweepRefundsAnOrderWhoseJobWasLost(t *testing.T) {
 		t.Errorf("a second sweep found %d lost orders", rep.Lost)
 	}
 }
+
+// An order refunded while it is being produced (the operator's refund, whose cancel the
+// job has not yet heard) is not delivered as well: the job stops at the row.
+func TestOrderRefundedDuringProductionIsNotDelivered(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	hold := make(chan struct{})
+	f.speaker.hold.Store(&hold)
+	co := f.order(t, "Refunded while spoken.")
+	f.pay(t, co.SessionID)
+	f.waitStatus(t, co.OrderID, Processing)
+	if err := f.book.fulfil.jobs.MarkFailed(ctx, co.OrderID, "operator_refund"); err != nil {
+		t.Fatal(err)
+	}
+	close(hold)
+	db := f.book.Desk.orders.db
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var state string
+		db.QueryRowContext(ctx, `SELECT state FROM river_job WHERE kind = 'fulfil'`).Scan(&state)
+		if state == "completed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job is %s", state)
+		}
+	}
+	o, _ := f.book.orders.Get(ctx, co.OrderID)
+	if o.Status != Failed || !o.MailedAt.IsZero() || len(f.mails(t)) != 0 {
+		t.Errorf("order %s, mailed %v, %d mails; want failed and no delivery letter", o.Status, o.MailedAt, len(f.mails(t)))
+	}
+}

@@ -118,6 +118,12 @@ func (f *fulfiller) fulfil(ctx context.Context, id string) error {
 		if o, err = f.orders.Get(ctx, id); err != nil {
 			return err
 		}
+		// Refunded meanwhile (the operator, or the sweep for a job given up): the visitor
+		// is told that, not sent a link too.
+		if o.Status != Processing && o.Status != Paid {
+			log.Warn("order changed while it was produced; not delivering", "status", o.Status)
+			return nil
+		}
 	}
 	if o.MailedAt.IsZero() {
 		if err := f.mail(ctx, o, true); err != nil {

@@ -192,6 +192,30 @@ func (f *fixture) waitStatus(t *testing.T, id string, want Status) Order {
 	}
 }
 
+// restart replaces the book with a new one on the same database and started, as a new
+// process would be after the previous one died; it is stopped when the test ends.
+func (f *fixture) restart(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	book, err := New(ctx, f.book.cfg, f.deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := book.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { book.Stop(ctx) })
+	f.book = book
+}
+
+// exec runs a statement on the book's database ("?" placeholders) or fails the test.
+func (f *fixture) exec(t *testing.T, q string, args ...any) {
+	t.Helper()
+	if _, err := f.book.Desk.orders.db.Exec(q, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (f *fixture) mails(t *testing.T) []string {
 	t.Helper()
 	entries, _ := os.ReadDir(f.outbox)
@@ -441,23 +465,10 @@ func TestRestartReclaimsJobsOfADeadProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.pay(t, co.SessionID)
-	db := f.book.Desk.orders.db
-	if _, err := db.Exec(`UPDATE river_job SET state = 'running', attempt = 1 WHERE kind = 'fulfil'`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`UPDATE orders SET status = 'processing', progress = 40 WHERE id = ?`, co.OrderID); err != nil {
-		t.Fatal(err)
-	}
+	f.exec(t, `UPDATE river_job SET state = 'running', attempt = 1 WHERE kind = 'fulfil'`)
+	f.exec(t, `UPDATE orders SET status = 'processing', progress = 40 WHERE id = ?`, co.OrderID)
 	// A new process on the same database.
-	book, err := New(ctx, f.book.cfg, f.deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := book.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer book.Stop(ctx)
-	f.book = book
+	f.restart(t)
 	o := f.waitStatus(t, co.OrderID, Done)
 	if o.LinkToken == "" || len(f.mails(t)) != 1 || f.speaker.calls.Load() != 1 {
 		t.Errorf("after restart: order %+v, %d mails, %d engine calls", o, len(f.mails(t)), f.speaker.calls.Load())
@@ -575,39 +586,19 @@ func TestBootReclaimsOnlyTheJobsOfDeadNodes(t *testing.T) {
 	}
 	f.pay(t, co.SessionID)
 	now := time.Now()
-	for _, q := range []string{
-		`UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now(), attempted_by = ARRAY['live-node'] WHERE kind = 'fulfil'`,
-		`UPDATE orders SET status = 'processing' WHERE id = '` + co.OrderID + `'`,
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := db.Exec(`INSERT INTO nodes (id, started_at, seen_at) VALUES ('live-node', ?, ?)`, millis(now), millis(now)); err != nil {
+	f.exec(t, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now(), attempted_by = ARRAY['live-node'] WHERE kind = 'fulfil'`)
+	f.exec(t, `UPDATE orders SET status = 'processing' WHERE id = ?`, co.OrderID)
+	f.exec(t, `INSERT INTO nodes (id, started_at, seen_at) VALUES ('live-node', ?, ?)`, millis(now), millis(now))
+	if _, err := New(ctx, f.book.cfg, f.deps); err != nil { // another node boots
 		t.Fatal(err)
 	}
-	boot := func() *Book {
-		book, err := New(ctx, f.book.cfg, f.deps)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return book
-	}
-	boot()
 	var state string
 	if err := db.QueryRowContext(ctx, `SELECT state FROM river_job WHERE kind = 'fulfil'`).Scan(&state); err != nil || state != "running" {
 		t.Fatalf("the live node's job is %q (%v) after another node booted, want running", state, err)
 	}
 	// The node stops beating (killed): the next node to boot takes its job.
-	if _, err := db.Exec(`UPDATE nodes SET seen_at = ? WHERE id = 'live-node'`, millis(now.Add(-time.Minute))); err != nil {
-		t.Fatal(err)
-	}
-	book := boot()
-	if err := book.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer book.Stop(ctx)
-	f.book = book
+	f.exec(t, `UPDATE nodes SET seen_at = ? WHERE id = 'live-node'`, millis(now.Add(-time.Minute)))
+	f.restart(t)
 	if o := f.waitStatus(t, co.OrderID, Done); o.LinkToken == "" || len(f.mails(t)) != 1 {
 		t.Errorf("after the dead node's job was taken: %+v, %d mails", o, len(f.mails(t)))
 	}
@@ -627,24 +618,11 @@ func TestSweepRefundsAnOrderWhoseJobWasLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.pay(t, co.SessionID)
-	db := f.book.Desk.orders.db
-	if _, err := db.Exec(`UPDATE river_job SET state = 'discarded', attempt = 5, finalized_at = CURRENT_TIMESTAMP
-		WHERE kind = 'fulfil' AND state = 'available'`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`UPDATE orders SET status = 'processing' WHERE id = ?`, co.OrderID); err != nil {
-		t.Fatal(err)
-	}
-	book, err := New(ctx, f.book.cfg, f.deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := book.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer book.Stop(ctx)
-	f.book = book
-	rep, err := book.Sweep(ctx)
+	f.exec(t, `UPDATE river_job SET state = 'discarded', attempt = 5, finalized_at = CURRENT_TIMESTAMP
+		WHERE kind = 'fulfil' AND state = 'available'`)
+	f.exec(t, `UPDATE orders SET status = 'processing' WHERE id = ?`, co.OrderID)
+	f.restart(t)
+	rep, err := f.book.Sweep(ctx)
 	if err != nil || rep.Lost != 1 {
 		t.Fatalf("sweep: %+v, %v; want the one lost order", rep, err)
 	}
@@ -658,7 +636,7 @@ func TestSweepRefundsAnOrderWhoseJobWasLost(t *testing.T) {
 	if d, _ := f.book.orders.Get(ctx, done.OrderID); d.Status != Done {
 		t.Errorf("the delivered order became %s", d.Status)
 	}
-	if rep, _ := book.Sweep(ctx); rep.Lost != 0 {
+	if rep, _ := f.book.Sweep(ctx); rep.Lost != 0 {
 		t.Errorf("a second sweep found %d lost orders", rep.Lost)
 	}
 }

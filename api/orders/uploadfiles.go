@@ -26,6 +26,11 @@ type uploadFiles interface {
 	remove(ctx context.Context, id string) error
 }
 
+// fileGone is the error for an upload whose file is not there.
+func fileGone(id string) error {
+	return fmt.Errorf("%w: the file of %s is gone", ErrUploadNotFound, uploadRef(id))
+}
+
 // diskUploads keeps upload files in a directory, one file per upload id.
 type diskUploads struct{ dir string }
 
@@ -37,7 +42,7 @@ func (d diskUploads) keep(_ context.Context, id, path string, _ int64) error {
 
 func (d diskUploads) exists(_ context.Context, id string) error {
 	if _, err := os.Stat(d.path(id)); err != nil {
-		return fmt.Errorf("%w: the file of %s is gone", ErrUploadNotFound, uploadRef(id))
+		return fileGone(id)
 	}
 	return nil
 }
@@ -75,7 +80,7 @@ func (s storedUploads) keep(ctx context.Context, id, path string, size int64) er
 func (s storedUploads) exists(ctx context.Context, id string) error {
 	obj, err := s.storage.Get(ctx, uploadKey(id))
 	if errors.Is(err, providers.ErrNotFound) {
-		return fmt.Errorf("%w: the file of %s is gone", ErrUploadNotFound, uploadRef(id))
+		return fileGone(id)
 	}
 	if err != nil {
 		return fmt.Errorf("looking for the file of %s: %w", uploadRef(id), err)
@@ -87,7 +92,7 @@ func (s storedUploads) exists(ctx context.Context, id string) error {
 func (s storedUploads) local(ctx context.Context, id string) (string, func(), error) {
 	obj, err := s.storage.Get(ctx, uploadKey(id))
 	if errors.Is(err, providers.ErrNotFound) {
-		return "", nil, fmt.Errorf("%w: the file of %s is gone", ErrUploadNotFound, uploadRef(id))
+		return "", nil, fileGone(id)
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("fetching the file of %s: %w", uploadRef(id), err)

@@ -4,13 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/mail"
+	netmail "net/mail"
 	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"parla/providers"
+	"parla/providers/mail"
 )
 
 // InputError is a request the order book refuses: a stable Code the UI translates and an
@@ -42,16 +43,17 @@ var Locales = []string{"en", "jp", "es", "ru", "zh", "ar"}
 const maxEmailLen = 254
 
 // ValidateEmail checks the visitor's address and its confirmation and returns the
-// address to use. Only a bare address is accepted: no display name, no CR/LF.
+// address to use. Only a bare address is accepted: no display name, nothing that breaks a
+// mail header (mail.BreaksHeader: CR, LF, U+0085, U+2028, U+2029, any control).
 func ValidateEmail(email, verify string) (string, error) {
 	email, verify = strings.TrimSpace(email), strings.TrimSpace(verify)
 	if email == "" {
 		return "", bad("invalid_email", "an e-mail address is required")
 	}
-	if len(email) > maxEmailLen || strings.ContainsAny(email, "\r\n\x00") || strings.ContainsFunc(email, isBidiControl) {
+	if len(email) > maxEmailLen || strings.ContainsFunc(email, mail.BreaksHeader) || strings.ContainsFunc(email, isBidiControl) {
 		return "", bad("invalid_email", "the e-mail address is not valid")
 	}
-	addr, err := mail.ParseAddress(email)
+	addr, err := netmail.ParseAddress(email)
 	if err != nil || addr.Name != "" || addr.Address != email || !strings.Contains(addr.Address[strings.LastIndexByte(addr.Address, '@')+1:], ".") {
 		return "", bad("invalid_email", "the e-mail address is not valid")
 	}

@@ -33,6 +33,11 @@ func TestValidateEmail(t *testing.T) {
 		{"isolate", "\u2067a@example.com", "\u2067a@example.com", "invalid_email"},
 		{"CR LF header injection", "a@example.com\r\nBcc: x@evil.com", "a@example.com\r\nBcc: x@evil.com", "invalid_email"},
 		{"LF inside", "a\n@example.com", "a\n@example.com", "invalid_email"},
+		// Unicode's own line breaks and C1 controls: some mail readers end a header line there.
+		{"line separator", "a\u2028@example.com", "a\u2028@example.com", "invalid_email"},
+		{"paragraph separator", "a@exam\u2029ple.com", "a@exam\u2029ple.com", "invalid_email"},
+		{"next line", "a\u0085b@example.com", "a\u0085b@example.com", "invalid_email"},
+		{"tab", "a\tb@example.com", "a\tb@example.com", "invalid_email"},
 		{"two addresses", "a@example.com, b@example.com", "a@example.com, b@example.com", "invalid_email"},
 		{"too long", strings.Repeat("a", 250) + "@example.com", strings.Repeat("a", 250) + "@example.com", "invalid_email"},
 		{"mismatch", "a@example.com", "b@example.com", "email_mismatch"},

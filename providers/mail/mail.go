@@ -20,9 +20,17 @@ import (
 	"parla/providers"
 )
 
-// ErrBadHeader is returned (wrapped) when To or Subject contains CR or LF: the message is
-// refused before anything is written or sent.
+// ErrBadHeader is returned (wrapped) when To or Subject contains a line break or a control
+// character (see BreaksHeader): the message is refused before anything is written or sent.
 var ErrBadHeader = errors.New("line break in mail header")
+
+// BreaksHeader reports the characters no header may hold: control characters (CR, LF, tab,
+// NUL, and C1's U+0085 NEXT LINE) and Unicode's line and paragraph separators (U+2028,
+// U+2029). Some mail readers and relays end a header line at any of them, which would let
+// an address smuggle in a header of its own.
+func BreaksHeader(r rune) bool {
+	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029'
+}
 
 // ErrBadAddress is returned (wrapped) when To is not a single valid e-mail address.
 var ErrBadAddress = errors.New("invalid e-mail address")
@@ -42,10 +50,10 @@ func parseFrom(s string) (*netmail.Address, error) {
 // validate checks the caller-controlled headers of m and returns the parsed recipient.
 // Errors never repeat the address: logs carry order ids, not addresses.
 func validate(m providers.Message) (*netmail.Address, error) {
-	if strings.ContainsAny(m.To, "\r\n") {
+	if strings.ContainsFunc(m.To, BreaksHeader) {
 		return nil, fmt.Errorf("recipient: %w", ErrBadHeader)
 	}
-	if strings.ContainsAny(m.Subject, "\r\n") {
+	if strings.ContainsFunc(m.Subject, BreaksHeader) {
 		return nil, fmt.Errorf("subject: %w", ErrBadHeader)
 	}
 	to, err := netmail.ParseAddress(m.To)

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"html/template"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -44,7 +45,7 @@ func (s *server) eraseNow(c *fiber.Ctx) error {
 	if err != nil {
 		return s.linkError(c, o, err)
 	}
-	if !sameOrigin(c) {
+	if !sameOrigin(c, s.cfg.PublicURL) {
 		lng := pageLocale(c, o.Locale)
 		return s.sendPage(c, fiber.StatusForbidden, pageView{Lang: lng, Title: pageText(lng, "crosssite.title"),
 			Notice: pageText(lng, "crosssite.body")})
@@ -58,18 +59,35 @@ func (s *server) eraseNow(c *fiber.Ctx) error {
 }
 
 // sameOrigin accepts a POST that the browser says came from this site: Sec-Fetch-Site
-// same-origin, or, from a browser without it, an Origin naming this host. A request with
-// neither (not a browser form) is refused too.
-func sameOrigin(c *fiber.Ctx) bool {
+// same-origin, or, from a browser without it, an Origin naming exactly the scheme, host and
+// port of public (PUBLIC_URL; the address the request was made to when empty): an http page
+// of an https site, or another port, is another origin. A request with neither (not a
+// browser form) is refused too.
+func sameOrigin(c *fiber.Ctx, public string) bool {
 	if site := c.Get("Sec-Fetch-Site"); site != "" {
 		return site == "same-origin"
 	}
-	origin := c.Get(fiber.HeaderOrigin)
-	if origin == "" || origin == "null" {
-		return false
+	if public == "" {
+		public = c.BaseURL()
 	}
-	u, err := url.Parse(origin)
-	return err == nil && u.Host != "" && strings.EqualFold(u.Host, c.Hostname())
+	origin, ok := originOf(c.Get(fiber.HeaderOrigin))
+	want, known := originOf(public)
+	return ok && known && origin == want
+}
+
+// originOf is a URL's origin as scheme://host:port, lower case and with the scheme's
+// default port written out, so that equal origins compare equal; ok is false for "null",
+// an empty or a relative address.
+func originOf(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", false
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return u.Scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port), true
 }
 
 // linkError answers an unknown (404) or lapsed (410) link: a page in the visitor's

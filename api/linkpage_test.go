@@ -79,3 +79,58 @@ func TestTimeLeft(t *testing.T) {
 		t.Errorf("past: %q", got)
 	}
 }
+
+// "Delete now" is obeyed only from this site's own pages: the Origin must name PUBLIC_URL's
+// scheme, host and port exactly (an http page of an https site is another origin, and so is
+// another port); a browser's Sec-Fetch-Site is believed when it sends one.
+func TestSameOriginAgainstPublicURL(t *testing.T) {
+	const public = "https://parla.example"
+	app := fiber.New()
+	app.Post("/", func(c *fiber.Ctx) error {
+		if sameOrigin(c, c.Get("X-Public-URL")) {
+			return c.SendString("yes")
+		}
+		return c.SendString("no")
+	})
+	for _, c := range []struct {
+		public, origin, fetchSite string
+		want                      bool
+	}{
+		{public, "https://parla.example", "", true},
+		{public, "https://PARLA.example", "", true},
+		{public, "https://parla.example:443", "", true},
+		{public, "http://parla.example", "", false},
+		{public, "http://parla.example:443", "", false},
+		{public, "https://parla.example:8443", "", false},
+		{public, "https://evil.example", "", false},
+		{public, "https://parla.example.evil.example", "", false},
+		{public, "null", "", false},
+		{public, "", "", false},
+		{public, "https://evil.example", "same-origin", true}, // the browser's word wins
+		{public, "https://parla.example", "cross-site", false},
+		{"http://127.0.0.1:8080", "http://127.0.0.1:8080", "", true},
+		{"http://127.0.0.1:8080", "http://127.0.0.1:8081", "", false},
+		{"http://127.0.0.1:80", "http://127.0.0.1", "", true},
+		// Without PUBLIC_URL, the address the request was made to.
+		{"", "https://parla.example", "", false},
+		{"", "http://parla.example", "", true},
+	} {
+		req := httptest.NewRequest("POST", "http://parla.example/", nil)
+		req.Header.Set("X-Public-URL", c.public)
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+		}
+		if c.fetchSite != "" {
+			req.Header.Set("Sec-Fetch-Site", c.fetchSite)
+		}
+		resp, err := app.Test(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 8)
+		n, _ := resp.Body.Read(buf)
+		if got := string(buf[:n]) == "yes"; got != c.want {
+			t.Errorf("PUBLIC_URL %q, Origin %q, Sec-Fetch-Site %q: same origin = %v, want %v", c.public, c.origin, c.fetchSite, got, c.want)
+		}
+	}
+}

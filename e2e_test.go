@@ -655,6 +655,30 @@ func TestCheckoutCreationIsRateLimitedPerClient(t *testing.T) {
 	}
 }
 
+// Checkout creations, uploads and link analyses are limited each in its own bucket, as the
+// README says: a visitor who used up the checkouts can still upload and analyse, and each
+// of those refuses only past its own RATE_LIMIT.
+func TestUploadsAndAnalysesHaveTheirOwnBuckets(t *testing.T) {
+	h := startApp(t, map[string]string{"RATE_LIMIT": "2"})
+	order := ttsOrder("Hello.", "alloy", "mp3", 1, "r@example.com", "en")
+	h.checkout(order)
+	h.checkout(order)
+	h.wantStatus(h.postJSON("/payment/tts/create-checkout-session", order), 429)
+	// Audio- and video-to-text checkouts are checkouts too: the same bucket.
+	h.wantStatus(h.postJSON("/payment/sst/create-checkout-session", map[string]any{"order": map[string]any{}}), 429)
+	for name, send := range map[string]func() reply{
+		"upload":   func() reply { return h.do("POST", "/services/sst/uploadaudio", "text/plain", []byte("x"), nil) },
+		"analysis": func() reply { return h.postJSON("/services/vtt/analyzevideo", map[string]string{"link": "x"}) },
+	} {
+		for i := range 3 {
+			r := send()
+			if limited := r.status == 429; limited != (i == 2) {
+				t.Errorf("%s %d: %d %s", name, i+1, r.status, r.body)
+			}
+		}
+	}
+}
+
 func TestSPAFallbackAndJSONNotFound(t *testing.T) {
 	h := startApp(t, nil)
 	if _, err := fs.Stat(webui.Dist, "dist/index.html"); err != nil {

@@ -158,9 +158,11 @@ func New(cfg Config, deps Deps) *fiber.App {
 	app.Get("/api/config", s.publicConfig)
 	app.Get("/api/tts/samples/:voice", s.voiceSample)
 
-	limited := s.rateLimit()
+	// Checkout creations of the three services share a bucket; uploads and link analyses
+	// have one each (README: RATE_LIMIT), so a visitor's uploads do not use up their checkouts.
+	checkouts := s.rateLimit()
 	o, p := orderHandlers{s}, paymentHandlers{s}
-	app.Post("/payment/tts/create-checkout-session", limited, o.createTTSCheckout)
+	app.Post("/payment/tts/create-checkout-session", checkouts, o.createTTSCheckout)
 	// The page asks for a quote as the visitor types (debounced): its own bucket, four
 	// times as generous, since detecting the language of a long text costs CPU (~33 ms for
 	// 100,000 characters).
@@ -168,14 +170,14 @@ func New(cfg Config, deps Deps) *fiber.App {
 	// A free preview costs engine time (~0.1 s with espeak-ng): a bucket of its own, as
 	// generous as the checkouts; repeated previews are served from the cache.
 	app.Post("/api/tts/preview", s.rateLimit(), o.ttsPreview)
-	app.Post("/payment/sst/create-checkout-session", limited, o.createSTTCheckout)
-	app.Post("/payment/vtt/create-checkout-session", limited, o.createVTTCheckout)
+	app.Post("/payment/sst/create-checkout-session", checkouts, o.createSTTCheckout)
+	app.Post("/payment/vtt/create-checkout-session", checkouts, o.createVTTCheckout)
 	// The lookup asks the payment provider each time: its own bucket, as generous as the
 	// others (a confirmation page asks once per load). The result polling is not limited.
 	app.Get("/payment/:service/checkout-session", s.rateLimit(), o.lookupSession)
 	app.Get("/payment/:service/order", s.rateLimit(), o.orderByKey)
-	app.Post(uploadRoute, limited, o.uploadAudio)
-	app.Post("/services/vtt/analyzevideo", limited, o.analyzeVideo)
+	app.Post(uploadRoute, s.rateLimit(), o.uploadAudio)
+	app.Post("/services/vtt/analyzevideo", s.rateLimit(), o.analyzeVideo)
 	app.Post("/services/:service", o.result)
 
 	app.Get("/checkout/test/:id", p.testCheckoutPage)

@@ -51,8 +51,13 @@ func (a *App) readiness(store providers.Storage) *health.Checker {
 		})
 	}
 	// 1 s each, run together: /readyz answers within the 2 s `parla healthcheck` waits.
-	return &health.Checker{Checks: checks, Timeout: time.Second}
+	return &health.Checker{Checks: checks, Timeout: time.Second, MaxAge: readyMaxAge}
 }
+
+// readyMaxAge is how long /readyz answers its last report again: load balancers ask every
+// few seconds, so a second's delay changes nothing for them, and a flood of requests runs
+// the checks (a file written, a database ping) once a second at most.
+const readyMaxAge = time.Second
 
 // publicMetrics is /metrics on ADDR, or nil when METRICS_ADDR serves them instead.
 func (a *App) publicMetrics() fiber.Handler {

@@ -6,6 +6,8 @@ package health
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"syscall"
@@ -42,14 +44,50 @@ type Report struct {
 	Failed []string          `json:"failed,omitempty"`
 }
 
-// Checker runs every check, concurrently, each within Timeout.
+// Checker runs every check, concurrently, each within Timeout. With MaxAge set, a report
+// younger than MaxAge is answered again instead of running the checks: /readyz is public
+// and unlimited, and a run writes a file (the storage check) and pings the database, so a
+// flood of requests costs at most one run per MaxAge.
 type Checker struct {
 	Checks  []Check
 	Timeout time.Duration // per check; default 2 s
+	MaxAge  time.Duration // how long a report is answered again; 0: every call runs the checks
+
+	now  func() time.Time // the clock (tests); time.Now when nil
+	mu   sync.Mutex       // held during a run: concurrent callers wait for it and share it
+	last Report
+	at   time.Time
 }
 
-// Ready runs the checks and judges them.
+// Ready answers a recent report (see MaxAge) or runs the checks and judges them. Each
+// caller gets its own copy.
 func (c *Checker) Ready(ctx context.Context) Report {
+	if c.MaxAge <= 0 {
+		return c.run(ctx)
+	}
+	now := time.Now
+	if c.now != nil {
+		now = c.now
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at.IsZero() || now().Sub(c.at) >= c.MaxAge {
+		// The run is shared: a caller that leaves must not leave a cancelled one behind.
+		// Timeout bounds it all the same.
+		c.last, c.at = c.run(context.WithoutCancel(ctx)), now()
+	}
+	return c.last.clone()
+}
+
+// clone copies a report, so that a caller may edit its copy (the handler hides errors).
+func (r Report) clone() Report {
+	r.Checks = maps.Clone(r.Checks)
+	r.Failed = slices.Clone(r.Failed)
+	return r
+}
+
+// run runs the checks now and judges them.
+func (c *Checker) run(ctx context.Context) Report {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = 2 * time.Second
@@ -62,15 +100,15 @@ func (c *Checker) Ready(ctx context.Context) Report {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			errs[i] = run(ctx, ch.Run)
+			errs[i] = runCheck(ctx, ch.Run)
 		}()
 	}
 	wg.Wait()
 	return Judge(c.Checks, errs)
 }
 
-// run calls f, giving up when ctx ends even if f does not (a hung database or disk).
-func run(ctx context.Context, f func(context.Context) error) error {
+// runCheck calls f, giving up when ctx ends even if f does not (a hung database or disk).
+func runCheck(ctx context.Context, f func(context.Context) error) error {
 	done := make(chan error, 1)
 	go func() { done <- f(ctx) }()
 	select {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -84,5 +86,51 @@ func TestSize(t *testing.T) {
 		if got := size(n); got != want {
 			t.Errorf("size(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// With MaxAge, /readyz's checks run at most once per MaxAge however often it is asked
+// (the storage check writes a file each run; the database takes a ping): concurrent and
+// repeated callers share one run, each gets its own copy of the report, and a report older
+// than MaxAge is made again.
+func TestCheckerAnswersFromARecentRun(t *testing.T) {
+	var runs atomic.Int32
+	now := time.Unix(1000, 0)
+	c := &Checker{MaxAge: time.Second, now: func() time.Time { return now }, Checks: []Check{
+		{Name: "storage", Run: func(ctx context.Context) error { runs.Add(1); time.Sleep(10 * time.Millisecond); return nil }},
+	}}
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := c.Ready(context.Background())
+			if !r.OK || r.Checks["storage"].Status != StatusOK {
+				t.Errorf("report = %+v", r)
+			}
+			r.Checks["storage"] = Result{Status: "scribbled"} // the handler edits its copy
+		}()
+	}
+	wg.Wait()
+	for range 50 {
+		c.Ready(context.Background())
+	}
+	if n := runs.Load(); n != 1 {
+		t.Errorf("the checks ran %d times for 100 calls within MaxAge, want 1", n)
+	}
+	if r := c.Ready(context.Background()); r.Checks["storage"].Status != StatusOK {
+		t.Errorf("a caller's edit reached the shared report: %+v", r)
+	}
+	now = now.Add(time.Second)
+	c.Ready(context.Background())
+	if n := runs.Load(); n != 2 {
+		t.Errorf("after MaxAge the checks ran %d times in all, want 2", n)
+	}
+	// A caller that leaves does not leave a cancelled run behind for the next ones.
+	now = now.Add(time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if r := c.Ready(ctx); !r.OK {
+		t.Errorf("run for a caller that left: %+v", r)
 	}
 }

@@ -42,6 +42,9 @@ type Config struct {
 	// ALLOW_PRIVATE_URLS=1 lets video links reach loopback and private addresses: for local
 	// development and tests only.
 	AllowPrivateURLs bool
+	// Unpaid uploads kept, in bytes (0 = no bound): UPLOAD_QUOTA_PER_CLIENT per client
+	// address, IPv6 per /64 (default 100 MiB), UPLOAD_QUOTA_TOTAL in all (default 2 GiB).
+	UploadQuotaPerClient, UploadQuotaTotal int64
 
 	StripeSecretKey      string // STRIPE_SECRET_KEY: unset = built-in test checkout
 	StripeWebhookSecret  string // STRIPE_WEBHOOK_SECRET
@@ -164,6 +167,8 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		WhisperVADFile:       get("WHISPER_VAD_MODEL", "models/ggml-silero-v6.2.0.bin"),
 		MaxUploadBytes:       integer("UPLOAD_MAX_BYTES", 25<<20, 1),
 		UploadTTL:            duration("UPLOAD_TTL", 24*time.Hour),
+		UploadQuotaPerClient: integer("UPLOAD_QUOTA_PER_CLIENT", 100<<20, 0),
+		UploadQuotaTotal:     integer("UPLOAD_QUOTA_TOTAL", 2<<30, 0),
 		VTTMaxDuration:       duration("VTT_MAX_DURATION", 3*time.Hour),
 		AllowPrivateURLs:     boolean("ALLOW_PRIVATE_URLS"),
 		StripeSecretKey:      get("STRIPE_SECRET_KEY", ""),

@@ -160,6 +160,34 @@ func dirFiles(t testing.TB, dir string) []string {
 	return out
 }
 
+// Unpaid uploads past a quota are refused over HTTP with their own codes, before the file
+// is measured, and nothing of the file is kept: UPLOAD_QUOTA_PER_CLIENT (429
+// upload_quota), UPLOAD_QUOTA_TOTAL (503 uploads_full). api/orders TestUploadQuotas counts
+// the kept uploads, ten at once among them.
+func TestUploadQuotasOverHTTP(t *testing.T) {
+	env := startFakeOpenAI(t).env()
+	for _, c := range []struct {
+		perClient, total, code string
+		status                 int
+	}{
+		{"100", "0", "upload_quota", 429},
+		{"0", "100", "uploads_full", 503},
+	} {
+		env["UPLOAD_QUOTA_PER_CLIENT"], env["UPLOAD_QUOTA_TOTAL"] = c.perClient, c.total
+		h := startApp(t, env)
+		r := h.upload("talk.mp3", bytes.Repeat([]byte("x"), 1000))
+		if r.status != c.status || codeOf(r) != c.code {
+			t.Errorf("1000 bytes with quotas %s per client, %s in all: %d %s, want %d %s",
+				c.perClient, c.total, r.status, r.body, c.status, c.code)
+		}
+		for _, dir := range []string{"uploads", "tmp"} {
+			if left := dirFiles(t, filepath.Join(h.cfg.DataDir, dir)); len(left) != 0 {
+				t.Errorf("a refused upload left %v", left)
+			}
+		}
+	}
+}
+
 func TestUploadMeasuresAndPricesEveryFormat(t *testing.T) {
 	requireMediaTools(t)
 	h := startApp(t, startFakeOpenAI(t).env())

@@ -210,6 +210,7 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 		PublicURL: cfg.PublicURL,
 		TempDir:   tmpDir,
 		UploadDir: filepath.Join(cfg.DataDir, "uploads"), UploadTTL: cfg.UploadTTL,
+		UploadQuotaPerClient: cfg.UploadQuotaPerClient, UploadQuotaTotal: cfg.UploadQuotaTotal,
 		SharedUploads:  a.db.Dialect == sqldb.Postgres,
 		VTTMaxDuration: cfg.VTTMaxDuration,
 		Pricing:        cfg.Pricing,

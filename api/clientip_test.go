@@ -27,3 +27,20 @@ func TestClientIPTakesTheRightmostUntrustedHop(t *testing.T) {
 		}
 	}
 }
+
+// Unpaid uploads are counted per IPv4 address, and per /64 for IPv6: one host has its
+// whole /64 to pick addresses from.
+func TestQuotaKey(t *testing.T) {
+	for ip, want := range map[string]string{
+		"198.51.100.4":             "198.51.100.4",
+		"2001:db8:1:2:3:4:5:6":     "2001:db8:1:2::/64",
+		"2001:db8:1:2:ffff::1":     "2001:db8:1:2::/64",
+		"2001:db8:1:3::1":          "2001:db8:1:3::/64",
+		"::1":                      "::/64",
+		"not an address (a fluke)": "not an address (a fluke)",
+	} {
+		if got := quotaKey(ip); got != want {
+			t.Errorf("quotaKey(%q) = %q, want %q", ip, got, want)
+		}
+	}
+}

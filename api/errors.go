@@ -62,6 +62,8 @@ var errorKinds = []errorKind{
 	{code: "no_speech", status: 422, message: "we found no speech in this recording, so there is nothing to transcribe"},
 	{code: "upload_not_found", status: 404, message: "the upload is unknown, expired or already paid for; upload the file again",
 		causes: []error{orders.ErrUploadNotFound}},
+	{code: "upload_quota", status: 429, message: "this address keeps as many unpaid uploads as it may; order one of them, or try again once they expire"},
+	{code: "uploads_full", status: 503, message: "we keep too many unpaid uploads right now; try again later"},
 	// Video links.
 	{code: "empty_link", status: 400, message: "paste the link of a video"},
 	{code: "unsupported_link", status: 400, message: "paste an http or https link to a video file or a YouTube video",

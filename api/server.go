@@ -7,7 +7,6 @@ import (
 	"context"
 	"io/fs"
 	"log/slog"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -76,6 +75,8 @@ type server struct {
 	samples  *sampleCache
 	previews *previewCache
 	pages    *pageRenderer // nil without locales: index.html is served as built
+	// clientOf names a request's client as the rate limits and upload quotas count it.
+	clientOf func(c *fiber.Ctx) string
 }
 
 // orderHandlers serve the order journey: uploads and link analysis, checkout creation, the
@@ -97,7 +98,7 @@ func New(cfg Config, deps Deps) *fiber.App {
 	if cfg.MaxUploadBytes <= 0 {
 		cfg.MaxUploadBytes = 25 << 20
 	}
-	s := &server{cfg: cfg, deps: deps, log: deps.Log}
+	s := &server{cfg: cfg, deps: deps, log: deps.Log, clientOf: ClientIP(cfg.TrustedProxies)}
 	s.samples = newSampleCache(cfg.SamplesDir, deps.Speaker)
 	s.previews = newPreviewCache(cfg.PreviewsDir, deps.Speaker)
 	if deps.Locales != nil {
@@ -246,14 +247,10 @@ func (s *server) rateLimitTimes(n int) fiber.Handler {
 	if s.cfg.RateLimit <= 0 {
 		return func(c *fiber.Ctx) error { return c.Next() }
 	}
-	trusted := trustedNets(s.cfg.TrustedProxies)
 	return limiter.New(limiter.Config{
-		Max:        n * s.cfg.RateLimit,
-		Expiration: time.Minute,
-		KeyGenerator: func(c *fiber.Ctx) string {
-			remote, _ := netip.AddrFromSlice(c.Context().RemoteIP())
-			return clientIP(remote, c.Get(fiber.HeaderXForwardedFor), trusted)
-		},
+		Max:          n * s.cfg.RateLimit,
+		Expiration:   time.Minute,
+		KeyGenerator: s.clientOf,
 		LimitReached: func(c *fiber.Ctx) error {
 			return fail("rate_limited", "too many requests; try again in a minute")
 		},

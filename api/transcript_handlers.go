@@ -24,6 +24,12 @@ func (s orderHandlers) uploadAudio(c *fiber.Ctx) error {
 	if err != nil {
 		return refuseBody(c, err)
 	}
+	// A client whose unpaid uploads fill its quota (or everyone's) is refused before its
+	// bytes are read; the upload is counted again, with its size, when it is kept.
+	client := quotaKey(s.clientOf(c))
+	if err := book.Desk.UploadAllowed(c.UserContext(), client); err != nil {
+		return refuseBody(c, err)
+	}
 	f, err := book.Desk.IncomingFile()
 	if err != nil {
 		return err
@@ -45,7 +51,7 @@ func (s orderHandlers) uploadAudio(c *fiber.Ctx) error {
 		os.Remove(f.Name())
 		return refuseBody(c, err)
 	}
-	u, amount, err := book.Desk.AcceptUpload(c.UserContext(), f.Name(), name, size)
+	u, amount, err := book.Desk.AcceptUpload(c.UserContext(), f.Name(), name, client, size)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,9 @@ type Config struct {
 	// UploadDir, so that any node of a cluster can transcribe them.
 	SharedUploads bool
 	UploadTTL     time.Duration // unpaid uploads are swept after this (24 h)
+	// UploadQuotaPerClient and UploadQuotaTotal bound the bytes of unpaid uploads kept per
+	// client address and in all (quota.go); 0 leaves a bound off.
+	UploadQuotaPerClient, UploadQuotaTotal int64
 	// VTTMaxDuration is the longest video taken for transcription (3 h).
 	VTTMaxDuration time.Duration
 	TTS            TTSLimits
@@ -165,7 +168,8 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 	if cfg.SharedUploads {
 		files = storedUploads{storage: deps.Storage, tempDir: cfg.TempDir}
 	}
-	uploads := &Uploads{files: files, tempDir: cfg.TempDir, db: deps.DB, now: cfg.Now, log: deps.Log}
+	uploads := &Uploads{files: files, tempDir: cfg.TempDir, db: deps.DB, now: cfg.Now, log: deps.Log,
+		quota: uploadQuota{perClient: cfg.UploadQuotaPerClient, total: cfg.UploadQuotaTotal}}
 	producers := map[Service]Producer{}
 	if deps.Speaker != nil {
 		producers[TTS] = ttsProducer{speaker: deps.Speaker}

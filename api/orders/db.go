@@ -84,6 +84,9 @@ var migrations = []string{
 	CREATE INDEX orders_email ON orders(email);
 	CREATE INDEX orders_service_created ON orders(service, created_at);
 	CREATE INDEX orders_created ON orders(created_at);`,
+	// The client address an upload came from: unpaid uploads are bounded per address
+	// (quota.go).
+	`ALTER TABLE uploads ADD COLUMN client TEXT NOT NULL DEFAULT '';`,
 }
 
 func migrate(ctx context.Context, db *sqldb.DB) error {

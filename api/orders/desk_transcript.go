@@ -43,9 +43,10 @@ func (d *Desk) QuoteSeconds(svc Service, length time.Duration) int64 {
 func (d *Desk) IncomingFile() (*os.File, error) { return d.uploads.Incoming() }
 
 // AcceptUpload checks the file streamed to path (see IncomingFile) and keeps it as an
-// upload, returning it with its price. The file is consumed either way: kept under the
-// upload's id, or deleted when it is refused.
-func (d *Desk) AcceptUpload(ctx context.Context, path, fileName string, size int64) (Upload, int64, error) {
+// upload of client's (the address the quotas count it under), returning it with its price.
+// The file is consumed either way: kept under the upload's id, or deleted when it is
+// refused.
+func (d *Desk) AcceptUpload(ctx context.Context, path, fileName, client string, size int64) (Upload, int64, error) {
 	kept := false
 	defer func() {
 		if !kept {
@@ -58,6 +59,11 @@ func (d *Desk) AcceptUpload(ctx context.Context, path, fileName string, size int
 	if d.audio == nil {
 		return Upload{}, 0, d.Available(STT)
 	}
+	// A file past the quotas is refused before the measure, which costs far more than the
+	// query; keep counts it again, holding its bytes.
+	if err := d.uploads.fits(ctx, client, size); err != nil {
+		return Upload{}, 0, err
+	}
 	m, err := d.audio.CheckSpeech(ctx, path)
 	if err != nil {
 		return Upload{}, 0, audioError(err)
@@ -65,7 +71,7 @@ func (d *Desk) AcceptUpload(ctx context.Context, path, fileName string, size int
 	if !m.HasSpeech() {
 		return Upload{}, 0, noSpeech(m.Length)
 	}
-	u, err := d.uploads.keep(ctx, path, fileName, size, m.Length)
+	u, err := d.uploads.keep(ctx, path, fileName, client, size, m.Length)
 	if err != nil {
 		return Upload{}, 0, err
 	}

@@ -147,7 +147,7 @@ func (f *fixture) upload(t *testing.T, content string) (Upload, int64, error) {
 	}
 	in.WriteString(content)
 	in.Close()
-	return f.book.Desk.AcceptUpload(context.Background(), in.Name(), "../../etc/My\x00 talk.mp3", int64(len(content)))
+	return f.book.Desk.AcceptUpload(context.Background(), in.Name(), "../../etc/My\x00 talk.mp3", "198.51.100.1", int64(len(content)))
 }
 
 func (f *fixture) transcriptOrder(upload, link string) TranscriptRequest {

@@ -1,0 +1,95 @@
+package orders
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// uploadQuota bounds the unpaid uploads kept (those no paid order holds, see
+// heldByNoPaidOrder): at most perClient bytes per client address and total bytes in all;
+// 0 leaves a bound off. Unpaid work costs the visitor nothing, so without it one address
+// could fill the disk with files it never means to pay for, kept UploadTTL each.
+//
+// The bytes counted are the kept uploads' (the database) plus those this node is keeping
+// right now (pending), so that uploads arriving at once cannot all pass one check. Nodes
+// of a cluster do not see each other's pending bytes: at once, each may let one more
+// through.
+type uploadQuota struct {
+	perClient, total int64
+
+	mu           sync.Mutex
+	pending      map[string]int64 // bytes being kept now, per client
+	pendingTotal int64
+}
+
+// usage reads the bytes of unpaid uploads kept in all and from client.
+func (u *Uploads) usage(ctx context.Context, client string) (total, mine int64, err error) {
+	err = u.db.QueryRowContext(ctx, `SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT),
+		CAST(COALESCE(SUM(CASE WHEN client = ? THEN size ELSE 0 END), 0) AS BIGINT)
+		FROM uploads WHERE `+heldByNoPaidOrder, client, AwaitingPayment, Expired).Scan(&total, &mine)
+	if err != nil {
+		return 0, 0, fmt.Errorf("counting unpaid uploads: %w", err)
+	}
+	return total, mine, nil
+}
+
+// reserve holds size bytes of the quotas for an upload of client's being kept, or refuses
+// it (upload_quota: the client's own bound; uploads_full: everyone's). Call release once
+// the upload is recorded, or given up.
+func (u *Uploads) reserve(ctx context.Context, client string, size int64) (release func(), err error) {
+	q := &u.quota
+	if q.perClient <= 0 && q.total <= 0 {
+		return func() {}, nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	total, mine, err := u.usage(ctx, client)
+	if err != nil {
+		return nil, err
+	}
+	if err := q.judge(total+q.pendingTotal+size, mine+q.pending[client]+size); err != nil {
+		return nil, err
+	}
+	if q.pending == nil {
+		q.pending = map[string]int64{}
+	}
+	q.pending[client] += size
+	q.pendingTotal += size
+	return func() {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		q.pendingTotal -= size
+		if q.pending[client] -= size; q.pending[client] <= 0 {
+			delete(q.pending, client)
+		}
+	}, nil
+}
+
+// judge refuses bytes past a quota: the client's own first, the more precise answer.
+func (q *uploadQuota) judge(total, mine int64) error {
+	if q.perClient > 0 && mine > q.perClient {
+		return bad("upload_quota", "this address has reached its quota of unpaid uploads (%d MB): order one of them, or try again once they expire", q.perClient/1e6)
+	}
+	if q.total > 0 && total > q.total {
+		return bad("uploads_full", "we keep too many unpaid uploads right now; try again later")
+	}
+	return nil
+}
+
+// UploadAllowed says whether client may send an upload now: it is refused, before its
+// bytes are read, once the client's or everyone's unpaid uploads fill their quota. The
+// upload is checked again, with its size, when it is kept (AcceptUpload).
+func (d *Desk) UploadAllowed(ctx context.Context, client string) error {
+	return d.uploads.fits(ctx, client, 1) // any upload has a byte
+}
+
+// fits says whether size more bytes of client's fit in the quotas now, holding nothing.
+func (u *Uploads) fits(ctx context.Context, client string, size int64) error {
+	release, err := u.reserve(ctx, client, size)
+	if err != nil {
+		return err
+	}
+	release()
+	return nil
+}

@@ -1,0 +1,110 @@
+package orders
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// uploadFrom is upload sent from client's address.
+func (f *fixture) uploadFrom(t *testing.T, client, content string) (Upload, int64, error) {
+	t.Helper()
+	in, err := f.book.Desk.IncomingFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.WriteString(content)
+	in.Close()
+	return f.book.Desk.AcceptUpload(context.Background(), in.Name(), "talk.mp3", client, int64(len(content)))
+}
+
+// tenBytes is an upload of ten bytes that lengthInFile reads as 10 s of speech.
+const tenBytes = "10s       "
+
+// Kept unpaid uploads are bounded per client address and in all: past either quota an
+// upload is refused with its own code and its file removed, even when ten arrive at once;
+// an upload an order has paid for no longer counts.
+func TestUploadQuotas(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.UploadQuotaPerClient, c.UploadQuotaTotal = 30, 50 })
+	ctx := context.Background()
+	const alice, bob, carol = "198.51.100.7", "2001:db8:1:2::/64", "203.0.113.9"
+
+	// Ten at once from one address: three fit in its 30 bytes.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[string]int{}
+	var kept []Upload
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			u, _, err := f.uploadFrom(t, alice, tenBytes)
+			mu.Lock()
+			defer mu.Unlock()
+			codes[code(err)]++
+			if err == nil {
+				kept = append(kept, u)
+			}
+		}()
+	}
+	wg.Wait()
+	if codes[""] != 3 || codes["upload_quota"] != 7 {
+		t.Fatalf("ten uploads at once from one address: %v, want 3 accepted and 7 upload_quota", codes)
+	}
+	if got := files(t, f.uploads); len(got) != 3 || len(files(t, f.tmp)) != 0 {
+		t.Fatalf("kept %v, scratch %v: a refused upload's file must go", got, files(t, f.tmp))
+	}
+	// Another address has its own quota, within the total's 50 bytes.
+	for i := range 3 {
+		_, _, err := f.uploadFrom(t, bob, tenBytes)
+		if want := map[bool]string{true: "", false: "uploads_full"}[i < 2]; code(err) != want {
+			t.Errorf("upload %d from another address: %q, want %q", i+1, code(err), want)
+		}
+	}
+	if err := f.book.Desk.UploadAllowed(ctx, alice); code(err) != "upload_quota" {
+		t.Errorf("UploadAllowed for a client at its quota: %v", err)
+	}
+	if err := f.book.Desk.UploadAllowed(ctx, carol); code(err) != "uploads_full" {
+		t.Errorf("UploadAllowed with the total reached: %v", err)
+	}
+	if _, _, err := f.uploadFrom(t, carol, tenBytes); code(err) != "uploads_full" {
+		t.Errorf("a third address with the total reached: %v", err)
+	}
+
+	// Taken to checkout and paid, an upload is no longer unpaid: room for one more.
+	co, err := f.book.Desk.CreateSTT(ctx, f.transcriptOrder(kept[0].ID, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.uploadFrom(t, alice, tenBytes); code(err) != "upload_quota" {
+		t.Errorf("an upload awaiting payment still counts: %v", err)
+	}
+	f.pay(t, co.SessionID)
+	f.waitStatus(t, co.OrderID, Done)
+	if err := f.book.Desk.UploadAllowed(ctx, alice); err != nil {
+		t.Errorf("UploadAllowed once one upload is paid for: %v", err)
+	}
+	if _, _, err := f.uploadFrom(t, alice, tenBytes); err != nil {
+		t.Errorf("upload after paying for one: %v", err)
+	}
+	// Swept after UPLOAD_TTL, the others leave room too.
+	f.clock.Advance(25 * time.Hour)
+	if _, err := f.book.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.uploadFrom(t, carol, tenBytes); err != nil {
+		t.Errorf("upload after the sweep: %v", err)
+	}
+}
+
+// With no quotas set (0), uploads are not counted.
+func TestUploadsWithoutQuota(t *testing.T) {
+	f := newFixture(t, nil)
+	for range 5 {
+		if _, _, err := f.uploadFrom(t, "198.51.100.7", strings.Repeat(" ", 1000)+"10s"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

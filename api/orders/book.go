@@ -22,7 +22,7 @@ type Config struct {
 	PublicURL   string        // absolute base for links and checkout return URLs
 	LinkTTL     time.Duration // how long a download link works (10 days)
 	CheckoutTTL time.Duration // how long the hosted checkout accepts payment (30 min)
-	UnpaidTTL   time.Duration // when unpaid orders are swept (24 h)
+	UnpaidTTL   time.Duration // when unpaid orders expire, text and address erased (CheckoutTTL + 90 min)
 	TempDir     string        // scratch space for results being produced
 	TempTTL     time.Duration // leftover scratch files older than this are swept (6 h)
 	UploadDir   string        // accepted uploads, one file per upload id
@@ -65,7 +65,11 @@ func (c *Config) defaults() {
 	}
 	def(&c.LinkTTL, 10*24*time.Hour)
 	def(&c.CheckoutTTL, 30*time.Minute)
-	def(&c.UnpaidTTL, 24*time.Hour)
+	// An unpaid order's text (up to 100,000 characters) costs its sender nothing: it is
+	// erased soon after its checkout lapses, 90 min leaving time for a payment's late
+	// notification (one arriving after is refunded, payment_late), and never before.
+	def(&c.UnpaidTTL, c.CheckoutTTL+90*time.Minute)
+	c.UnpaidTTL = max(c.UnpaidTTL, c.CheckoutTTL)
 	def(&c.TempTTL, 6*time.Hour)
 	def(&c.UploadTTL, 24*time.Hour)
 	def(&c.VTTMaxDuration, 3*time.Hour)

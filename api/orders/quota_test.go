@@ -108,3 +108,26 @@ func TestUploadsWithoutQuota(t *testing.T) {
 		}
 	}
 }
+
+// An unpaid order's text and address are erased once its checkout has lapsed, not kept a
+// day: 100,000 characters of unpaid text cost nothing to send, so each is kept for two
+// hours at most (CheckoutTTL's 30 min, and time for a payment's late notification).
+func TestUnpaidOrdersAreErasedSoonAfterTheirCheckout(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	co := f.order(t, "Nobody pays for this text.")
+	f.clock.Advance(2*time.Hour - time.Minute)
+	f.book.Sweep(ctx)
+	if o, err := f.book.orders.Get(ctx, co.OrderID); err != nil || o.Status != AwaitingPayment || o.Email == "" {
+		t.Fatalf("before two hours: %+v, %v", o, err)
+	}
+	f.clock.Advance(2 * time.Minute)
+	rep, err := f.book.Sweep(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := f.book.orders.Get(ctx, co.OrderID)
+	if err != nil || rep.Unpaid != 1 || o.Status != Expired || o.Email != "" || strings.Contains(string(o.Params), "Nobody") {
+		t.Errorf("two hours after: swept %+v, order %+v, %v", rep, o, err)
+	}
+}

@@ -20,6 +20,7 @@ import (
 
 	"parla/api"
 	"parla/api/admin"
+	"parla/api/health"
 	"parla/api/metrics"
 	"parla/api/orders"
 	"parla/media"
@@ -211,6 +212,7 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 		TempDir:   tmpDir,
 		UploadDir: filepath.Join(cfg.DataDir, "uploads"), UploadTTL: cfg.UploadTTL,
 		UploadQuotaPerClient: cfg.UploadQuotaPerClient, UploadQuotaTotal: cfg.UploadQuotaTotal,
+		LowDisk:        health.Short(cfg.DataDir, uint64(cfg.ReadyMinFree)),
 		SharedUploads:  a.db.Dialect == sqldb.Postgres,
 		VTTMaxDuration: cfg.VTTMaxDuration,
 		Pricing:        cfg.Pricing,

@@ -38,7 +38,7 @@ type storageChecker interface {
 func (a *App) readiness(store providers.Storage) *health.Checker {
 	checks := []health.Check{
 		{Name: "database", Run: a.db.PingContext},
-		{Name: "disk", Run: health.FreeSpace(a.cfg.DataDir, uint64(a.cfg.ReadyMinFree))},
+		{Name: "disk", Run: a.diskCheck()},
 	}
 	if s, ok := store.(storageChecker); ok {
 		checks = append(checks, health.Check{Name: "storage", Run: s.Check})
@@ -52,6 +52,22 @@ func (a *App) readiness(store providers.Storage) *health.Checker {
 	}
 	// 1 s each, run together: /readyz answers within the 2 s `parla healthcheck` waits.
 	return &health.Checker{Checks: checks, Timeout: time.Second, MaxAge: readyMaxAge}
+}
+
+// diskCheck is /readyz's free-space check; when space is short it also names the bytes
+// unpaid uploads hold, which the sweep frees first (orders.Config.LowDisk).
+func (a *App) diskCheck() func(context.Context) error {
+	free := health.FreeSpace(a.cfg.DataDir, uint64(a.cfg.ReadyMinFree))
+	return func(ctx context.Context) error {
+		err := free(ctx)
+		if err == nil || a.book == nil {
+			return err
+		}
+		if n, uerr := a.book.UnpaidUploadBytes(ctx); uerr == nil && n > 0 {
+			return fmt.Errorf("%w; unpaid uploads hold %d bytes, freed first by the next sweep", err, n)
+		}
+		return err
+	}
 }
 
 // readyMaxAge is how long /readyz answers its last report again: load balancers ask every

@@ -165,6 +165,16 @@ func FreeSpace(dir string, min uint64) func(context.Context) error {
 	}
 }
 
+// Short is a probe that dir's file system has less than min bytes free: the sweep frees
+// unpaid uploads first then (orders.Config.LowDisk). A disk it cannot read is not short:
+// the readiness check reports that.
+func Short(dir string, min uint64) func() bool {
+	return func() bool {
+		d, err := DiskSpace(dir)
+		return err == nil && enough(d, min) != nil
+	}
+}
+
 // enough says whether d has min bytes free, and if not, how short it is.
 func enough(d Disk, min uint64) error {
 	if d.Free < min {

@@ -134,3 +134,16 @@ func TestCheckerAnswersFromARecentRun(t *testing.T) {
 		t.Errorf("run for a caller that left: %+v", r)
 	}
 }
+
+// Short tells the sweep that free space is below the bound; an unreadable disk is not short.
+func TestShort(t *testing.T) {
+	dir := t.TempDir()
+	d, err := DiskSpace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Short(dir, 1)() || !Short(dir, d.Total+1)() || Short(dir+"/missing", d.Total+1)() {
+		t.Errorf("Short: 1 byte %v, more than the disk %v, a missing directory %v",
+			Short(dir, 1)(), Short(dir, d.Total+1)(), Short(dir+"/missing", d.Total+1)())
+	}
+}

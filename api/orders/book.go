@@ -33,6 +33,10 @@ type Config struct {
 	// UploadQuotaPerClient and UploadQuotaTotal bound the bytes of unpaid uploads kept per
 	// client address and in all (quota.go); 0 leaves a bound off.
 	UploadQuotaPerClient, UploadQuotaTotal int64
+	// LowDisk, when set, tells the sweep that free space is short (below /readyz's
+	// READY_MIN_FREE_BYTES): it then deletes unpaid uploads no open checkout holds, whatever
+	// their age, before the node is taken out of the balance.
+	LowDisk func() bool
 	// VTTMaxDuration is the longest video taken for transcription (3 h).
 	VTTMaxDuration time.Duration
 	TTS            TTSLimits

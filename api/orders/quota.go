@@ -77,6 +77,13 @@ func (q *uploadQuota) judge(total, mine int64) error {
 	return nil
 }
 
+// UnpaidUploadBytes is the bytes of unpaid uploads kept: what /readyz's disk check names
+// when space is short, since the sweep frees those no checkout holds first.
+func (b *Book) UnpaidUploadBytes(ctx context.Context) (int64, error) {
+	total, _, err := b.Desk.uploads.usage(ctx, "")
+	return total, err
+}
+
 // UploadAllowed says whether client may send an upload now: it is refused, before its
 // bytes are read, once the client's or everyone's unpaid uploads fill their quota. The
 // upload is checked again, with its size, when it is kept (AcceptUpload).

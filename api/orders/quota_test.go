@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -62,6 +63,9 @@ func TestUploadQuotas(t *testing.T) {
 		if want := map[bool]string{true: "", false: "uploads_full"}[i < 2]; code(err) != want {
 			t.Errorf("upload %d from another address: %q, want %q", i+1, code(err), want)
 		}
+	}
+	if n, err := f.book.UnpaidUploadBytes(ctx); n != 50 || err != nil {
+		t.Errorf("UnpaidUploadBytes = %d, %v; want 50", n, err)
 	}
 	if err := f.book.Desk.UploadAllowed(ctx, alice); code(err) != "upload_quota" {
 		t.Errorf("UploadAllowed for a client at its quota: %v", err)
@@ -129,5 +133,38 @@ func TestUnpaidOrdersAreErasedSoonAfterTheirCheckout(t *testing.T) {
 	o, err := f.book.orders.Get(ctx, co.OrderID)
 	if err != nil || rep.Unpaid != 1 || o.Status != Expired || o.Email != "" || strings.Contains(string(o.Params), "Nobody") {
 		t.Errorf("two hours after: swept %+v, order %+v, %v", rep, o, err)
+	}
+}
+
+// When the disk is short, the sweep frees the unpaid uploads no open checkout holds,
+// however young, before the node is taken out of the balance; one whose visitor may be
+// paying now stays.
+func TestSweepFreesIdleUploadsWhenTheDiskIsShort(t *testing.T) {
+	var low atomic.Bool
+	f := newFixture(t, func(c *Config) { c.LowDisk = low.Load })
+	ctx := context.Background()
+	idle, _, _ := f.upload(t, "3s")
+	waiting, _, _ := f.upload(t, "4s")
+	lapsed, _, _ := f.upload(t, "5s")
+	if _, err := f.book.Desk.CreateSTT(ctx, f.transcriptOrder(waiting.ID, "")); err != nil {
+		t.Fatal(err)
+	}
+	co, err := f.book.Desk.CreateSTT(ctx, f.transcriptOrder(lapsed.ID, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := f.book.orders.Expire(ctx, co.OrderID); !ok || err != nil {
+		t.Fatalf("expiring: %v %v", ok, err)
+	}
+	if rep, err := f.book.Sweep(ctx); err != nil || rep.Uploads != 0 {
+		t.Fatalf("with room on the disk: %+v %v", rep, err)
+	}
+	low.Store(true)
+	rep, err := f.book.Sweep(ctx)
+	if err != nil || rep.Uploads != 2 {
+		t.Errorf("with the disk short: %+v %v, want 2 uploads freed", rep, err)
+	}
+	if got := files(t, f.uploads); len(got) != 1 || got[0] != waiting.ID {
+		t.Errorf("left %v, want only the upload awaiting payment (%s; idle %s)", got, waiting.ID, idle.ID)
 	}
 }

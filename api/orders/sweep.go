@@ -62,6 +62,11 @@ func (s *sweeper) Sweep(ctx context.Context) (SweepReport, error) {
 	}
 	rep.Uploads, err = s.uploads.sweep(ctx, now.Add(-s.cfg.UploadTTL))
 	errs = append(errs, err)
+	if s.cfg.LowDisk != nil && s.cfg.LowDisk() {
+		n, err := s.uploads.sweepIdle(ctx)
+		rep.Uploads += n
+		errs = append(errs, err)
+	}
 	rep.ScratchFiles, err = sweepDir(s.cfg.TempDir, now.Add(-s.cfg.TempTTL))
 	errs = append(errs, err)
 	errs = append(errs, s.events.DeleteBefore(ctx, now.Add(-7*24*time.Hour)))

@@ -171,6 +171,21 @@ func (u *Uploads) delete(ctx context.Context, id string) bool {
 func (u *Uploads) sweep(ctx context.Context, cutoff time.Time) (int, error) {
 	stale, err := queryAll(ctx, u.db, scanUpload, `SELECT `+uploadColumns+` FROM uploads
 		WHERE created_at < ? AND `+heldByNoPaidOrder, millis(cutoff), AwaitingPayment, Expired)
+	return u.deleteAll(ctx, stale, err)
+}
+
+// sweepIdle deletes, whatever their age, the unpaid uploads no open checkout holds (never
+// taken to one, or its order expired unpaid): what the sweep frees first when the disk is
+// short. One awaiting payment is left, since its visitor may be paying now.
+func (u *Uploads) sweepIdle(ctx context.Context) (int, error) {
+	idle, err := queryAll(ctx, u.db, scanUpload, `SELECT `+uploadColumns+` FROM uploads
+		WHERE order_id = '' OR order_id IN (SELECT id FROM orders WHERE status = ? AND paid_at = 0)
+		OR order_id NOT IN (SELECT id FROM orders)`, Expired)
+	return u.deleteAll(ctx, idle, err)
+}
+
+// deleteAll deletes the listed uploads (err: the listing's), counting those deleted.
+func (u *Uploads) deleteAll(ctx context.Context, stale []Upload, err error) (int, error) {
 	if err != nil {
 		return 0, err
 	}

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -56,13 +58,7 @@ func TestPageLocale(t *testing.T) {
 		req := httptest.NewRequest("GET", "/"+c.query, nil)
 		req.Header.Set("Accept-Language", c.accept)
 		req.Header.Set("X-Order-Locale", c.order)
-		resp, err := app.Test(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		buf := make([]byte, 8)
-		n, _ := resp.Body.Read(buf)
-		if got := string(buf[:n]); got != c.want {
+		if got := answer(t, app, req); got != c.want {
 			t.Errorf("lang %q, order %q, Accept-Language %q: %s, want %s", c.query, c.order, c.accept, got, c.want)
 		}
 	}
@@ -123,14 +119,23 @@ func TestSameOriginAgainstPublicURL(t *testing.T) {
 		if c.fetchSite != "" {
 			req.Header.Set("Sec-Fetch-Site", c.fetchSite)
 		}
-		resp, err := app.Test(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		buf := make([]byte, 8)
-		n, _ := resp.Body.Read(buf)
-		if got := string(buf[:n]) == "yes"; got != c.want {
+		if got := answer(t, app, req) == "yes"; got != c.want {
 			t.Errorf("PUBLIC_URL %q, Origin %q, Sec-Fetch-Site %q: same origin = %v, want %v", c.public, c.origin, c.fetchSite, got, c.want)
 		}
 	}
+}
+
+// answer is the body of app's answer to req.
+func answer(t *testing.T, app *fiber.App, req *http.Request) string {
+	t.Helper()
+	resp, err := app.Test(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
 }

@@ -9,18 +9,6 @@ import (
 	"time"
 )
 
-// uploadFrom is upload sent from client's address.
-func (f *fixture) uploadFrom(t *testing.T, client, content string) (Upload, int64, error) {
-	t.Helper()
-	in, err := f.book.Desk.IncomingFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	in.WriteString(content)
-	in.Close()
-	return f.book.Desk.AcceptUpload(context.Background(), in.Name(), "talk.mp3", client, int64(len(content)))
-}
-
 // tenBytes is an upload of ten bytes that lengthInFile reads as 10 s of speech.
 const tenBytes = "10s       "
 

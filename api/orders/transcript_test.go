@@ -141,13 +141,19 @@ func (l *scriptedLinks) FetchAudio(_ context.Context, info links.LinkInfo, dst s
 // upload streams content into an incoming file and accepts it.
 func (f *fixture) upload(t *testing.T, content string) (Upload, int64, error) {
 	t.Helper()
+	return f.uploadFrom(t, "198.51.100.1", content)
+}
+
+// uploadFrom is upload sent from client's address.
+func (f *fixture) uploadFrom(t *testing.T, client, content string) (Upload, int64, error) {
+	t.Helper()
 	in, err := f.book.Desk.IncomingFile()
 	if err != nil {
 		t.Fatal(err)
 	}
 	in.WriteString(content)
 	in.Close()
-	return f.book.Desk.AcceptUpload(context.Background(), in.Name(), "../../etc/My\x00 talk.mp3", "198.51.100.1", int64(len(content)))
+	return f.book.Desk.AcceptUpload(context.Background(), in.Name(), "../../etc/My\x00 talk.mp3", client, int64(len(content)))
 }
 
 func (f *fixture) transcriptOrder(upload, link string) TranscriptRequest {

@@ -213,8 +213,9 @@ func TestClusterServesEveryStepOnAnyNode(t *testing.T) {
 		t.Skip("a three-node cluster with Postgres and MinIO")
 	}
 	token := strings.Repeat("operator-token-", 3)
-	c := startCluster(t, 3, map[string]string{"JOB_TIMEOUT": "45s", "JOB_RESCUE_AFTER": "50s", "WORKERS": "1",
-		"ADMIN_TOKEN": token})
+	// The default JOB_TIMEOUT and JOB_RESCUE_AFTER (2 h, 2 h 1 min): a dead node's job is
+	// taken over by the survivors' heartbeats (api/orders/nodes.go), not River's rescue.
+	c := startCluster(t, 3, map[string]string{"WORKERS": "1", "ADMIN_TOKEN": token})
 	n1, n2 := c.at(0), c.at(1)
 
 	// Text to speech.
@@ -274,8 +275,12 @@ func TestClusterServesEveryStepOnAnyNode(t *testing.T) {
 
 	// A long order; its node dies in the middle of the job.
 	victim, took := c.killDuringLongOrder("long@example.com")
-	t.Logf("killed %s in the middle of the long order; death to delivery %s (JOB_RESCUE_AFTER 50s, "+
-		"River's rescuer looks every 30 s)", victim.id, took.Round(time.Second))
+	t.Logf("killed %s in the middle of the long order; death to delivery %s", victim.id, took.Round(100*time.Millisecond))
+	// The target is 30 s (BenchmarkNodeDeathToDelivery measures it); twice that here, so a
+	// busy CI machine passes and River's rescue (2 h with the defaults) never would.
+	if took > time.Minute {
+		t.Errorf("death to delivery took %s, want well under a minute", took.Round(time.Second))
+	}
 	// The operator's view works from any node on Postgres: River's UI and its API, the
 	// order search, the metrics with the queue's gauges.
 	var alive []*harness

@@ -213,14 +213,23 @@ func (b *Book) Config() Config { return b.cfg }
 
 // Start begins working jobs in the background until Stop.
 func (b *Book) Start(ctx context.Context) error {
-	if err := b.queue.client.Start(ctx); err != nil {
-		return fmt.Errorf("starting job queue: %w", err)
-	}
 	if b.queue.db.Dialect == sqldb.Postgres {
+		// Seen alive before taking any job, so that no other node judges this one's
+		// first jobs orphans.
+		if err := b.queue.nodes.beat(ctx); err != nil {
+			return err
+		}
 		hbCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
-		go func() { defer close(done); b.queue.nodes.heartbeat(hbCtx, b.cfg.Now, b.log) }()
+		go func() { defer close(done); b.queue.nodes.heartbeat(hbCtx, b.log) }()
 		b.stopBeat = func() { cancel(); <-done }
+	}
+	if err := b.queue.client.Start(ctx); err != nil {
+		if b.stopBeat != nil {
+			b.stopBeat()
+			b.stopBeat = nil
+		}
+		return fmt.Errorf("starting job queue: %w", err)
 	}
 	return nil
 }

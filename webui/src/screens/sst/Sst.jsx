@@ -4,7 +4,7 @@ import { uploadAudio } from "../../api.js";
 import { useConfig } from "../../config.jsx";
 import { formatSize } from "../../lib/duration.js";
 import { readMediaDuration } from "../../lib/mediaDuration.js";
-import { restoreSstOrder, sstRecord } from "../../lib/orders.js";
+import { restoreSstOrder, sstRecord } from "../../lib/storedOrders.js";
 import { priceCents } from "../../lib/pricing.js";
 import { readJSON, SST_KEY, writeJSON } from "../../lib/storage.js";
 import Step from "../order/Step.jsx";

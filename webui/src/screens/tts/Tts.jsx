@@ -3,7 +3,7 @@ import { useTranslation } from "react-i18next";
 import { useConfig } from "../../config.jsx";
 import { languageById } from "../../languages.js";
 import { checkout, lineItem } from "../../lib/checkout.js";
-import { canPayTts } from "../../lib/order.js";
+import { canPayTts } from "../../lib/payButton.js";
 import { countChars, formatMoney, priceCents } from "../../lib/pricing.js";
 import { parseSpeed } from "../../lib/speed.js";
 import { useSpeechQuote } from "../../lib/speechQuote.js";

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { analyzeVideo } from "../../api.js";
 import { useConfig } from "../../config.jsx";
-import { restoreVttOrder, vttRecord } from "../../lib/orders.js";
+import { restoreVttOrder, vttRecord } from "../../lib/storedOrders.js";
 import { readJSON, VTT_KEY, writeJSON } from "../../lib/storage.js";
 import TranscriptionPage from "../transcription/TranscriptionPage.jsx";
 import { useOrder } from "../transcription/useOrder.js";

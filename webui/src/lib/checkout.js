@@ -18,6 +18,11 @@ import { SESSION_KEY, write } from "./storage.js";
  * one when none is given); when the
  * server says that order is paid already (order_already_paid) the visitor
  * stays on the page and `onAlreadyPaid(order)` shows the way to it.
+ * @param {string} service tts, sst or vtt
+ * @param {{order: object, products: object[]}} payload
+ * @param {{mode?: string, publishableKey?: string}} [payment] the config's payment
+ * @param {{onRefused?: (code: string) => void, onAlreadyPaid?: (order: import("../api.js").Order) => void, key?: string}} [opts]
+ * @returns {Promise<boolean>}
  */
 export async function checkout(service, payload, payment, { onRefused, onAlreadyPaid, key } = {}) {
   let res;

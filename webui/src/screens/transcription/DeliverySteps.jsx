@@ -1,5 +1,5 @@
 import { useTranslation } from "react-i18next";
-import { canPayTranscription } from "../../lib/order.js";
+import { canPayTranscription } from "../../lib/payButton.js";
 import EmailStep from "../order/EmailStep.jsx";
 import FormatStep from "../order/FormatStep.jsx";
 import PayStep from "../order/PayStep.jsx";

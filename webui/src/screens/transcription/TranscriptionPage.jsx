@@ -9,7 +9,7 @@ import Intro from "./Intro.jsx";
 import LanguageAndPrice from "./LanguageAndPrice.jsx";
 
 /**
- * The frame both transcription pages share (spec section 2), or the closed
+ * The frame both transcription pages share (spec: "Screens and routes"), or the closed
  * notice when the service is closed: the intro; step 1 (`media`, then the
  * languages, the price rule and the spoken language); the page's own steps
  * (`children`, numbered from 2); then the delivery steps numbered after them.

@@ -1,6 +1,7 @@
 // Package api is Parla's HTTP face: routes, short handlers (decode → validate → call →
 // encode), the mapping of errors to JSON, the built-in test checkout pages, download links
-// and the React app with its SPA fallback.
+// and the link page a letter gives, free previews and voice samples, /readyz, the guarded
+// listener, and the React app with its SPA fallback.
 package api
 
 import (

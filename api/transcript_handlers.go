@@ -24,7 +24,7 @@ func (s orderHandlers) uploadAudio(c *fiber.Ctx) error {
 	if err != nil {
 		return refuseBody(c, err)
 	}
-	f, err := book.Desk.IncomingFile()
+	f, err := book.Intake.IncomingFile()
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (s orderHandlers) uploadAudio(c *fiber.Ctx) error {
 		os.Remove(f.Name())
 		return refuseBody(c, err)
 	}
-	u, amount, err := book.Desk.AcceptUpload(c.UserContext(), f.Name(), name, size)
+	u, amount, err := book.Intake.AcceptUpload(c.UserContext(), f.Name(), name, size)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func (s orderHandlers) analyzeVideo(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}
-	info, amount, err := s.deps.Book.Desk.AnalyzeLink(c.UserContext(), body.Video)
+	info, amount, err := s.deps.Book.Intake.AnalyzeLink(c.UserContext(), body.Video)
 	if err != nil {
 		return err
 	}

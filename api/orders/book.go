@@ -125,13 +125,16 @@ type translationChecker interface {
 }
 
 // Book is the order book, built once at boot. Its parts, each in its own file, tell an
-// order's story: the Desk takes orders and opens their checkouts; the Cashier binds
-// payments to them and queues the one fulfilment job; the fulfiller (fulfil.go) runs that
-// job through the service's Producer (produce_tts.go, produce_transcript.go), stores the
-// result, links it and mails it, or refunds; the sweeper (sweep.go) removes what lapsed.
+// order's story: the Intake measures uploads and video links; the Desk takes orders and
+// opens their checkouts; the Cashier binds payments to them and queues the one fulfilment
+// job; the fulfiller (fulfil.go) runs that job through the service's Producer
+// (produce_tts.go, produce_transcript.go), stores the result, links it and mails it, or
+// refunds; the sweeper (sweep.go) removes what lapsed.
 type Book struct {
-	// Desk quotes, validates and takes orders, uploads and video links.
+	// Desk quotes, validates and takes orders.
 	Desk *Desk
+	// Intake measures, keeps and prices uploads and video links before they are ordered.
+	Intake *Intake
 	// Cashier looks up checkout sessions and acts on payment events.
 	Cashier *Cashier
 
@@ -198,10 +201,13 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 	if l, ok := deps.Speaker.(languageLister); ok {
 		languages = speechlang.New(l.Languages())
 	}
+	intake := &Intake{cfg: cfg, services: producers, uploads: uploads, audio: deps.Audio, links: deps.Links,
+		observer: deps.Observer, log: deps.Log}
 	return &Book{
-		Desk: &Desk{cfg: cfg, orders: orders, uploads: uploads, producers: producers,
-			payments: deps.Payments, audio: deps.Audio, links: deps.Links, languages: languages,
+		Desk: &Desk{cfg: cfg, orders: orders, uploads: uploads, services: producers, intake: intake,
+			payments: deps.Payments, languages: languages,
 			translator: translator, observer: deps.Observer, log: deps.Log},
+		Intake: intake,
 		Cashier: &Cashier{cfg: cfg, orders: orders, uploads: uploads, events: &eventRows{db: deps.DB},
 			payments: deps.Payments, queue: queue, observer: deps.Observer, log: deps.Log},
 		cfg: cfg, log: deps.Log, orders: orders, queue: queue, sweeper: sw, storage: deps.Storage, db: deps.DB, fulfil: f,

@@ -1,5 +1,6 @@
 // Package openai reaches the OpenAI API, or any server that speaks it (set BaseURL), through
-// github.com/sashabaranov/go-openai. This file is the text-to-speech engine.
+// github.com/sashabaranov/go-openai: a text-to-speech engine (this file) and a
+// speech-to-text engine (stt.go, with stt_upload.go and stt_chunks.go).
 package openai
 
 import (

@@ -5,13 +5,13 @@ import { redirectTo } from "./redirect.js";
 import { SESSION_KEY, write } from "./storage.js";
 
 /**
- * Pays for an order of `service` (spec section 4): creates the checkout
+ * Pays for an order of `service` (spec: "States and transitions"): creates the checkout
  * session, stores its id under 'sessionId' and leaves for the hosted
  * checkout — the built-in test checkout's `url`, or Stripe.js by session id
  * when `payment.mode` is "stripe". A refused or failed creation goes to
  * /payment/error with the error code. Resolves false only when the visitor
- * is still on the page (a failed Stripe redirect, silently ignored per spec
- * section 8), so the page can offer the button again. `onRefused(code)` runs
+ * is still on the page (a failed Stripe redirect, silently ignored per the
+ * spec's "The error catalogue"), so the page can offer the button again. `onRefused(code)` runs
  * before leaving for the error page, so a page can forget what the server
  * no longer accepts (an expired upload, a changed price).
  * The order carries `key`, the page's order key (lib/orderKey.js; the stored
@@ -57,12 +57,15 @@ export async function checkout(service, payload, payment, { onRefused, onAlready
       return true;
     }
   } catch {
-    /* a failed redirect is silently ignored (spec section 8) */
+    /* a failed redirect is silently ignored (spec: "The error catalogue") */
   }
   return false;
 }
 
-/** The checkout line item the page shows (spec section 3); the server refuses it if its own price differs. */
+/**
+ * The checkout line item the page shows (spec: "Entities and their fields");
+ * the server refuses it if its own price differs.
+ */
 export function lineItem({ currency, amount, name, description }) {
   return { price_data: { currency, unit_amount: amount, product_data: { name, description, images: [] } }, quantity: 1 };
 }

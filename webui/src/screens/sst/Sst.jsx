@@ -17,7 +17,7 @@ import Upload from "./Upload.jsx";
 const STALE_UPLOAD = ["upload_not_found", "price_mismatch"];
 
 /**
- * The audio-to-text page (spec section 2): choose a file (its duration is
+ * The audio-to-text page (spec: "Screens and routes"): choose a file (its duration is
  * read in the browser), upload it (the server measures it again and quotes
  * the price), choose the format, give the e-mail twice, pay.
  */
@@ -55,7 +55,7 @@ export default function Sst() {
   async function send() {
     const file = chosen?.file;
     if (!file) {
-      console.log("Please select a file"); // spec section 8: nothing else happens
+      console.log("Please select a file"); // spec, "The error catalogue": nothing else happens
       return;
     }
     abort.current = new AbortController();

@@ -7,7 +7,7 @@ import PayStep from "../order/PayStep.jsx";
 /**
  * The steps every transcription order ends with, numbered from `n`: output
  * format (nothing preselected), the e-mails, and the total with 'Pay and
- * Transcribe' — or the prompt to finish the first steps (spec section 4).
+ * Transcribe' — or the prompt to finish the first steps (spec: "States and transitions").
  */
 export default function DeliverySteps({ n, service, formats, format, onFormat, email, emailVerify, onEmail, onEmailVerify, costCents, money, testMode, paying, onPay, paid }) {
   const { t } = useTranslation();

@@ -21,7 +21,7 @@ function steps(service, { formats }, order) {
 }
 
 /**
- * The frame both transcription pages share (spec section 2), or the closed
+ * The frame both transcription pages share (spec: "Screens and routes"), or the closed
  * notice when the service is closed: the intro; step 1 (`media`, then the
  * languages, the price rule and the spoken language); the page's own steps
  * (`children`, numbered from 2); then the delivery steps numbered after them.

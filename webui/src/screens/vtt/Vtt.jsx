@@ -17,7 +17,7 @@ function analysedSeconds(r) {
 const STALE_QUOTE = ["price_mismatch", "not_media", "live_stream", "video_unavailable", "video_too_long", "source_unreachable", "no_speech"];
 
 /**
- * The video-to-text page (spec section 2): a link, analysed by the server for
+ * The video-to-text page (spec: "Screens and routes"): a link, analysed by the server for
  * its duration and price without downloading the video, then the format, the
  * e-mails and the payment. There is no upload step.
  */

@@ -16,6 +16,8 @@ import (
 	"parla/api"
 	"parla/api/orders"
 	"parla/providers/mail"
+	"parla/providers/openai"
+	"parla/providers/sqldb"
 	"parla/providers/whisper"
 )
 
@@ -155,10 +157,10 @@ func (r *envReader) readEngines(c *Config) {
 	c.TTSEngine = r.oneOf("TTS_ENGINE", "espeak", "espeak", "openai")
 	c.OpenAIKey = r.get("OPENAI_API_KEY", "")
 	c.OpenAIBaseURL = r.get("OPENAI_BASE_URL", "")
-	c.OpenAITTSModel = r.get("OPENAI_TTS_MODEL", "tts-1")
+	c.OpenAITTSModel = r.get("OPENAI_TTS_MODEL", openai.DefaultSpeechModel)
 	c.STTEngine = r.oneOf("STT_ENGINE", "whisper", "whisper", "openai")
 	c.STTRequired = r.get("STT_ENGINE", "") != ""
-	c.OpenAISTTModel = r.get("OPENAI_STT_MODEL", "whisper-1")
+	c.OpenAISTTModel = r.get("OPENAI_STT_MODEL", openai.DefaultTranscriptionModel)
 	c.WhisperModel = r.get("WHISPER_MODEL", "models/ggml-base.bin")
 	c.WhisperThreads = int(r.integer("WHISPER_THREADS", int64(runtime.NumCPU()), 1))
 	c.WhisperVAD = r.oneOf("WHISPER_VAD", whisper.VADModes[0], whisper.VADModes...)
@@ -200,7 +202,7 @@ func (r *envReader) readStorage(c *Config) {
 // readDatabase reads the shared database of a cluster, and this node's name in it.
 func (r *envReader) readDatabase(c *Config) {
 	c.DatabaseURL = r.get("DATABASE_URL", "")
-	c.DBMaxConns = int(r.integer("DB_MAX_CONNS", 20, 2))
+	c.DBMaxConns = int(r.integer("DB_MAX_CONNS", sqldb.DefaultMaxConns, 2))
 	c.NodeID = r.get("NODE_ID", "")
 }
 

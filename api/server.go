@@ -34,11 +34,18 @@ type Config struct {
 	TrustedProxies []string // proxies whose X-Forwarded-For is believed
 	SamplesDir     string   // cache of generated voice samples
 	PreviewsDir    string   // cache of free text-to-speech previews (bounded in size)
-	BodyLimit      int      // largest JSON body accepted (bytes)
-	MaxUploadBytes int64    // largest audio upload (25 MB)
+	BodyLimit      int      // largest JSON body accepted (bytes; DefaultBodyLimit)
+	MaxUploadBytes int64    // largest audio upload (DefaultMaxUploadBytes)
 	STTEngine      string   // "whisper" or "openai", named on the audio page
 	PublicURL      string   // how visitors reach us: canonical, hreflang and og:url addresses
 }
+
+// The defaults of Config's zero fields; the server's configuration (the root's config.go)
+// reads UPLOAD_MAX_BYTES over the same constant.
+const (
+	DefaultBodyLimit      = 1 << 20
+	DefaultMaxUploadBytes = 25 << 20
+)
 
 // WebhookParser verifies and decodes a Stripe webhook delivery.
 type WebhookParser interface {
@@ -93,10 +100,10 @@ func New(cfg Config, deps Deps) *fiber.App {
 		deps.Log = slog.Default()
 	}
 	if cfg.BodyLimit <= 0 {
-		cfg.BodyLimit = 1 << 20
+		cfg.BodyLimit = DefaultBodyLimit
 	}
 	if cfg.MaxUploadBytes <= 0 {
-		cfg.MaxUploadBytes = 25 << 20
+		cfg.MaxUploadBytes = DefaultMaxUploadBytes
 	}
 	s := &server{cfg: cfg, deps: deps, log: deps.Log}
 	s.samples = newSampleCache(cfg.SamplesDir, deps.Speaker)

@@ -20,38 +20,62 @@ import (
 // Config tunes the order book. Zero values take the defaults given.
 type Config struct {
 	PublicURL   string        // absolute base for links and checkout return URLs
-	LinkTTL     time.Duration // how long a download link works (10 days)
-	CheckoutTTL time.Duration // how long the hosted checkout accepts payment (30 min)
-	UnpaidTTL   time.Duration // when unpaid orders are swept (24 h)
+	LinkTTL     time.Duration // how long a download link works (DefaultLinkTTL)
+	CheckoutTTL time.Duration // how long the hosted checkout accepts payment (DefaultCheckoutTTL)
+	UnpaidTTL   time.Duration // when unpaid orders are swept (DefaultUnpaidTTL)
 	TempDir     string        // scratch space for results being produced
-	TempTTL     time.Duration // leftover scratch files older than this are swept (6 h)
+	TempTTL     time.Duration // leftover scratch files older than this are swept (DefaultTempTTL)
 	UploadDir   string        // accepted uploads, one file per upload id
 	// SharedUploads keeps accepted uploads in the Storage (uploads/<id>) instead of
 	// UploadDir, so that any node of a cluster can transcribe them.
 	SharedUploads bool
-	UploadTTL     time.Duration // unpaid uploads are swept after this (24 h)
-	// VTTMaxDuration is the longest video taken for transcription (3 h).
+	UploadTTL     time.Duration // unpaid uploads are swept after this (DefaultUploadTTL)
+	// VTTMaxDuration is the longest video taken for transcription (DefaultVTTMaxDuration).
 	VTTMaxDuration time.Duration
 	TTS            TTSLimits
 	Pricing        Pricing
 	ImageURL       string // line-item image shown on the hosted checkout
 
-	MaxAttempts  int           // fulfilment tries before a refund (5)
-	RetryBase    time.Duration // first retry delay, doubled each time (5 s)
-	PollInterval time.Duration // how often workers look for jobs (100 ms)
-	JobTimeout   time.Duration // longest a single fulfilment may run (2 h: a long video on a CPU)
+	MaxAttempts  int           // fulfilment tries before a refund (DefaultMaxAttempts)
+	RetryBase    time.Duration // first retry delay, doubled each time (DefaultRetryBase)
+	PollInterval time.Duration // how often workers look for jobs (DefaultPollInterval)
+	JobTimeout   time.Duration // longest a single fulfilment may run (DefaultJobTimeout)
 	// RescueAfter is how long a job may stay running before another node takes it over: its
-	// node died (JobTimeout + 1 min). Never less than JobTimeout.
+	// node died (DefaultRescueAfter). Never less than JobTimeout.
 	RescueAfter time.Duration
 	// NodeID names this process in River's table (attempted_by) and in the nodes'
 	// heartbeats; "" makes one from the host name and a random suffix.
 	NodeID        string
-	SweepInterval time.Duration // how often the sweeper runs (10 min)
-	Workers       int           // concurrent fulfilments (2)
+	SweepInterval time.Duration // how often the sweeper runs (DefaultSweepInterval)
+	Workers       int           // concurrent fulfilments (DefaultWorkers)
 	Now           func() time.Time
 	// Checkpoint, when set, is called after each fulfilment step ("producing", "stored",
 	// "sent", "mailed", "finished"): crash tests stop the process there. Nil in the product.
 	Checkpoint func(orderID, step string)
+}
+
+// The defaults of Config's zero fields. The server's configuration (the root's config.go)
+// reads the environment over these same constants, so each default is written once.
+const (
+	DefaultLinkTTL        = 10 * 24 * time.Hour
+	DefaultCheckoutTTL    = 30 * time.Minute
+	DefaultUnpaidTTL      = 24 * time.Hour
+	DefaultTempTTL        = 6 * time.Hour
+	DefaultUploadTTL      = 24 * time.Hour
+	DefaultVTTMaxDuration = 3 * time.Hour
+	DefaultRetryBase      = 5 * time.Second
+	DefaultPollInterval   = 100 * time.Millisecond
+	// DefaultJobTimeout is long enough for a long video transcribed on a CPU.
+	DefaultJobTimeout    = 2 * time.Hour
+	DefaultSweepInterval = 10 * time.Minute
+	DefaultMaxAttempts   = 5
+	DefaultWorkers       = 2
+)
+
+// DefaultRescueAfter is RescueAfter's default for a job timeout: a minute past it, so that
+// a job still running on a live node is never taken over.
+func DefaultRescueAfter(jobTimeout time.Duration) time.Duration {
+	return jobTimeout + time.Minute
 }
 
 func (c *Config) defaults() {
@@ -60,27 +84,27 @@ func (c *Config) defaults() {
 			*d = v
 		}
 	}
-	def(&c.LinkTTL, 10*24*time.Hour)
-	def(&c.CheckoutTTL, 30*time.Minute)
-	def(&c.UnpaidTTL, 24*time.Hour)
-	def(&c.TempTTL, 6*time.Hour)
-	def(&c.UploadTTL, 24*time.Hour)
-	def(&c.VTTMaxDuration, 3*time.Hour)
-	def(&c.RetryBase, 5*time.Second)
-	def(&c.PollInterval, 100*time.Millisecond)
-	def(&c.JobTimeout, 2*time.Hour)
-	def(&c.RescueAfter, c.JobTimeout+time.Minute)
+	def(&c.LinkTTL, DefaultLinkTTL)
+	def(&c.CheckoutTTL, DefaultCheckoutTTL)
+	def(&c.UnpaidTTL, DefaultUnpaidTTL)
+	def(&c.TempTTL, DefaultTempTTL)
+	def(&c.UploadTTL, DefaultUploadTTL)
+	def(&c.VTTMaxDuration, DefaultVTTMaxDuration)
+	def(&c.RetryBase, DefaultRetryBase)
+	def(&c.PollInterval, DefaultPollInterval)
+	def(&c.JobTimeout, DefaultJobTimeout)
+	def(&c.RescueAfter, DefaultRescueAfter(c.JobTimeout))
 	c.RescueAfter = max(c.RescueAfter, c.JobTimeout)
 	if c.NodeID == "" {
 		host, _ := os.Hostname()
 		c.NodeID = nodeName(host) + "-" + randomString(6)
 	}
-	def(&c.SweepInterval, 10*time.Minute)
+	def(&c.SweepInterval, DefaultSweepInterval)
 	if c.MaxAttempts <= 0 {
-		c.MaxAttempts = 5
+		c.MaxAttempts = DefaultMaxAttempts
 	}
 	if c.Workers <= 0 {
-		c.Workers = 2
+		c.Workers = DefaultWorkers
 	}
 	if c.Now == nil {
 		c.Now = time.Now

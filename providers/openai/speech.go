@@ -25,6 +25,9 @@ const MaxInputChars = 4096
 // little-endian, mono).
 const pcmRate = 24000
 
+// DefaultSpeechModel is Config.Model's default (and OPENAI_TTS_MODEL's).
+const DefaultSpeechModel = string(goopenai.TTSModel1)
+
 // Config configures the engine.
 type Config struct {
 	// APIKey is the bearer token. Without it the engine is unavailable.
@@ -32,7 +35,7 @@ type Config struct {
 	// BaseURL of the API including the version, e.g. "http://localhost:8000/v1" for an
 	// OpenAI-compatible server. Default "https://api.openai.com/v1".
 	BaseURL string
-	// Model is the speech model. Default "tts-1".
+	// Model is the speech model. Default DefaultSpeechModel.
 	Model string
 	// HTTPClient makes the calls. Default: a client without timeout (the request context
 	// bounds each call).
@@ -59,7 +62,7 @@ func NewSpeaker(cfg Config) *Speaker {
 		cfg.MaxChars = MaxInputChars
 	}
 	return &Speaker{
-		service:  newService(cfg.APIKey, cfg.BaseURL, cfg.HTTPClient, cmp.Or(cfg.Model, string(goopenai.TTSModel1)), cfg.Media),
+		service:  newService(cfg.APIKey, cfg.BaseURL, cfg.HTTPClient, cmp.Or(cfg.Model, DefaultSpeechModel), cfg.Media),
 		maxChars: cfg.MaxChars,
 	}
 }

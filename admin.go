@@ -62,7 +62,7 @@ func hashPassword(stdin io.Reader, stdout, stderr io.Writer) int {
 
 // newAdmin builds the admin area, with River's UI over the queue's client when it is open.
 func newAdmin(ctx context.Context, cfg Config, book *orders.Book, log *slog.Logger) (*admin.Admin, error) {
-	ac := admin.Config{PasswordHash: cfg.AdminPasswordHash, Token: cfg.AdminToken,
+	ac := admin.Config{PasswordHash: cfg.AdminPasswordHash, Token: cfg.AdminToken, SessionKey: cfg.AdminSessionKey,
 		Engines:  map[orders.Service]string{orders.TTS: cfg.TTSEngine, orders.STT: cfg.STTEngine, orders.VTT: cfg.STTEngine},
 		ClientIP: api.ClientIP(cfg.TrustedProxies), SecureCookies: strings.HasPrefix(cfg.PublicURL, "https://"),
 		Log: log.With("component", "admin")}

@@ -90,6 +90,7 @@ type Config struct {
 	STTRequired       bool
 	AdminPasswordHash string // ADMIN_PASSWORD_HASH: bcrypt hash (parla hash-password) opening /admin
 	AdminToken        string // ADMIN_TOKEN: bearer token (≥ 32 characters) for scripts, /admin and /metrics on ADDR
+	AdminSessionKey   string // ADMIN_SESSION_KEY: optional (≥ 32 characters), mixed into the admin session key
 
 	// checkpoint is no setting: tests set it to crash the process at a fulfilment step.
 	checkpoint func(orderID, step string)
@@ -198,6 +199,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		ReadyMinFree:         integer("READY_MIN_FREE_BYTES", 512<<20, 0),
 		STTRequired:          get("STT_ENGINE", "") != "",
 		AdminPasswordHash:    get("ADMIN_PASSWORD_HASH", ""),
+		AdminSessionKey:      get("ADMIN_SESSION_KEY", ""),
 	}
 	errs = append(errs, adminErrors(c.AdminPasswordHash, c.AdminToken)...)
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "info"))); err != nil {
@@ -236,6 +238,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		} else if c.MetricsAddr == c.Addr {
 			errs = append(errs, fmt.Errorf("METRICS_ADDR=%q: must differ from ADDR", c.MetricsAddr))
 		}
+	}
+	if k := c.AdminSessionKey; k != "" && len(k) < 32 {
+		errs = append(errs, errors.New("ADMIN_SESSION_KEY: must be at least 32 characters (for example: openssl rand -base64 32)"))
 	}
 	if t := c.AdminToken; t != "" && len(t) < 32 {
 		errs = append(errs, errors.New("ADMIN_TOKEN: must be at least 32 characters (for example: openssl rand -hex 24)"))

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -125,5 +126,40 @@ func TestCSRFTokenInTheQueryStringIsRefused(t *testing.T) {
 		map[string]string{"Cookie": cookie, "X-CSRF-Token": csrf})
 	if r.status != 303 {
 		t.Errorf("CSRF token in the X-CSRF-Token header: %d, want 303", r.status)
+	}
+}
+
+// A cookie is held to the session's length from its signed issue time, whatever its own
+// expiry says; and ADMIN_SESSION_KEY, when set, is needed to sign one.
+func TestSessionIsHeldToItsLengthFromItsIssueTime(t *testing.T) {
+	k := newSigner("stored secret", "")
+	now := time.Now()
+	long := k.cookie(session{Who: "password", Nonce: "n", Issued: now.Add(-9 * time.Hour), Expires: now.AddDate(10, 0, 0)})
+	if _, err := k.parseCookie(long, now, 8*time.Hour); err == nil {
+		t.Error("a cookie issued 9 h ago with a ten-year expiry is accepted")
+	}
+	future := k.cookie(session{Who: "password", Nonce: "n", Issued: now.Add(time.Hour), Expires: now.Add(2 * time.Hour)})
+	if _, err := k.parseCookie(future, now, 8*time.Hour); err == nil {
+		t.Error("a cookie issued an hour from now is accepted")
+	}
+	fresh := k.cookie(session{Who: "password", Nonce: "n", Issued: now, Expires: now.Add(8 * time.Hour)})
+	if _, err := newSigner("stored secret", strings.Repeat("k", 32)).parseCookie(fresh, now, 8*time.Hour); err == nil {
+		t.Error("a cookie signed without ADMIN_SESSION_KEY is accepted where it is set")
+	}
+}
+
+// A node reads the stored secret again after keyRefresh: another node's sign-out of
+// everyone reaches it.
+func TestSessionKeyIsReadAgain(t *testing.T) {
+	secret, reads := "one", 0
+	s := &sessionKeys{load: func(context.Context) (string, error) { reads++; return secret, nil }}
+	now := time.Now()
+	first, _ := s.current(context.Background(), now)
+	secret = "two"
+	if same, _ := s.current(context.Background(), now.Add(keyRefresh/2)); string(same.key) != string(first.key) || reads != 1 {
+		t.Errorf("read %d times within keyRefresh", reads)
+	}
+	if next, _ := s.current(context.Background(), now.Add(keyRefresh)); string(next.key) == string(first.key) {
+		t.Error("the replaced secret is not read after keyRefresh")
 	}
 }

@@ -93,6 +93,7 @@ type Config struct {
 	STTRequired       bool
 	AdminPasswordHash string // ADMIN_PASSWORD_HASH: bcrypt hash (parla hash-password) opening /admin
 	AdminToken        string // ADMIN_TOKEN: bearer token (≥ 32 characters) for scripts, /admin and /metrics on ADDR
+	AdminSessionKey   string // ADMIN_SESSION_KEY: optional (≥ 32 characters), mixed into the admin session key
 
 	// checkpoint is no setting: tests set it to crash the process at a fulfilment step.
 	checkpoint func(orderID, step string)
@@ -232,6 +233,7 @@ func (r *envReader) readOps(c *Config) {
 	c.ReadyMinFree = r.integer("READY_MIN_FREE_BYTES", 512<<20, 0)
 	c.AdminPasswordHash = r.get("ADMIN_PASSWORD_HASH", "")
 	c.AdminToken = r.get("ADMIN_TOKEN", "")
+	c.AdminSessionKey = r.get("ADMIN_SESSION_KEY", "")
 }
 
 // readProxies reads TRUSTED_PROXIES, a comma-separated list of IPs and CIDRs.

@@ -18,7 +18,7 @@ import (
 func (c Config) problems() []error {
 	public := isPublic(c.PublicURL)
 	return slices.Concat(
-		adminErrors(c.AdminPasswordHash, c.AdminToken),
+		adminErrors(c.AdminPasswordHash, c.AdminToken, c.AdminSessionKey),
 		addressErrors(c),
 		engineErrors(c),
 		paymentErrors(c, public),

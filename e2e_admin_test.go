@@ -294,6 +294,8 @@ func TestHashPasswordAndAdminConfig(t *testing.T) {
 		{"short token", map[string]string{"ADMIN_TOKEN": "too-short"}, "ADMIN_TOKEN"},
 		{"not bcrypt", map[string]string{"ADMIN_PASSWORD_HASH": "plain text"}, "ADMIN_PASSWORD_HASH"},
 		{"both good", map[string]string{"ADMIN_PASSWORD_HASH": hash, "ADMIN_TOKEN": e2eAdminToken}, ""},
+		{"short session key", map[string]string{"ADMIN_SESSION_KEY": "too-short"}, "ADMIN_SESSION_KEY"},
+		{"session key good", map[string]string{"ADMIN_PASSWORD_HASH": hash, "ADMIN_SESSION_KEY": strings.Repeat("k", 32)}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -296,3 +296,16 @@ func TestReadyz(t *testing.T) {
 		t.Errorf("with STT_ENGINE=whisper and no model: %v", body)
 	}
 }
+
+// Wrong bearer tokens on /metrics count toward the admin area's limit of wrong attempts per
+// address: past it even the right token is refused there, and /admin answers 429.
+func TestMetricsWrongTokensAreRateLimited(t *testing.T) {
+	h := startApp(t, map[string]string{"ADMIN_TOKEN": testAdminToken})
+	right := map[string]string{"Authorization": "Bearer " + testAdminToken}
+	h.wantStatus(h.do("GET", "/metrics", "", nil, right), 200)
+	for i := 0; i < 10; i++ {
+		h.wantStatus(h.do("GET", "/metrics", "", nil, map[string]string{"Authorization": "Bearer wrong-token-0123456789abcdef-0123456789"}), 401)
+	}
+	h.wantStatus(h.do("GET", "/metrics", "", nil, right), 401)
+	h.wantStatus(h.do("GET", "/admin/orders", "", nil, map[string]string{"Authorization": "Bearer wrong"}), 429)
+}

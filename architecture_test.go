@@ -18,7 +18,7 @@ var importRules = []struct {
 	{"media", nil, []string{"net/http", "net", "database/sql", "github.com/gofiber/fiber/v2"}},
 	{"media/links", []string{"parla/media"}, []string{"database/sql", "github.com/gofiber/fiber/v2"}},
 	{"providers", nil, []string{"github.com/gofiber/fiber/v2"}},
-	{"providers/transcript", []string{"parla/providers"}, nil},
+	{"providers/transcript", []string{"parla/providers", "parla/media"}, nil}, // media: the sentence-end rule
 	{"providers/speechlang", nil, []string{"github.com/gofiber/fiber/v2", "net/http"}},
 	{"providers/espeak", []string{"parla/providers", "parla/media"}, []string{"github.com/gofiber/fiber/v2"}},
 	{"providers/openai", []string{"parla/providers", "parla/media"}, []string{"github.com/gofiber/fiber/v2"}},

@@ -18,7 +18,7 @@ var importRules = []struct {
 	{"media", nil, []string{"net/http", "net", "database/sql", "github.com/gofiber/fiber/v2"}},
 	{"media/links", []string{"parla/media"}, []string{"database/sql", "github.com/gofiber/fiber/v2"}},
 	{"providers", nil, []string{"github.com/gofiber/fiber/v2"}},
-	{"providers/transcript", []string{"parla/providers"}, nil},
+	{"providers/transcript", []string{"parla/providers", "parla/media"}, nil}, // media: the sentence-end rule
 	{"providers/speechlang", nil, []string{"github.com/gofiber/fiber/v2", "net/http"}},
 	{"providers/espeak", []string{"parla/providers", "parla/media"}, []string{"github.com/gofiber/fiber/v2"}},
 	{"providers/openai", []string{"parla/providers", "parla/media"}, []string{"github.com/gofiber/fiber/v2"}},
@@ -27,6 +27,8 @@ var importRules = []struct {
 	{"providers/storage", []string{"parla/providers"}, []string{"github.com/gofiber/fiber/v2"}},
 	{"providers/stripe", []string{"parla/providers"}, []string{"github.com/gofiber/fiber/v2"}},
 	{"providers/mail", []string{"parla/providers"}, []string{"github.com/gofiber/fiber/v2"}},
+	// The server's translated texts: nothing of ours, so every part may use them.
+	{"providers/texts", nil, []string{"github.com/gofiber/fiber/v2", "net/http"}},
 	{"api/orders", []string{"parla/providers", "parla/media"}, []string{"github.com/gofiber/fiber/v2", "net/http",
 		"github.com/prometheus/client_golang/prometheus"}},
 	{"api", []string{"parla/api/orders", "parla/api/health", "parla/providers", "parla/media/links"},

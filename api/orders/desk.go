@@ -213,7 +213,7 @@ func (d *Desk) newOrder(svc Service, params any, email, locale string, amount in
 }
 
 // product is the line item the hosted checkout shows.
-// Its name and description are in the order's interface language (products.go).
+// Its name and description are set in the order's interface language (products.go).
 type product struct {
 	name, description, successPath, cancelPath string
 	svc                                        Service
@@ -223,11 +223,11 @@ type product struct {
 func productFor(svc Service, quantity int64) product {
 	switch svc {
 	case STT:
-		return product{"Speech-to-text", "Transcription generation", "/sst-payment/success", "/sst", svc, quantity}
+		return product{successPath: "/sst-payment/success", cancelPath: "/sst", svc: svc, quantity: quantity}
 	case VTT:
-		return product{"Video to text", "Transcription generation", "/vtt-payment/success", "/vtt", svc, quantity}
+		return product{successPath: "/vtt-payment/success", cancelPath: "/vtt", svc: svc, quantity: quantity}
 	}
-	return product{"Text-to-speech", fmt.Sprintf("Voice generation, %d characters", quantity), "/payment/success", "/tts", TTS, quantity}
+	return product{successPath: "/payment/success", cancelPath: "/tts", svc: TTS, quantity: quantity}
 }
 
 // openCheckout stores the order and opens the hosted checkout bound to it (order id in the

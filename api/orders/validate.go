@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"parla/providers"
+	"parla/providers/texts"
 )
 
 // InputError is a request the order book refuses: a stable Code the UI translates and an
@@ -36,7 +37,7 @@ var (
 )
 
 // Locales are the interface languages; messages are written in the order's locale.
-var Locales = []string{"en", "jp", "es", "ru", "zh", "ar"}
+var Locales = texts.Locales()
 
 // maxEmailLen is RFC 5321's limit on a forward path.
 const maxEmailLen = 254

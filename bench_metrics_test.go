@@ -14,6 +14,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"parla/providers/testkit"
 )
 
 // seedOrders writes n orders in one transaction, as a busy site keeps them: most
@@ -72,15 +74,12 @@ func seedOrders(tb testing.TB, h *harness, n int) {
 func BenchmarkMetricsWith100kOrders(b *testing.B) {
 	h := startApp(b, map[string]string{"ADMIN_TOKEN": testAdminToken})
 	// The leader's first sweep (run at start) is out of the queue before it is counted.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	if !testkit.WaitFor(30*time.Second, func() bool {
 		var n int
 		h.app.db.QueryRowContext(context.Background(), `SELECT COUNT(*) FROM river_job WHERE kind = 'sweep' AND state = 'completed'`).Scan(&n)
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("the first sweep did not run")
-		}
+		return n > 0
+	}) {
+		b.Fatal("the first sweep did not run")
 	}
 	seedOrders(b, h, 100_000)
 	auth := map[string]string{"Authorization": "Bearer " + testAdminToken}

@@ -173,22 +173,17 @@ func (h *harness) waitForLink(sessionID string, within time.Duration) string {
 // waitForLinkOf polls a service's result endpoint as the confirmation page does.
 func (h *harness) waitForLinkOf(service, sessionID string, within time.Duration) string {
 	h.t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		r := h.postJSON("/services/"+service, map[string]string{"sessionId": sessionID})
-		switch r.status {
-		case 200:
-			m := r.json(h.t)
-			return m["data"].(map[string]any)["data"].(string)
-		case 202:
-		default:
+	var r reply
+	if !testkit.WaitFor(within, func() bool {
+		r = h.postJSON("/services/"+service, map[string]string{"sessionId": sessionID})
+		if r.status != 200 && r.status != 202 {
 			h.t.Fatalf("result: %d %s", r.status, r.body)
 		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("no link within %v: %s", within, r.body)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return r.status == 200
+	}) {
+		h.t.Fatalf("no link within %v: %s", within, r.body)
 	}
+	return r.json(h.t)["data"].(map[string]any)["data"].(string)
 }
 
 // probe reads codec and duration of an audio file with ffprobe.
@@ -697,16 +692,12 @@ func TestShutdownPutsRunningJobsBack(t *testing.T) {
 	first := startApp(t, env)
 	sessionID, url := first.checkout(ttsOrder(benchText(40000), "alloy", "opus", 1, "late@example.com", "en"))
 	first.wantStatus(first.do("POST", url+"/pay", "", nil, nil), 303)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		r := first.postJSON("/services/tts", map[string]string{"sessionId": sessionID})
-		if r.status == 202 && r.json(t)["order"].(map[string]any)["status"] == "processing" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("order never started processing: %d %s", r.status, r.body)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var r reply
+	if !testkit.WaitFor(10*time.Second, func() bool {
+		r = first.postJSON("/services/tts", map[string]string{"sessionId": sessionID})
+		return r.status == 202 && r.json(t)["order"].(map[string]any)["status"] == "processing"
+	}) {
+		t.Fatalf("order never started processing: %d %s", r.status, r.body)
 	}
 	stopped := time.Now()
 	first.stop()

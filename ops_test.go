@@ -112,13 +112,13 @@ func TestMetricsAfterOnePaidOrderPerService(t *testing.T) {
 	secret = append(secret, co["sessionId"].(string), "secret-video", "viewer@example.com", filepath.Base(link))
 
 	// The job's last steps (e-mail, done) are recorded just after the link appears.
+	// Past the wait, the checks below say which series is short.
 	var f map[string]*dto.MetricFamily
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	testkit.WaitFor(10*time.Second, func() bool {
 		f = scrapeMetrics(t, h.do("GET", "/metrics", "", nil, map[string]string{"Authorization": "Bearer " + testAdminToken}))
-		if n, _ := series(f, "parla_orders_total", map[string]string{"state": "delivered"}); n == 3 || time.Now().After(deadline) {
-			break
-		}
-	}
+		n, _ := series(f, "parla_orders_total", map[string]string{"state": "delivered"})
+		return n == 3
+	})
 	engines := map[string]string{"tts": "espeak", "sst": "openai", "vtt": "openai"}
 	for svc, amount := range paid {
 		for _, c := range []struct {

@@ -204,3 +204,39 @@ func TestStartClearsScratchOfADeadProcess(t *testing.T) {
 		t.Errorf("scratch files after start: %v", files)
 	}
 }
+
+// TestShutdownPutsRunningJobsBack stops the app while an order is being produced, with a
+// grace period too short to finish it; the job goes back to the queue and the next start
+// delivers the order, once.
+func TestShutdownPutsRunningJobsBack(t *testing.T) {
+	requireMediaTools(t)
+	data := t.TempDir()
+	env := map[string]string{"DATA_DIR": data, "SHUTDOWN_TIMEOUT": "1s"}
+	first := startApp(t, env)
+	sessionID, url := first.checkout(ttsOrder(benchText(40000), "alloy", "opus", 1, "late@example.com", "en"))
+	first.wantStatus(first.do("POST", url+"/pay", "", nil, nil), 303)
+	var r reply
+	if !testkit.WaitFor(10*time.Second, func() bool {
+		r = first.postJSON("/services/tts", map[string]string{"sessionId": sessionID})
+		return r.status == 202 && r.json(t)["order"].(map[string]any)["status"] == "processing"
+	}) {
+		t.Fatalf("order never started processing: %d %s", r.status, r.body)
+	}
+	stopped := time.Now()
+	first.stop()
+	if took := time.Since(stopped); took > 15*time.Second {
+		t.Errorf("shutdown took %v with a 1 s grace period", took)
+	}
+	if mails, _ := filepath.Glob(filepath.Join(data, "outbox", "*.eml")); len(mails) != 0 {
+		t.Fatalf("delivered before shutdown; the test needs a longer text")
+	}
+
+	second := startApp(t, env)
+	link := second.waitForLink(sessionID, 90*time.Second)
+	if codec, secs := probe(t, second.get(link).body); codec != "opus" || secs < 60 {
+		t.Errorf("result after restart: %s of %.0fs", codec, secs)
+	}
+	if mails, _ := filepath.Glob(filepath.Join(data, "outbox", "*.eml")); len(mails) != 1 {
+		t.Errorf("%d messages after restart, want 1", len(mails))
+	}
+}

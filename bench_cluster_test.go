@@ -86,10 +86,7 @@ func pushTTSOrders(b *testing.B, c *cluster, n int) (float64, time.Duration) {
 	for i := range orders {
 		waiting[i] = true
 	}
-	for deadline := time.Now().Add(10 * time.Minute); len(waiting) > 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			b.Fatalf("%d orders without a link after 10 minutes", len(waiting))
-		}
+	if !testkit.WaitFor(10*time.Minute, func() bool {
 		for i := range waiting {
 			h := c.at((i + 1) % len(c.nodes))
 			switch r := h.postJSON("/services/tts", map[string]string{"sessionId": orders[i].session}); r.status {
@@ -101,6 +98,9 @@ func pushTTSOrders(b *testing.B, c *cluster, n int) (float64, time.Duration) {
 				b.Fatalf("order %d: %d %s", i, r.status, r.body)
 			}
 		}
+		return len(waiting) == 0
+	}) {
+		b.Fatalf("%d orders without a link after 10 minutes", len(waiting))
 	}
 	elapsed := time.Since(start)
 	slices.Sort(lat)

@@ -121,20 +121,17 @@ func (f *fixture) delivered() orders.Order {
 	if _, err := f.book.Cashier.Lookup(ctx, orders.TTS, co.SessionID); err != nil {
 		f.t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		o, err := f.book.Operator().Get(ctx, co.OrderID)
-		if err != nil {
+	var o orders.Order
+	if !testkit.WaitFor(10*time.Second, func() bool {
+		var err error
+		if o, err = f.book.Operator().Get(ctx, co.OrderID); err != nil {
 			f.t.Fatal(err)
 		}
-		if o.Status == orders.Done {
-			return o
-		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("order stuck in %s", o.Status)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return o.Status == orders.Done
+	}) {
+		f.t.Fatalf("order stuck in %s", o.Status)
 	}
+	return o
 }
 
 type answer struct {

@@ -40,7 +40,7 @@ go-test:
 	PARLA_TEST_DB=postgres $(GO) test -count=1 -timeout 10m ./api/orders/ ./providers/stripe/
 
 ui-test:
-	cd webui && npm run check:locales && npm test && npm run size
+	cd webui && npm run check:locales && npm run check:types && npm test && npm run size
 
 ## e2e: the real server on embedded defaults, driven by Chromium like a visitor
 e2e: build

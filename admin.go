@@ -24,9 +24,13 @@ import (
 // cannot be guessed through a rate-limited door.
 const minAdminToken = 32
 
-// adminErrors checks the admin area's secrets: a token long enough, a hash bcrypt reads.
-func adminErrors(hash, token string) []error {
+// adminErrors checks the admin area's secrets: a token and a session key long enough, a
+// hash bcrypt reads.
+func adminErrors(hash, token, sessionKey string) []error {
 	var errs []error
+	if sessionKey != "" && len(sessionKey) < minAdminToken {
+		errs = append(errs, fmt.Errorf("ADMIN_SESSION_KEY: must be at least %d characters (for example: openssl rand -base64 32)", minAdminToken))
+	}
 	if token != "" && len(token) < minAdminToken {
 		errs = append(errs, fmt.Errorf("ADMIN_TOKEN: must be at least %d characters (try: openssl rand -base64 32)", minAdminToken))
 	}
@@ -62,8 +66,8 @@ func hashPassword(stdin io.Reader, stdout, stderr io.Writer) int {
 
 // newAdmin builds the admin area, with River's UI over the queue's client when it is open.
 func newAdmin(ctx context.Context, cfg Config, book *orders.Book, log *slog.Logger) (*admin.Admin, error) {
-	ac := admin.Config{PasswordHash: cfg.AdminPasswordHash, Token: cfg.AdminToken,
-		Engines:  map[orders.Service]string{orders.TTS: cfg.TTSEngine, orders.STT: cfg.STTEngine, orders.VTT: cfg.STTEngine},
+	ac := admin.Config{PasswordHash: cfg.AdminPasswordHash, Token: cfg.AdminToken, SessionKey: cfg.AdminSessionKey,
+		Engines:  cfg.Engines(),
 		ClientIP: api.ClientIP(cfg.TrustedProxies), SecureCookies: strings.HasPrefix(cfg.PublicURL, "https://"),
 		Log: log.With("component", "admin")}
 	if cfg.AdminPasswordHash != "" || cfg.AdminToken != "" {

@@ -84,6 +84,7 @@ func startBinary(tb testing.TB, env ...string) (*process, time.Duration) {
 				return &process{base: "http://" + addr, cmd: cmd}, time.Since(start)
 			}
 		}
+		// Not testkit.WaitFor: this 5 ms tick is BenchmarkStartupToHealthz's resolution.
 		time.Sleep(5 * time.Millisecond)
 	}
 	tb.Fatal("no /healthz within 10 s")

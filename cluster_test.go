@@ -159,7 +159,7 @@ func (c *cluster) checkDelivery(orders int) {
 		c.t.Errorf("uploads left in the store: %v", left)
 	}
 	mails := c.smtp.WaitForMessages(c.t, orders, 20*time.Second)
-	time.Sleep(500 * time.Millisecond) // a late duplicate would arrive now
+	time.Sleep(500 * time.Millisecond) // under test: a late duplicate would arrive now
 	to := map[string]int{}
 	for _, m := range c.smtp.Messages() {
 		to[strings.Join(m.To, ",")]++
@@ -213,8 +213,9 @@ func TestClusterServesEveryStepOnAnyNode(t *testing.T) {
 		t.Skip("a three-node cluster with Postgres and MinIO")
 	}
 	token := strings.Repeat("operator-token-", 3)
-	c := startCluster(t, 3, map[string]string{"JOB_TIMEOUT": "45s", "JOB_RESCUE_AFTER": "50s", "WORKERS": "1",
-		"ADMIN_TOKEN": token})
+	// The default JOB_TIMEOUT and JOB_RESCUE_AFTER (2 h, 2 h 1 min): a dead node's job is
+	// taken over by the survivors' heartbeats (api/orders/nodes.go), not River's rescue.
+	c := startCluster(t, 3, map[string]string{"WORKERS": "1", "ADMIN_TOKEN": token})
 	n1, n2 := c.at(0), c.at(1)
 
 	// Text to speech.
@@ -263,19 +264,22 @@ func TestClusterServesEveryStepOnAnyNode(t *testing.T) {
 	// One sweeper per cluster: only River's leader inserts the periodic sweep (run at its
 	// start, then every SWEEP_INTERVAL, 10 min), not each of the three nodes.
 	// (Election and the enqueuer's first pass take a few seconds on a busy machine.)
-	sweeps := "0"
-	for deadline := time.Now().Add(45 * time.Second); sweeps == "0" && time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		sweeps = c.query(`SELECT count(*)::text FROM river_job WHERE kind = 'sweep'`)[0]
-	}
-	time.Sleep(2 * time.Second) // time for a second node's sweep, were there one
-	if sweeps = c.query(`SELECT count(*)::text FROM river_job WHERE kind = 'sweep'`)[0]; sweeps != "1" {
+	testkit.WaitFor(45*time.Second, func() bool {
+		return c.query(`SELECT count(*)::text FROM river_job WHERE kind = 'sweep'`)[0] != "0"
+	})
+	time.Sleep(2 * time.Second) // under test: time for a second node's sweep, were there one
+	if sweeps := c.query(`SELECT count(*)::text FROM river_job WHERE kind = 'sweep'`)[0]; sweeps != "1" {
 		t.Errorf("%s sweep jobs for three nodes, want 1", sweeps)
 	}
 
 	// A long order; its node dies in the middle of the job.
 	victim, took := c.killDuringLongOrder("long@example.com")
-	t.Logf("killed %s in the middle of the long order; death to delivery %s (JOB_RESCUE_AFTER 50s, "+
-		"River's rescuer looks every 30 s)", victim.id, took.Round(time.Second))
+	t.Logf("killed %s in the middle of the long order; death to delivery %s", victim.id, took.Round(100*time.Millisecond))
+	// The target is 30 s (BenchmarkNodeDeathToDelivery measures it); twice that here, so a
+	// busy CI machine passes and River's rescue (2 h with the defaults) never would.
+	if took > time.Minute {
+		t.Errorf("death to delivery took %s, want well under a minute", took.Round(time.Second))
+	}
 	// The operator's view works from any node on Postgres: River's UI and its API, the
 	// order search, the metrics with the queue's gauges.
 	var alive []*harness
@@ -313,7 +317,7 @@ func (c *cluster) killDuringLongOrder(email string) (*clusterNode, time.Duration
 	co := r.json(t)
 	c.pay(0, co["url"].(string))
 	victim := c.runningNode(30 * time.Second)
-	time.Sleep(time.Second) // into the job: espeak-ng and ffmpeg at work (it takes 5 s or more)
+	time.Sleep(time.Second) // under test: the kill lands mid-job, espeak-ng and ffmpeg at work (5 s or more)
 	if st := c.query(`SELECT status FROM orders WHERE session_id = $1`, co["sessionId"]); len(st) != 1 || st[0] != "processing" {
 		t.Fatalf("the long order is %v when its node is to die, want processing", st)
 	}
@@ -338,19 +342,23 @@ func (c *cluster) killDuringLongOrder(email string) (*clusterNode, time.Duration
 // (River records each attempt's client id, which is our NODE_ID).
 func (c *cluster) runningNode(within time.Duration) *clusterNode {
 	c.t.Helper()
-	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	var running *clusterNode
+	if !testkit.WaitFor(within, func() bool {
 		ids := c.query(`SELECT attempted_by[array_length(attempted_by, 1)] FROM river_job
 			WHERE kind = 'fulfil' AND state = 'running' AND attempted_by IS NOT NULL`)
 		for _, id := range ids {
 			for _, node := range c.nodes {
 				if node.id == id {
-					return node
+					running = node
+					return true
 				}
 			}
 		}
+		return false
+	}) {
+		c.t.Fatal("no fulfilment job started running")
 	}
-	c.t.Fatal("no fulfilment job started running")
-	return nil
+	return running
 }
 
 // longText is English prose of about n characters.
@@ -394,16 +402,15 @@ func TestDatabaseGoesAwayAndComesBack(t *testing.T) {
 
 	pg.Up(t)
 	var again reply
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		if again = h.postJSON("/payment/tts/create-checkout-session",
-			ttsOrder("After the outage.", "fable", "mp3", 1, "after@example.com", "en")); again.status == 200 || time.Now().After(deadline) {
-			break
-		}
-	}
+	testkit.WaitFor(30*time.Second, func() bool {
+		again = h.postJSON("/payment/tts/create-checkout-session",
+			ttsOrder("After the outage.", "fable", "mp3", 1, "after@example.com", "en"))
+		return again.status == 200
+	})
 	h.wantStatus(again, 200)
 	h.waitForLink(sessionID, 60*time.Second)
 	smtp.WaitForMessages(t, 1, 10*time.Second)
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // under test: a late duplicate would arrive now
 	if n := len(smtp.Messages()); n != 1 {
 		t.Errorf("%d letters for the order paid around the outage, want 1", n)
 	}

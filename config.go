@@ -5,15 +5,18 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/mail"
 	"net/url"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"parla/api"
 	"parla/api/orders"
+	"parla/providers/mail"
+	"parla/providers/openai"
 	"parla/providers/sqldb"
 	"parla/providers/whisper"
 )
@@ -93,255 +96,251 @@ type Config struct {
 	STTRequired       bool
 	AdminPasswordHash string // ADMIN_PASSWORD_HASH: bcrypt hash (parla hash-password) opening /admin
 	AdminToken        string // ADMIN_TOKEN: bearer token (≥ 32 characters) for scripts, /admin and /metrics on ADDR
+	AdminSessionKey   string // ADMIN_SESSION_KEY: optional (≥ 32 characters), mixed into the admin session key
 
 	// checkpoint is no setting: tests set it to crash the process at a fulfilment step.
 	checkpoint func(orderID, step string)
 }
 
+// The address the server listens on when ADDR is unset; `parla healthcheck` asks there too,
+// and PUBLIC_URL's default names its port.
+const (
+	defaultPort = "8080"
+	defaultAddr = ":" + defaultPort
+)
+
 // loadConfig reads and validates the configuration; the error lists every problem.
 func loadConfig(getenv func(string) string) (Config, error) {
-	var errs []error
-	get := func(name, def string) string {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			return v
-		}
-		return def
-	}
-	oneOf := func(name, def string, allowed ...string) string {
-		v := strings.ToLower(get(name, def))
-		for _, a := range allowed {
-			if v == a {
-				return v
-			}
-		}
-		errs = append(errs, fmt.Errorf("%s=%q: must be one of %s", name, v, strings.Join(allowed, ", ")))
-		return def
-	}
-	integer := func(name string, def int64, lo int64) int64 {
-		s := get(name, "")
-		if s == "" {
-			return def
-		}
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < lo {
-			errs = append(errs, fmt.Errorf("%s=%q: must be a whole number ≥ %d", name, s, lo))
-			return def
-		}
-		return n
-	}
-	duration := func(name string, def time.Duration) time.Duration {
-		s := get(name, "")
-		if s == "" {
-			return def
-		}
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			errs = append(errs, fmt.Errorf("%s=%q: must be a positive duration such as 30s or 10m", name, s))
-			return def
-		}
-		return d
-	}
-	boolean := func(name string) bool {
-		switch strings.ToLower(get(name, "")) {
-		case "", "0", "false", "no":
-			return false
-		case "1", "true", "yes":
-			return true
-		}
-		errs = append(errs, fmt.Errorf("%s: must be 1 or 0", name))
-		return false
-	}
+	env := &envReader{getenv: getenv}
+	c := env.read()
+	return c, errors.Join(append(env.errs, c.problems()...)...)
+}
 
-	c := Config{
-		Addr:                 get("ADDR", ":8080"),
-		DataDir:              get("DATA_DIR", "./data"),
-		TTSEngine:            oneOf("TTS_ENGINE", "espeak", "espeak", "openai"),
-		OpenAIKey:            get("OPENAI_API_KEY", ""),
-		OpenAIBaseURL:        get("OPENAI_BASE_URL", ""),
-		OpenAITTSModel:       get("OPENAI_TTS_MODEL", "tts-1"),
-		STTEngine:            oneOf("STT_ENGINE", "whisper", "whisper", "openai"),
-		OpenAISTTModel:       get("OPENAI_STT_MODEL", "whisper-1"),
-		WhisperModel:         get("WHISPER_MODEL", "models/ggml-base.bin"),
-		WhisperThreads:       int(integer("WHISPER_THREADS", int64(runtime.NumCPU()), 1)),
-		WhisperVAD:           oneOf("WHISPER_VAD", whisper.VADModes[0], whisper.VADModes...),
-		WhisperVADFile:       get("WHISPER_VAD_MODEL", "models/ggml-silero-v6.2.0.bin"),
-		MaxUploadBytes:       integer("UPLOAD_MAX_BYTES", 25<<20, 1),
-		UploadTTL:            duration("UPLOAD_TTL", 24*time.Hour),
-		UploadQuotaPerClient: integer("UPLOAD_QUOTA_PER_CLIENT", 100<<20, 0),
-		UploadQuotaTotal:     integer("UPLOAD_QUOTA_TOTAL", 2<<30, 0),
-		VTTMaxDuration:       duration("VTT_MAX_DURATION", 3*time.Hour),
-		AllowPrivateURLs:     boolean("ALLOW_PRIVATE_URLS"),
-		StripeSecretKey:      get("STRIPE_SECRET_KEY", ""),
-		StripeWebhookSecret:  get("STRIPE_WEBHOOK_SECRET", ""),
-		StripePublishableKey: get("STRIPE_PUBLISHABLE_KEY", ""),
-		StripeAPIBase:        get("STRIPE_API_BASE", ""),
-		AllowTestCheckout:    boolean("ALLOW_TEST_CHECKOUT"),
-		SMTPURL:              get("SMTP_URL", ""),
-		MailFrom:             get("MAIL_FROM", "Parla <no-reply@localhost>"),
-		Storage:              oneOf("STORAGE", "disk", "disk", "minio"),
-		MinIOEndpoint:        get("MINIO_ENDPOINT", ""),
-		MinIOAccessKey:       get("MINIO_ACCESS_KEY", ""),
-		MinIOSecretKey:       get("MINIO_SECRET_KEY", ""),
-		MinIOBucket:          get("MINIO_BUCKET", "parla"),
-		MinIOUseSSL:          boolean("MINIO_USE_SSL"),
-		MinIORegion:          get("MINIO_REGION", ""),
-		MinIOPublicEndpoint:  get("MINIO_PUBLIC_ENDPOINT", ""),
-		TTSMaxChars:          integer("TTS_MAX_CHARS", 100_000, 1),
-		Workers:              int(integer("WORKERS", 2, 1)),
-		MaxAttempts:          int(integer("FULFIL_MAX_ATTEMPTS", 5, 1)),
-		RetryBase:            duration("FULFIL_RETRY_BASE", 5*time.Second),
-		JobTimeout:           duration("JOB_TIMEOUT", 2*time.Hour),
-		SweepInterval:        duration("SWEEP_INTERVAL", 10*time.Minute),
-		DatabaseURL:          get("DATABASE_URL", ""),
-		DBMaxConns:           int(integer("DB_MAX_CONNS", 20, 2)),
-		NodeID:               get("NODE_ID", ""),
-		RateLimit:            int(integer("RATE_LIMIT", 30, 0)),
-		ShutdownGrace:        duration("SHUTDOWN_TIMEOUT", 30*time.Second),
-		LogFormat:            oneOf("LOG_FORMAT", "text", "text", "json"),
-		MetricsAddr:          get("METRICS_ADDR", ""),
-		AdminToken:           get("ADMIN_TOKEN", ""),
-		ReadyMinFree:         integer("READY_MIN_FREE_BYTES", 512<<20, 0),
-		STTRequired:          get("STT_ENGINE", "") != "",
-		AdminPasswordHash:    get("ADMIN_PASSWORD_HASH", ""),
-	}
-	errs = append(errs, adminErrors(c.AdminPasswordHash, c.AdminToken)...)
-	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "info"))); err != nil {
-		errs = append(errs, fmt.Errorf("LOG_LEVEL: %w", err))
-	}
-	var err error
-	if c.Pricing, err = orders.ParsePricing(get("PRICING", "")); err != nil {
-		errs = append(errs, fmt.Errorf("PRICING: %w", err))
-	}
-	for _, p := range strings.Split(get("TRUSTED_PROXIES", ""), ",") {
-		if p = strings.TrimSpace(p); p == "" {
-			continue
-		}
-		if net.ParseIP(p) == nil {
-			_, n, err := net.ParseCIDR(p)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("TRUSTED_PROXIES: %q is neither an IP nor a CIDR", p))
-				continue
-			}
-			if ones, _ := n.Mask.Size(); ones == 0 {
-				errs = append(errs, fmt.Errorf("TRUSTED_PROXIES: %q trusts every address, so any client could choose its own address for the rate limits", p))
-				continue
-			}
-		}
-		c.TrustedProxies = append(c.TrustedProxies, p)
-	}
+// envReader reads settings from the environment, each with its default, and notes every
+// value of the wrong form (its default stands in, so that one boot lists every problem).
+type envReader struct {
+	getenv func(string) string
+	errs   []error
+}
 
-	_, port, err := net.SplitHostPort(c.Addr)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("ADDR=%q: must be host:port, for example :8080 or 127.0.0.1:8080", c.Addr))
-		port = "8080"
-	}
-	if c.MetricsAddr != "" {
-		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
-			errs = append(errs, fmt.Errorf("METRICS_ADDR=%q: must be host:port, for example 10.0.0.5:9090 or :9090", c.MetricsAddr))
-		} else if c.MetricsAddr == c.Addr {
-			errs = append(errs, fmt.Errorf("METRICS_ADDR=%q: must differ from ADDR", c.MetricsAddr))
-		}
-	}
-	if t := c.AdminToken; t != "" && len(t) < 32 {
-		errs = append(errs, errors.New("ADMIN_TOKEN: must be at least 32 characters (for example: openssl rand -hex 24)"))
-	}
-	c.PublicURL = strings.TrimRight(get("PUBLIC_URL", "http://localhost:"+port), "/")
-	u, err := url.Parse(c.PublicURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
-		errs = append(errs, fmt.Errorf("PUBLIC_URL=%q: must be an absolute http(s) URL such as https://parla.example", c.PublicURL))
-	}
-	c.ContactEmail = get("CONTACT_EMAIL", "")
-	if c.ContactEmail == "" && u != nil {
-		c.ContactEmail = defaultContact(u.Hostname())
-	}
-	if a, err := mail.ParseAddress(c.ContactEmail); err != nil || a.Address != c.ContactEmail {
-		errs = append(errs, fmt.Errorf("CONTACT_EMAIL=%q: must be a bare e-mail address", c.ContactEmail))
-	}
+// read turns the environment into a Config: every variable or its default, and the
+// defaults that follow from other settings (PUBLIC_URL from ADDR, CONTACT_EMAIL from
+// PUBLIC_URL, JOB_RESCUE_AFTER from JOB_TIMEOUT). How settings agree is checked after
+// (Config.problems).
+func (r *envReader) read() Config {
+	var c Config
+	r.readSite(&c)
+	r.readEngines(&c)
+	r.readPayments(&c)
+	r.readMail(&c)
+	r.readStorage(&c)
+	r.readDatabase(&c)
+	r.readLimits(&c)
+	r.readOps(&c)
+	return c
+}
+
+// readSite reads where the site listens, where it keeps its state and how visitors reach it.
+func (r *envReader) readSite(c *Config) {
+	c.Addr = r.get("ADDR", defaultAddr)
+	c.DataDir = r.get("DATA_DIR", "./data")
 	if abs, err := filepath.Abs(c.DataDir); err == nil {
 		c.DataDir = abs
 	}
-
-	if c.TTSEngine == "openai" && c.OpenAIKey == "" {
-		errs = append(errs, errors.New("TTS_ENGINE=openai needs OPENAI_API_KEY"))
+	c.PublicURL = strings.TrimRight(r.get("PUBLIC_URL", "http://localhost:"+addrPort(c.Addr)), "/")
+	c.ContactEmail = r.get("CONTACT_EMAIL", "")
+	if u, err := url.Parse(c.PublicURL); c.ContactEmail == "" && err == nil {
+		c.ContactEmail = defaultContact(u.Hostname())
 	}
-	if c.STTEngine == "openai" && c.OpenAIKey == "" {
-		errs = append(errs, errors.New("STT_ENGINE=openai needs OPENAI_API_KEY"))
-	}
-	if c.OpenAIBaseURL != "" {
-		if u, err := url.Parse(c.OpenAIBaseURL); err != nil || u.Host == "" {
-			errs = append(errs, fmt.Errorf("OPENAI_BASE_URL=%q: must be an absolute URL such as https://api.openai.com/v1", c.OpenAIBaseURL))
-		}
-	}
-	public := u != nil && u.Host != "" && !isLocalHost(u.Hostname())
-	if c.StripeSecretKey != "" {
-		errs = append(errs, stripeKeyErrors(c, public)...)
-		if c.StripeWebhookSecret == "" {
-			errs = append(errs, errors.New("STRIPE_SECRET_KEY is set but STRIPE_WEBHOOK_SECRET is not: payments would never be confirmed by webhook"))
-		}
-		if c.StripePublishableKey == "" {
-			errs = append(errs, errors.New("STRIPE_SECRET_KEY is set but STRIPE_PUBLISHABLE_KEY is not: the browser cannot open the checkout"))
-		}
-	} else if public && !c.AllowTestCheckout {
-		errs = append(errs, fmt.Errorf("PUBLIC_URL=%s is public but no STRIPE_SECRET_KEY is set: "+
-			"the built-in test checkout would give results away; set Stripe keys or ALLOW_TEST_CHECKOUT=1", c.PublicURL))
-	}
-	if public && c.AllowPrivateURLs {
-		errs = append(errs, fmt.Errorf("ALLOW_PRIVATE_URLS=1 with the public PUBLIC_URL=%s: visitors' links could reach "+
-			"this machine and its private network; it is for local development only", c.PublicURL))
-	}
-	c.RescueAfter = duration("JOB_RESCUE_AFTER", c.JobTimeout+time.Minute)
-	if c.RescueAfter < c.JobTimeout {
-		errs = append(errs, fmt.Errorf("JOB_RESCUE_AFTER=%s is shorter than JOB_TIMEOUT=%s: a job still running "+
-			"would be taken over by another node and run twice", c.RescueAfter, c.JobTimeout))
-	}
-	errs = append(errs, databaseErrors(c)...)
-	if c.Storage == "minio" {
-		for name, v := range map[string]string{"MINIO_ENDPOINT": c.MinIOEndpoint,
-			"MINIO_ACCESS_KEY": c.MinIOAccessKey, "MINIO_SECRET_KEY": c.MinIOSecretKey} {
-			if v == "" {
-				errs = append(errs, fmt.Errorf("STORAGE=minio needs %s", name))
-			}
-		}
-	}
-	return c, errors.Join(errs...)
+	c.RateLimit = int(r.integer("RATE_LIMIT", 30, 0))
+	c.TrustedProxies = r.readProxies()
 }
 
-// databaseErrors checks DATABASE_URL's form (reaching it is tried at boot) and what a
-// cluster needs: files every node can read.
-func databaseErrors(c Config) []error {
-	if c.DatabaseURL == "" {
+// readEngines reads which engines speak and transcribe, and their settings.
+func (r *envReader) readEngines(c *Config) {
+	c.TTSEngine = r.oneOf("TTS_ENGINE", "espeak", "espeak", "openai")
+	c.OpenAIKey = r.get("OPENAI_API_KEY", "")
+	c.OpenAIBaseURL = r.get("OPENAI_BASE_URL", "")
+	c.OpenAITTSModel = r.get("OPENAI_TTS_MODEL", openai.DefaultSpeechModel)
+	c.STTEngine = r.oneOf("STT_ENGINE", "whisper", "whisper", "openai")
+	c.STTRequired = r.get("STT_ENGINE", "") != ""
+	c.OpenAISTTModel = r.get("OPENAI_STT_MODEL", openai.DefaultTranscriptionModel)
+	c.WhisperModel = r.get("WHISPER_MODEL", "models/ggml-base.bin")
+	c.WhisperThreads = int(r.integer("WHISPER_THREADS", int64(runtime.NumCPU()), 1))
+	c.WhisperVAD = r.oneOf("WHISPER_VAD", whisper.VADModes[0], whisper.VADModes...)
+	c.WhisperVADFile = r.get("WHISPER_VAD_MODEL", "models/ggml-silero-v6.2.0.bin")
+	c.AllowPrivateURLs = r.boolean("ALLOW_PRIVATE_URLS")
+}
+
+// readPayments reads the Stripe keys, the test checkout's permission and the prices.
+func (r *envReader) readPayments(c *Config) {
+	c.StripeSecretKey = r.get("STRIPE_SECRET_KEY", "")
+	c.StripeWebhookSecret = r.get("STRIPE_WEBHOOK_SECRET", "")
+	c.StripePublishableKey = r.get("STRIPE_PUBLISHABLE_KEY", "")
+	c.StripeAPIBase = r.get("STRIPE_API_BASE", "")
+	c.AllowTestCheckout = r.boolean("ALLOW_TEST_CHECKOUT")
+	var err error
+	if c.Pricing, err = orders.ParsePricing(r.get("PRICING", "")); err != nil {
+		r.fail(fmt.Errorf("PRICING: %w", err))
+	}
+}
+
+// readMail reads how letters leave.
+func (r *envReader) readMail(c *Config) {
+	c.SMTPURL = r.get("SMTP_URL", "")
+	c.MailFrom = r.get("MAIL_FROM", mail.DefaultFrom)
+}
+
+// readStorage reads where uploads and results are kept.
+func (r *envReader) readStorage(c *Config) {
+	c.Storage = r.oneOf("STORAGE", "disk", "disk", "minio")
+	c.MinIOEndpoint = r.get("MINIO_ENDPOINT", "")
+	c.MinIOAccessKey = r.get("MINIO_ACCESS_KEY", "")
+	c.MinIOSecretKey = r.get("MINIO_SECRET_KEY", "")
+	c.MinIOBucket = r.get("MINIO_BUCKET", "parla")
+	c.MinIOUseSSL = r.boolean("MINIO_USE_SSL")
+	c.MinIORegion = r.get("MINIO_REGION", "")
+	c.MinIOPublicEndpoint = r.get("MINIO_PUBLIC_ENDPOINT", "")
+}
+
+// readDatabase reads the shared database of a cluster, and this node's name in it.
+func (r *envReader) readDatabase(c *Config) {
+	c.DatabaseURL = r.get("DATABASE_URL", "")
+	c.DBMaxConns = int(r.integer("DB_MAX_CONNS", sqldb.DefaultMaxConns, 2))
+	c.NodeID = r.get("NODE_ID", "")
+}
+
+// readLimits reads the sizes and times orders are held to, with the order book's and the
+// HTTP layer's own defaults.
+func (r *envReader) readLimits(c *Config) {
+	c.MaxUploadBytes = r.integer("UPLOAD_MAX_BYTES", api.DefaultMaxUploadBytes, 1)
+	c.UploadTTL = r.duration("UPLOAD_TTL", orders.DefaultUploadTTL)
+	c.UploadQuotaPerClient = r.integer("UPLOAD_QUOTA_PER_CLIENT", orders.DefaultUploadQuotaPerClient, 0)
+	c.UploadQuotaTotal = r.integer("UPLOAD_QUOTA_TOTAL", orders.DefaultUploadQuotaTotal, 0)
+	c.VTTMaxDuration = r.duration("VTT_MAX_DURATION", orders.DefaultVTTMaxDuration)
+	c.TTSMaxChars = r.integer("TTS_MAX_CHARS", 100_000, 1)
+	c.Workers = int(r.integer("WORKERS", orders.DefaultWorkers, 1))
+	c.MaxAttempts = int(r.integer("FULFIL_MAX_ATTEMPTS", orders.DefaultMaxAttempts, 1))
+	c.RetryBase = r.duration("FULFIL_RETRY_BASE", orders.DefaultRetryBase)
+	c.JobTimeout = r.duration("JOB_TIMEOUT", orders.DefaultJobTimeout)
+	c.RescueAfter = r.duration("JOB_RESCUE_AFTER", orders.DefaultRescueAfter(c.JobTimeout))
+	c.SweepInterval = r.duration("SWEEP_INTERVAL", orders.DefaultSweepInterval)
+	c.ShutdownGrace = r.duration("SHUTDOWN_TIMEOUT", 30*time.Second)
+}
+
+// readOps reads the logs, the metrics and health settings and the admin area's secrets.
+func (r *envReader) readOps(c *Config) {
+	if err := c.LogLevel.UnmarshalText([]byte(r.get("LOG_LEVEL", "info"))); err != nil {
+		r.fail(fmt.Errorf("LOG_LEVEL: %w", err))
+	}
+	c.LogFormat = r.oneOf("LOG_FORMAT", "text", "text", "json")
+	c.MetricsAddr = r.get("METRICS_ADDR", "")
+	c.ReadyMinFree = r.integer("READY_MIN_FREE_BYTES", 512<<20, 0)
+	c.AdminPasswordHash = r.get("ADMIN_PASSWORD_HASH", "")
+	c.AdminToken = r.get("ADMIN_TOKEN", "")
+	c.AdminSessionKey = r.get("ADMIN_SESSION_KEY", "")
+}
+
+// readProxies reads TRUSTED_PROXIES, a comma-separated list of IPs and CIDRs.
+func (r *envReader) readProxies() []string {
+	var proxies []string
+	for _, p := range strings.Split(r.get("TRUSTED_PROXIES", ""), ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if err := proxyError(p); err != nil {
+			r.fail(err)
+			continue
+		}
+		proxies = append(proxies, p)
+	}
+	return proxies
+}
+
+// proxyError refuses a trusted proxy that is no IP or CIDR, or a CIDR of every address:
+// any client could then name its own address to the rate limits.
+func proxyError(p string) error {
+	if net.ParseIP(p) != nil {
 		return nil
 	}
-	var errs []error
-	u, err := url.Parse(c.DatabaseURL)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("DATABASE_URL=%s: must be a postgres://user:password@host:5432/dbname URL",
-			sqldb.Redact(c.DatabaseURL)))
+	_, n, err := net.ParseCIDR(p)
+	if err != nil {
+		return fmt.Errorf("TRUSTED_PROXIES: %q is neither an IP nor a CIDR", p)
 	}
-	if c.Storage != "minio" {
-		errs = append(errs, errors.New("DATABASE_URL is set but STORAGE is not minio: with several nodes, an upload or "+
-			"a result kept on one node's disk cannot be read by the others; set STORAGE=minio and MINIO_*"))
+	if ones, _ := n.Mask.Size(); ones == 0 {
+		return fmt.Errorf("TRUSTED_PROXIES: %q trusts every address, so any client could choose its own address for the rate limits", p)
 	}
-	return errs
+	return nil
 }
 
-// stripeKeyErrors refuses Stripe keys in the wrong places: a publishable key as the secret,
-// a secret key where every browser would see it, and test keys on a public site (nobody
-// would be charged) unless ALLOW_TEST_CHECKOUT=1 says that is the intent.
-func stripeKeyErrors(c Config, public bool) []error {
-	var errs []error
-	if strings.HasPrefix(c.StripeSecretKey, "pk_") {
-		errs = append(errs, errors.New("STRIPE_SECRET_KEY holds a publishable key (pk_…); the secret key starts with sk_ or rk_"))
+// fail notes a problem; loadConfig reports them all together.
+func (r *envReader) fail(err error) { r.errs = append(r.errs, err) }
+
+// get is name's value without surrounding spaces, or def when that is empty.
+func (r *envReader) get(name, def string) string {
+	if v := strings.TrimSpace(r.getenv(name)); v != "" {
+		return v
 	}
-	if strings.HasPrefix(c.StripePublishableKey, "sk_") || strings.HasPrefix(c.StripePublishableKey, "rk_") {
-		errs = append(errs, errors.New("STRIPE_PUBLISHABLE_KEY holds a secret key: it would be sent to every browser; use the pk_… key"))
+	return def
+}
+
+// oneOf is name's value in lower case, which must be one of allowed.
+func (r *envReader) oneOf(name, def string, allowed ...string) string {
+	v := strings.ToLower(r.get(name, def))
+	if slices.Contains(allowed, v) {
+		return v
 	}
-	isTest := strings.HasPrefix(c.StripeSecretKey, "sk_test_") || strings.HasPrefix(c.StripeSecretKey, "rk_test_")
-	if public && isTest && !c.AllowTestCheckout {
-		errs = append(errs, fmt.Errorf("PUBLIC_URL=%s is public but STRIPE_SECRET_KEY is a test key: nobody would be "+
-			"charged; use live keys or ALLOW_TEST_CHECKOUT=1", c.PublicURL))
+	r.fail(fmt.Errorf("%s=%q: must be one of %s", name, v, strings.Join(allowed, ", ")))
+	return def
+}
+
+// integer is name's value as a whole number of at least lo.
+func (r *envReader) integer(name string, def int64, lo int64) int64 {
+	s := r.get(name, "")
+	if s == "" {
+		return def
 	}
-	return errs
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < lo {
+		r.fail(fmt.Errorf("%s=%q: must be a whole number ≥ %d", name, s, lo))
+		return def
+	}
+	return n
+}
+
+// duration is name's value as a positive duration.
+func (r *envReader) duration(name string, def time.Duration) time.Duration {
+	s := r.get(name, "")
+	if s == "" {
+		return def
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		r.fail(fmt.Errorf("%s=%q: must be a positive duration such as 30s or 10m", name, s))
+		return def
+	}
+	return d
+}
+
+// boolean is name's value as a switch: 1, true or yes turn it on; unset, it is off.
+func (r *envReader) boolean(name string) bool {
+	switch strings.ToLower(r.get(name, "")) {
+	case "", "0", "false", "no":
+		return false
+	case "1", "true", "yes":
+		return true
+	}
+	r.fail(fmt.Errorf("%s: must be 1 or 0", name))
+	return false
+}
+
+// addrPort is the port of a listen address, for PUBLIC_URL's default; a malformed ADDR
+// (refused by addressErrors) gives the default port.
+func addrPort(addr string) string {
+	if _, port, err := net.SplitHostPort(addr); err == nil {
+		return port
+	}
+	return defaultPort
 }
 
 // defaultContact is the footer's address when CONTACT_EMAIL is unset: contact@ the site's
@@ -361,10 +360,7 @@ func (c Config) PaymentMode() string {
 	return "test"
 }
 
-func isLocalHost(h string) bool {
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
+// Engines names the engine serving each service, as the metrics and the admin area show it.
+func (c Config) Engines() map[orders.Service]string {
+	return map[orders.Service]string{orders.TTS: c.TTSEngine, orders.STT: c.STTEngine, orders.VTT: c.STTEngine}
 }

@@ -18,7 +18,7 @@ import (
 func healthcheck(getenv func(string) string, stderr io.Writer) int {
 	addr := getenv("ADDR")
 	if addr == "" {
-		addr = ":8080"
+		addr = defaultAddr
 	}
 	u, err := healthURL(addr)
 	if err != nil {

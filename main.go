@@ -173,7 +173,7 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	}
 	a.metrics = metrics.New(metrics.Config{
 		Version: Version, DataDir: cfg.DataDir, JobTimeout: cfg.JobTimeout, Gauges: bookGauges{a}, Log: a.log,
-		Engines: map[orders.Service]string{orders.TTS: cfg.TTSEngine, orders.STT: cfg.STTEngine, orders.VTT: cfg.STTEngine},
+		Engines: cfg.Engines(),
 	})
 	runner := media.New(media.Config{TempDir: tmpDir})
 	speaker, err := newSpeaker(cfg, runner)

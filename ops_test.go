@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,13 +114,13 @@ func TestMetricsAfterOnePaidOrderPerService(t *testing.T) {
 	secret = append(secret, co["sessionId"].(string), "secret-video", "viewer@example.com", filepath.Base(link))
 
 	// The job's last steps (e-mail, done) are recorded just after the link appears.
+	// Past the wait, the checks below say which series is short.
 	var f map[string]*dto.MetricFamily
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	testkit.WaitFor(10*time.Second, func() bool {
 		f = scrapeMetrics(t, h.do("GET", "/metrics", "", nil, map[string]string{"Authorization": "Bearer " + testAdminToken}))
-		if n, _ := series(f, "parla_orders_total", map[string]string{"state": "delivered"}); n == 3 || time.Now().After(deadline) {
-			break
-		}
-	}
+		n, _ := series(f, "parla_orders_total", map[string]string{"state": "delivered"})
+		return n == 3
+	})
 	engines := map[string]string{"tts": "espeak", "sst": "openai", "vtt": "openai"}
 	for svc, amount := range paid {
 		for _, c := range []struct {
@@ -296,5 +298,76 @@ func TestReadyz(t *testing.T) {
 	body = ready(named, 503)
 	if check(body, "engine.sst") != "failed" || check(body, "engine.vtt") != "failed" || check(body, "engine.tts") != "ok" {
 		t.Errorf("with STT_ENGINE=whisper and no model: %v", body)
+	}
+}
+
+// Wrong bearer tokens on /metrics count toward the admin area's limit of wrong attempts per
+// address: past it even the right token is refused there, and /admin answers 429.
+func TestMetricsWrongTokensAreRateLimited(t *testing.T) {
+	h := startApp(t, map[string]string{"ADMIN_TOKEN": testAdminToken})
+	right := map[string]string{"Authorization": "Bearer " + testAdminToken}
+	h.wantStatus(h.do("GET", "/metrics", "", nil, right), 200)
+	for i := 0; i < 10; i++ {
+		h.wantStatus(h.do("GET", "/metrics", "", nil, map[string]string{"Authorization": "Bearer wrong-token-0123456789abcdef-0123456789"}), 401)
+	}
+	h.wantStatus(h.do("GET", "/metrics", "", nil, right), 401)
+	h.wantStatus(h.do("GET", "/admin/orders", "", nil, map[string]string{"Authorization": "Bearer wrong"}), 429)
+}
+
+func TestHealthURL(t *testing.T) {
+	for _, c := range []struct{ addr, want string }{
+		{":8080", "http://127.0.0.1:8080/readyz"},
+		{"0.0.0.0:9000", "http://127.0.0.1:9000/readyz"},
+		{"[::]:8080", "http://[::1]:8080/readyz"},
+		{"127.0.0.2:8080", "http://127.0.0.2:8080/readyz"},
+		{"[::1]:81", "http://[::1]:81/readyz"},
+		{"localhost:8080", "http://localhost:8080/readyz"},
+	} {
+		if got, err := healthURL(c.addr); err != nil || got != c.want {
+			t.Errorf("healthURL(%q) = %q, %v; want %q", c.addr, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"8080", "", "host:", "[::1"} {
+		if got, err := healthURL(bad); err == nil {
+			t.Errorf("healthURL(%q) = %q, want an error", bad, got)
+		}
+	}
+}
+
+// The subcommand passes against the real server and fails, saying why, against a port
+// nobody listens on and against a server that answers something else.
+func TestHealthcheckSubcommand(t *testing.T) {
+	h := startApp(t, nil)
+	env := func(addr string) func(string) string {
+		return func(k string) string {
+			if k == "ADDR" {
+				return addr
+			}
+			return ""
+		}
+	}
+	var stderr bytes.Buffer
+	if code := healthcheck(env(strings.TrimPrefix(h.base, "http://")), &stderr); code != 0 {
+		t.Fatalf("against the running server: exit %d: %s", code, stderr.String())
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	stderr.Reset()
+	if code := healthcheck(env(closed), &stderr); code != 1 || !strings.Contains(stderr.String(), "refused") {
+		t.Errorf("against a closed port: exit %d: %s", code, stderr.String())
+	}
+
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "starting", http.StatusServiceUnavailable)
+	}))
+	defer other.Close()
+	stderr.Reset()
+	if code := healthcheck(env(strings.TrimPrefix(other.URL, "http://")), &stderr); code != 1 || !strings.Contains(stderr.String(), "503") {
+		t.Errorf("against a server answering 503: exit %d: %s", code, stderr.String())
 	}
 }

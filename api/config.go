@@ -7,7 +7,7 @@ import (
 	"parla/providers"
 )
 
-// acceptedAudio are the formats the audio page names (spec section 9); the server reads
+// acceptedAudio are the formats the audio page names (the spec's "Business constants and limits"); the server reads
 // anything ffmpeg reads and judges files by their content, not their names.
 var acceptedAudio = []string{"mp3", "mp4", "mpeg", "mpga", "m4a", "wav", "webm"}
 

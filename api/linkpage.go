@@ -8,7 +8,6 @@ import (
 	"html/template"
 	"net"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"parla/api/orders"
 	"parla/providers"
 	"parla/providers/mail"
+	"parla/providers/texts"
 )
 
 // The link page (/r/{token}) is the address a delivery letter gives. Company mail scanners
@@ -119,17 +119,17 @@ func wantsHTML(c *fiber.Ctx) bool {
 // first of the browser's languages that Parla speaks, else English.
 func pageLocale(c *fiber.Ctx, orderLocale string) string {
 	if l := c.Query("lang"); l != "" {
-		return mail.Locale(l)
+		return texts.Locale(l)
 	}
 	if orderLocale != "" {
-		return mail.Locale(orderLocale)
+		return texts.Locale(orderLocale)
 	}
 	for _, part := range strings.Split(c.Get(fiber.HeaderAcceptLanguage), ",") {
 		tag := strings.TrimSpace(strings.SplitN(part, ";", 2)[0])
 		if tag == "" || tag == "*" {
 			continue
 		}
-		if l := mail.Locale(tag); l != "en" || strings.HasPrefix(strings.ToLower(tag), "en") {
+		if l := texts.Locale(tag); l != "en" || strings.HasPrefix(strings.ToLower(tag), "en") {
 			return l
 		}
 	}
@@ -144,12 +144,13 @@ func (s *server) renderLinkPage(c *fiber.Ctx, o orders.Order, notice string) err
 	if err != nil {
 		s.log.Warn("reading what is kept", "order", o.ID, "err", err)
 	}
-	service := mail.Text(lng, "service."+string(o.Service))
+	tr := texts.In(lng)
+	service := tr.Get("service." + string(o.Service))
 	p := mail.Purchase{Format: k.Format, Voice: k.Voice, Characters: k.Characters, Seconds: k.Seconds,
 		Amount: o.Amount, Currency: o.Currency}
 	v := pageView{Lang: lng, Title: pageText(lng, "page.title"), Notice: notice,
 		What: mail.ReceiptLines(lng, service, p), File: o.ResultName,
-		Expiry:    strings.ReplaceAll(mail.Text(lng, "delivered.expiry"), "{date}", mail.FormatDate(lng, o.LinkExpiresAt)),
+		Expiry:    strings.ReplaceAll(tr.Get("delivered.expiry"), "{date}", mail.FormatDate(lng, o.LinkExpiresAt)),
 		ExpiresAt: o.LinkExpiresAt.UTC().Format(time.RFC3339), Left: timeLeft(lng, o.LinkExpiresAt.Sub(s.deps.Book.Config().Now())),
 		LeftFormat: pageText(lng, "page.left"), Token: o.LinkToken}
 	if k.Transcript != nil {
@@ -186,14 +187,16 @@ type pageView struct {
 	LeftFormat string
 	Token      string
 	Formats    []pageFormat
-	T          map[string]string
+	Tag, Dir   string                  // html lang and dir, from Lang
+	T          func(key string) string // the page's texts in its language
 	Script     template.JS
 }
 
 type pageFormat struct{ Name, Label string }
 
 func (s *server) sendPage(c *fiber.Ctx, status int, v pageView) error {
-	v.T = pageStrings[v.Lang]
+	tr := texts.In(v.Lang)
+	v.Tag, v.Dir, v.T = tr.Tag(), tr.Dir(), tr.Get
 	v.Script = countdownScript
 	var b bytes.Buffer
 	if err := linkPageTemplate.Execute(&b, v); err != nil {
@@ -208,22 +211,7 @@ func (s *server) sendPage(c *fiber.Ctx, status int, v pageView) error {
 	return c.Status(status).Send(b.Bytes())
 }
 
-func pageText(lng, key string) string {
-	if t, ok := pageStrings[lng][key]; ok {
-		return t
-	}
-	return pageStrings["en"][key]
-}
-
-func htmlLang(lng string) string {
-	switch lng {
-	case "jp":
-		return "ja"
-	case "zh":
-		return "zh-Hans"
-	}
-	return lng
-}
+func pageText(lng, key string) string { return texts.In(lng).Get(key) }
 
 // countdownScript ticks the countdown; the page's Content-Security-Policy allows it by its
 // hash and no other script.
@@ -239,16 +227,8 @@ var pagePolicy = func() string {
 		base64.StdEncoding.EncodeToString(sum[:]) + "'; base-uri 'none'; frame-ancestors 'none'"
 }()
 
-var linkPageTemplate = template.Must(template.New("link").Funcs(template.FuncMap{
-	"htmlLang": htmlLang,
-	"dir": func(lng string) string {
-		if slices.Contains([]string{"ar"}, lng) {
-			return "rtl"
-		}
-		return "ltr"
-	},
-}).Parse(`<!DOCTYPE html>
-<html lang="{{htmlLang .Lang}}" dir="{{dir .Lang}}">
+var linkPageTemplate = template.Must(template.New("link").Parse(`<!DOCTYPE html>
+<html lang="{{.Tag}}" dir="{{.Dir}}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -279,35 +259,35 @@ section{margin-block:1.5rem}
 {{- end}}
 {{- if .Token}}
 <section aria-labelledby="what">
-<h2 id="what">{{index .T "page.what"}}</h2>
+<h2 id="what">{{call .T "page.what"}}</h2>
 <ul data-testid="link-what">{{range .What}}<li>{{.}}</li>{{end}}</ul>
 <p class="small" dir="ltr">{{.File}}</p>
 </section>
 <section aria-labelledby="when">
-<h2 id="when">{{index .T "page.when"}}</h2>
+<h2 id="when">{{call .T "page.when"}}</h2>
 <p>{{.Expiry}}</p>
-<p>{{index .T "page.left_label"}} <time data-testid="link-left" datetime="{{.ExpiresAt}}" data-format="{{.LeftFormat}}">{{.Left}}</time></p>
+<p>{{call .T "page.left_label"}} <time data-testid="link-left" datetime="{{.ExpiresAt}}" data-format="{{.LeftFormat}}">{{.Left}}</time></p>
 </section>
 <form method="post" action="/d/{{.Token}}">
-<button class="primary" type="submit" data-testid="link-download">{{index .T "page.download"}}</button>
+<button class="primary" type="submit" data-testid="link-download">{{call .T "page.download"}}</button>
 </form>
 {{- if .Formats}}
 <section aria-labelledby="formats">
-<h2 id="formats">{{index .T "page.formats"}}</h2>
-<p class="small">{{index .T "page.formats_note"}}</p>
+<h2 id="formats">{{call .T "page.formats"}}</h2>
+<p class="small">{{call .T "page.formats_note"}}</p>
 <ul class="formats">{{range .Formats}}<li><form method="post" action="/d/{{$.Token}}"><input type="hidden" name="format" value="{{.Name}}"><button class="secondary" type="submit" data-format="{{.Name}}">{{.Label}}</button></form></li>{{end}}</ul>
 </section>
 {{- end}}
 <section aria-labelledby="delete">
-<h2 id="delete">{{index .T "page.delete_title"}}</h2>
-<p class="small">{{index .T "page.delete_note"}}</p>
+<h2 id="delete">{{call .T "page.delete_title"}}</h2>
+<p class="small">{{call .T "page.delete_note"}}</p>
 <form method="post" action="/r/{{.Token}}/delete">
-<button class="danger" type="submit" data-testid="link-delete">{{index .T "page.delete"}}</button>
+<button class="danger" type="submit" data-testid="link-delete">{{call .T "page.delete"}}</button>
 </form>
 </section>
 <script>{{.Script}}</script>
 {{- end}}
-<p><a href="/">{{index .T "page.home"}}</a></p>
+<p><a href="/">{{call .T "page.home"}}</a></p>
 </main>
 </body>
 </html>

@@ -4,41 +4,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-
-	"parla/providers/mail"
 )
-
-// Every language of the link page has every text of English, none empty, and says it in
-// its own words (the countdown's units may be written alike).
-func TestPageStringsComplete(t *testing.T) {
-	for _, lng := range mail.Locales() {
-		texts, ok := pageStrings[lng]
-		if !ok {
-			t.Errorf("no page texts for %s", lng)
-			continue
-		}
-		if len(texts) != len(pageStrings["en"]) {
-			t.Errorf("%s has %d texts, en %d", lng, len(texts), len(pageStrings["en"]))
-		}
-		for key, en := range pageStrings["en"] {
-			got := texts[key]
-			switch {
-			case strings.TrimSpace(got) == "":
-				t.Errorf("%s: %s is missing", lng, key)
-			case lng != "en" && got == en && key != "page.left":
-				t.Errorf("%s: %s is left in English", lng, key)
-			}
-		}
-		if !strings.Contains(texts["page.left"], "{d}") || !strings.Contains(texts["page.left"], "{m}") {
-			t.Errorf("%s: the countdown lacks its placeholders: %q", lng, texts["page.left"])
-		}
-	}
-}
 
 // The page's language: ?lang=, then the order's, then the first of the browser's that we
 // speak.

@@ -23,7 +23,7 @@ type countingSpeaker struct {
 func (s *countingSpeaker) Available() error { return nil }
 func (s *countingSpeaker) Speak(ctx context.Context, r providers.SpeechRequest, w io.Writer) error {
 	s.calls.Add(1)
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // under test: a slow production that ten visitors overlap
 	_, err := w.Write(bytes.Repeat([]byte(r.Text[:1]), s.size))
 	return err
 }
@@ -62,6 +62,7 @@ func TestPreviewCacheProducesOncePerKeyAndStaysWithinItsSize(t *testing.T) {
 		t.Error("speed not in the key")
 	}
 	// b, then c: a (least recently used) goes, b and c stay.
+	// Under test: the order of use, told by modification times, which need the clock to move.
 	time.Sleep(10 * time.Millisecond)
 	pb, _, _ := pc.path(context.Background(), req("b"), "mp3")
 	time.Sleep(10 * time.Millisecond)

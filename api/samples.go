@@ -14,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"parla/providers"
+	"parla/providers/texts"
 )
 
 // sampleCache produces each voice's sample once per interface language with the
@@ -39,26 +40,20 @@ func (sc *sampleCache) lock(voice string) *sync.Mutex {
 	return sc.locks[voice]
 }
 
-// sampleTexts are what every voice says, in each interface language (%s: the voice's
-// name), with the language code the engine speaks it in.
-var sampleTexts = map[string]struct{ lang, text string }{
-	"en": {"en", "Hello! I am %s, one of the six voices of Parla. This is how your text will sound when you order it."},
-	"es": {"es", "¡Hola! Soy %s, una de las seis voces de Parla. Así sonará tu texto cuando lo encargues."},
-	"ru": {"ru", "Здравствуйте! Я %s, один из шести голосов Parla. Так будет звучать ваш текст, когда вы его закажете."},
-	"ar": {"ar", "مرحبا! أنا %s، أحد الأصوات الستة في بارلا. هكذا سيبدو نصك عندما تطلبه."},
-	"zh": {"zh", "你好！我是%s，Parla的六种声音之一。你订购的文字听起来就是这样。"},
-	"jp": {"ja", "こんにちは。私は%sです。Parlaの六つの声の一つです。ご注文の文章はこのように読まれます。"},
-}
+// sampleLangs are the languages the engine speaks each interface language's sample in
+// (the words are the catalog's sample.voice).
+var sampleLangs = map[string]string{"en": "en", "es": "es", "ru": "ru", "ar": "ar", "zh": "zh", "jp": "ja"}
 
 // sample is what a voice says for an interface language: the text and its language. A
 // locale the engine does not speak gets the English sample.
 func (sc *sampleCache) sample(voice, locale string, languages []string) (key, lang, text string) {
-	st, ok := sampleTexts[locale]
-	if !ok || (st.lang != "en" && !slices.Contains(languages, st.lang)) {
-		locale, st = "en", sampleTexts["en"]
+	locale = texts.Locale(locale)
+	lang = sampleLangs[locale]
+	if lang != "en" && !slices.Contains(languages, lang) {
+		locale, lang = "en", "en"
 	}
 	name := strings.ToUpper(voice[:1]) + voice[1:]
-	return voice + "-" + locale, st.lang, fmt.Sprintf(st.text, name)
+	return voice + "-" + locale, lang, strings.ReplaceAll(texts.In(locale).Get("sample.voice"), "{name}", name)
 }
 
 // path returns the cached sample of a voice in an interface language, producing it

@@ -1,6 +1,7 @@
 // Package api is Parla's HTTP face: routes, short handlers (decode → validate → call →
 // encode), the mapping of errors to JSON, the built-in test checkout pages, download links
-// and the React app with its SPA fallback.
+// and the link page a letter gives, free previews and voice samples, /readyz, the guarded
+// listener, and the React app with its SPA fallback.
 package api
 
 import (
@@ -32,11 +33,18 @@ type Config struct {
 	TrustedProxies []string // proxies whose X-Forwarded-For is believed
 	SamplesDir     string   // cache of generated voice samples
 	PreviewsDir    string   // cache of free text-to-speech previews (bounded in size)
-	BodyLimit      int      // largest JSON body accepted (bytes)
-	MaxUploadBytes int64    // largest audio upload (25 MB)
+	BodyLimit      int      // largest JSON body accepted (bytes; DefaultBodyLimit)
+	MaxUploadBytes int64    // largest audio upload (DefaultMaxUploadBytes)
 	STTEngine      string   // "whisper" or "openai", named on the audio page
 	PublicURL      string   // how visitors reach us: canonical, hreflang and og:url addresses
 }
+
+// The defaults of Config's zero fields; the server's configuration (the root's config.go)
+// reads UPLOAD_MAX_BYTES over the same constant.
+const (
+	DefaultBodyLimit      = 1 << 20
+	DefaultMaxUploadBytes = 25 << 20
+)
 
 // WebhookParser verifies and decodes a Stripe webhook delivery.
 type WebhookParser interface {
@@ -93,10 +101,10 @@ func New(cfg Config, deps Deps) *fiber.App {
 		deps.Log = slog.Default()
 	}
 	if cfg.BodyLimit <= 0 {
-		cfg.BodyLimit = 1 << 20
+		cfg.BodyLimit = DefaultBodyLimit
 	}
 	if cfg.MaxUploadBytes <= 0 {
-		cfg.MaxUploadBytes = 25 << 20
+		cfg.MaxUploadBytes = DefaultMaxUploadBytes
 	}
 	s := &server{cfg: cfg, deps: deps, log: deps.Log, clientOf: ClientIP(cfg.TrustedProxies)}
 	s.samples = newSampleCache(cfg.SamplesDir, deps.Speaker)

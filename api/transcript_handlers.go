@@ -27,10 +27,10 @@ func (s orderHandlers) uploadAudio(c *fiber.Ctx) error {
 	// A client whose unpaid uploads fill its quota (or everyone's) is refused before its
 	// bytes are read; the upload is counted again, with its size, when it is kept.
 	client := quotaKey(s.clientOf(c))
-	if err := book.Desk.UploadAllowed(c.UserContext(), client); err != nil {
+	if err := book.Intake.UploadAllowed(c.UserContext(), client); err != nil {
 		return refuseBody(c, err)
 	}
-	f, err := book.Desk.IncomingFile()
+	f, err := book.Intake.IncomingFile()
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (s orderHandlers) uploadAudio(c *fiber.Ctx) error {
 		os.Remove(f.Name())
 		return refuseBody(c, err)
 	}
-	u, amount, err := book.Desk.AcceptUpload(c.UserContext(), f.Name(), name, client, size)
+	u, amount, err := book.Intake.AcceptUpload(c.UserContext(), f.Name(), name, client, size)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (s orderHandlers) analyzeVideo(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}
-	info, amount, err := s.deps.Book.Desk.AnalyzeLink(c.UserContext(), body.Video)
+	info, amount, err := s.deps.Book.Intake.AnalyzeLink(c.UserContext(), body.Video)
 	if err != nil {
 		return err
 	}

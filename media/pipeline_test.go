@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"parla/providers/testkit"
 )
 
 // testPieces serves data as pieces and records what the pipeline does with them.
@@ -91,10 +93,7 @@ func noLeak(t *testing.T) {
 	t.Helper()
 	before := runtime.NumGoroutine()
 	t.Cleanup(func() {
-		deadline := time.Now().Add(2 * time.Second)
-		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
+		testkit.WaitFor(2*time.Second, func() bool { return runtime.NumGoroutine() <= before })
 		if n := runtime.NumGoroutine(); n > before {
 			t.Errorf("%d goroutines left running, %d before", n, before)
 		}

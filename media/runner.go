@@ -1,8 +1,12 @@
-// Package media runs ffmpeg and ffprobe for the rest of the app: it probes files, encodes
-// raw speech audio into the formats visitors can order, and splits long texts for speech
-// engines. Every command line is built by a pure function (see args.go) so it can be
-// compared against a golden list in tests; Runner executes them with a context, a cap on
-// concurrent ffmpeg processes and a bounded stderr tail folded into errors.
+// Package media runs ffmpeg and ffprobe for the rest of the app: it probes files, measures
+// the speech in them (check.go, speech.go), decodes them to PCM for whisper and cuts long
+// recordings into chunks (pcm.go, chunk.go), reads relayed video links (remote.go), encodes
+// raw speech audio into the formats visitors can order, joins parts encoded in parallel
+// without a second encode (concat.go, ogg.go, flac.go), and splits long texts for speech
+// engines (text.go). Every command line is built by a pure function (the …Args functions:
+// args.go and the file of each step) so it can be compared against a golden list in tests;
+// Runner executes them with a context, a cap on concurrent ffmpeg processes and a bounded
+// stderr tail folded into errors.
 package media
 
 import (

@@ -55,31 +55,48 @@ func byteIndexOfRune(s string, n int) int {
 	return len(s)
 }
 
-// sentenceCut returns the byte offset just after the last sentence end in s[:end] that is
-// followed by whitespace (or by end itself when s[end] is whitespace), or 0. A sentence end
-// is . ! ? … or their CJK forms, optionally followed by closing quotes or brackets; a
-// paragraph break (newline) also counts. CJK full stops need no following space.
+// sentenceCut returns the byte offset just after the last sentence end in s[:end] (see
+// SentenceEnd), or 0; a paragraph break (newline) also counts, as a cut for the engines.
 func sentenceCut(s string, end int) int {
 	best := 0
 	for i, r := range s[:end] {
-		j := i + utf8.RuneLen(r)
-		switch r {
-		case '\n':
-			best = j
-		case '。', '！', '？':
-			best = closeRun(s, j, end)
-		case '.', '!', '?', '…':
-			k := closeRun(s, j, end)
-			if k < len(s) {
-				next, _ := utf8.DecodeRuneInString(s[k:])
-				if !unicode.IsSpace(next) {
-					continue
-				}
-			}
+		if r == '\n' {
+			best = i + 1
+		} else if k, ok := SentenceEnd(s, i, end); ok {
 			best = k
 		}
 	}
 	return best
+}
+
+// fullWidthEnds are the CJK sentence ends, which need no space after them.
+const fullWidthEnds = "。！？"
+
+// sentenceEnds are the marks that end a sentence in the scripts Parla serves: . ! ? … ‼ ⁉,
+// the Arabic question mark and the CJK full-width forms.
+const sentenceEnds = ".!?…‼⁉؟" + fullWidthEnds
+
+// EndsSentence reports whether r is a mark that ends a sentence: . ! ? … ‼ ⁉, the Arabic
+// question mark ؟ or the CJK 。！？. It is the one list that previews, jobs and subtitles use.
+func EndsSentence(r rune) bool { return strings.ContainsRune(sentenceEnds, r) }
+
+// SentenceEnd is the one end-of-sentence rule, for the jobs' text splitting and the
+// previews' cut alike: it reports whether the rune at byte i of s ends a sentence, and the
+// byte offset where that sentence ends (after the mark and any closing quotes or brackets
+// that follow it, not beyond limit). A CJK full stop ends one wherever it stands; the other
+// marks only when whitespace or the end of s follows, so "3.50" and "e.g.x" end nothing.
+func SentenceEnd(s string, i, limit int) (int, bool) {
+	r, n := utf8.DecodeRuneInString(s[i:])
+	if !EndsSentence(r) {
+		return 0, false
+	}
+	k := closeRun(s, i+n, limit)
+	if !strings.ContainsRune(fullWidthEnds, r) && k < len(s) {
+		if next, _ := utf8.DecodeRuneInString(s[k:]); !unicode.IsSpace(next) {
+			return 0, false
+		}
+	}
+	return k, true
 }
 
 // closeRun extends a sentence end at j over closing quotes and brackets, not beyond end.

@@ -24,6 +24,7 @@ func TestSplitText(t *testing.T) {
 		{"multibyte hard cut", "ééééé", 2, []string{"éé", "éé", "é"}},
 		{"cjk full stop", "你好。世界你好。再见", 5, []string{"你好。", "世界你好。", "再见"}},
 		{"newline", "first line\nsecond line", 15, []string{"first line", "second line"}},
+		{"arabic question mark", "نعم؟ لا شيء هنا", 12, []string{"نعم؟", "لا شيء هنا"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,3 +72,51 @@ func TestSplitTextInvariants(t *testing.T) {
 }
 
 func squash(s string) string { return strings.Join(strings.Fields(s), "") }
+
+// TestSentenceEnd is the one end-of-sentence rule, as the jobs' splitting and the previews'
+// cut see it: the text cut after every sentence end it finds.
+func TestSentenceEnd(t *testing.T) {
+	tests := []struct {
+		name string
+		text string
+		want []string
+	}{
+		{"latin", "One two. Three four! Five?", []string{"One two.", "Three four!", "Five?"}},
+		{"decimal and abbreviation glued", "Pay 3.50 now, e.g.x", []string{"Pay 3.50 now, e.g.x"}},
+		{"closing quote", `He asked "why?" Then left.`, []string{`He asked "why?"`, "Then left."}},
+		{"ellipsis", "Wait… then go... now", []string{"Wait…", "then go...", "now"}},
+		{"spanish ¿¡ open nothing", "¿Qué tal? ¡Muy bien! Gracias.", []string{"¿Qué tal?", "¡Muy bien!", "Gracias."}},
+		{"arabic question mark", "كيف حالك؟ أنا بخير. شكرا", []string{"كيف حالك؟", "أنا بخير.", "شكرا"}},
+		{"arabic mark inside a word", "ما هذا؟لا", []string{"ما هذا؟لا"}},
+		{"russian", "Привет! Как дела?", []string{"Привет!", "Как дела?"}},
+		{"japanese, with brackets", "東京は大きい。「本当？」と聞いた。", []string{"東京は大きい。", "「本当？」", "と聞いた。"}},
+		{"chinese", "你好！世界。再见", []string{"你好！", "世界。", "再见"}},
+		{"double marks", "Stop‼ Really⁉ Yes", []string{"Stop‼", "Really⁉", "Yes"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			from := 0
+			for i := range tt.text {
+				if k, ok := SentenceEnd(tt.text, i, len(tt.text)); ok && k > from {
+					got = append(got, strings.TrimSpace(tt.text[from:k]))
+					from = k
+				}
+			}
+			if rest := strings.TrimSpace(tt.text[from:]); rest != "" {
+				got = append(got, rest)
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("sentences of %q: %q, want %q", tt.text, got, tt.want)
+			}
+		})
+	}
+	// A closing quote beyond the limit is not the sentence's: the mark before it ends
+	// nothing, since what follows it within the text is no space.
+	if _, ok := SentenceEnd(`Hi." x`, 2, 3); ok {
+		t.Error(`"Hi." cut before its closing quote`)
+	}
+	if k, ok := SentenceEnd(`Hi." x`, 2, 4); !ok || k != 4 {
+		t.Errorf(`"Hi." with its quote: %d %v, want 4 true`, k, ok)
+	}
+}

@@ -1,6 +1,8 @@
 // Package providers declares the small interfaces through which the order book reaches the
-// outside world (speech engines, file storage, mail, payments) and the registry that picks
-// an implementation for each from configuration. Implementations live in the sub-packages.
+// outside world (Speaker, Transcriber, Storage, Mailer, Payments) and what they exchange:
+// the requests, the Transcript, the voices and formats on offer, and the errors callers
+// test for. Implementations live in the sub-packages; main.go picks one for each from
+// configuration (newSpeaker, newTranscriber, newStorage, newMailer).
 package providers
 
 import (

@@ -121,20 +121,17 @@ func (f *fixture) delivered() orders.Order {
 	if _, err := f.book.Cashier.Lookup(ctx, orders.TTS, co.SessionID); err != nil {
 		f.t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		o, err := f.book.Operator().Get(ctx, co.OrderID)
-		if err != nil {
+	var o orders.Order
+	if !testkit.WaitFor(10*time.Second, func() bool {
+		var err error
+		if o, err = f.book.Operator().Get(ctx, co.OrderID); err != nil {
 			f.t.Fatal(err)
 		}
-		if o.Status == orders.Done {
-			return o
-		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("order stuck in %s", o.Status)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return o.Status == orders.Done
+	}) {
+		f.t.Fatalf("order stuck in %s", o.Status)
 	}
+	return o
 }
 
 type answer struct {
@@ -228,8 +225,8 @@ func TestNoOrWrongCredentialsAreRefused(t *testing.T) {
 		t.Errorf("wrong password: %d %s", r.status, r.header.Get("Set-Cookie"))
 	}
 	// A cookie signed under another secret is not accepted.
-	other := newKeys("", strings.Repeat("y", 40))
-	forged := other.cookie(session{Who: "password", Nonce: "n", Expires: time.Now().Add(time.Hour)})
+	other := newSigner(strings.Repeat("y", 40), "")
+	forged := other.cookie(session{Who: "password", Nonce: "n", Issued: time.Now(), Expires: time.Now().Add(time.Hour)})
 	if r := f.do("GET", "/admin/orders", nil, map[string]string{"Cookie": cookieName + "=" + forged, "Accept": "application/json"}); r.status != 401 {
 		t.Errorf("a cookie signed with another key: %d", r.status)
 	}
@@ -240,17 +237,17 @@ func TestNoOrWrongCredentialsAreRefused(t *testing.T) {
 }
 
 func TestExpiredSessionIsRefused(t *testing.T) {
-	k := newKeys("h", "t")
+	k := newSigner("s", "")
 	now := time.Now()
-	c := k.cookie(session{Who: "password", Nonce: "n", Expires: now.Add(time.Minute)})
-	if _, err := k.parseCookie(c, now); err != nil {
+	c := k.cookie(session{Who: "password", Nonce: "n", Issued: now, Expires: now.Add(time.Minute)})
+	if _, err := k.parseCookie(c, now, time.Hour); err != nil {
 		t.Fatalf("fresh cookie: %v", err)
 	}
-	if _, err := k.parseCookie(c, now.Add(2*time.Minute)); err == nil {
+	if _, err := k.parseCookie(c, now.Add(2*time.Minute), time.Hour); err == nil {
 		t.Error("an expired cookie is accepted")
 	}
 	tampered := strings.Replace(c, ".password.", ".token.", 1)
-	if _, err := k.parseCookie(tampered, now); err == nil {
+	if _, err := k.parseCookie(tampered, now, time.Hour); err == nil {
 		t.Error("a tampered cookie is accepted")
 	}
 }
@@ -322,14 +319,14 @@ func TestLimiterHoldsAFloodFromManyAddresses(t *testing.T) {
 	now := time.Now()
 	allowed := 0
 	for i := 0; i < 10; i++ {
-		if l.allow("192.0.2."+string(rune('0'+i)), now) {
+		if l.fail("192.0.2."+string(rune('0'+i)), now) {
 			allowed++
 		}
 	}
 	if allowed != 5 {
 		t.Errorf("%d allowed from 10 addresses, want the global 5", allowed)
 	}
-	if !l.allow("192.0.2.0", now.Add(time.Minute)) {
+	if !l.fail("192.0.2.0", now.Add(time.Minute)) {
 		t.Error("the next window does not allow again")
 	}
 }

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -15,17 +16,19 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// Sessions are stateless: the cookie carries its expiry, a random nonce and who signed in,
-// signed with HMAC-SHA256 under a key derived from the configured secrets. Any node of a
-// cluster with the same ADMIN_PASSWORD_HASH / ADMIN_TOKEN accepts it, and changing either
-// secret signs every session out. The CSRF token of a session is an HMAC of its nonce.
+// Sessions are stateless: the cookie carries when it was issued, its expiry, a random nonce
+// and who signed in, signed with HMAC-SHA256 under the session key. That key comes from a
+// random secret kept in the database (orders.Operator.SessionSecret), never from the
+// password hash or the token, so reading those forges nothing; ADMIN_SESSION_KEY, when set,
+// is mixed in. Every node of a cluster reads the same secret, so any node accepts any
+// session, and replacing it (sign everyone out) ends them all. The CSRF token of a session
+// is an HMAC of its nonce.
 
-// keys hold what the admin area checks credentials and sessions with.
+// keys hold what the admin area checks credentials with.
 type keys struct {
 	passwordHash []byte   // bcrypt; nil = no password sign-in
 	tokenDigest  [32]byte // SHA-256 of ADMIN_TOKEN
 	hasToken     bool
-	session      []byte // HMAC key for cookies and CSRF tokens
 }
 
 func newKeys(passwordHash, token string) keys {
@@ -36,10 +39,6 @@ func newKeys(passwordHash, token string) keys {
 	if token != "" {
 		k.tokenDigest, k.hasToken = sha256.Sum256([]byte(token)), true
 	}
-	secret := sha256.Sum256([]byte(passwordHash + "\n" + token))
-	m := hmac.New(sha256.New, secret[:])
-	m.Write([]byte("parla admin session v1"))
-	k.session = m.Sum(nil)
 	return k
 }
 
@@ -74,8 +73,19 @@ func (k keys) signIn(secret string) (string, bool) {
 	return "", false
 }
 
-func (k keys) mac(parts ...string) string {
-	m := hmac.New(sha256.New, k.session)
+// signer signs and checks session cookies and CSRF tokens under one session key.
+type signer struct{ key []byte }
+
+// newSigner derives the session key from the stored secret and ADMIN_SESSION_KEY (fixed,
+// may be empty): both are needed to forge a session when both are set.
+func newSigner(secret, fixed string) signer {
+	m := hmac.New(sha256.New, []byte("parla admin session v2\n"+fixed))
+	m.Write([]byte(secret))
+	return signer{key: m.Sum(nil)}
+}
+
+func (k signer) mac(parts ...string) string {
+	m := hmac.New(sha256.New, k.key)
 	m.Write([]byte(strings.Join(parts, ".")))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
@@ -84,42 +94,85 @@ func (k keys) mac(parts ...string) string {
 type session struct {
 	Who     string
 	Nonce   string
+	Issued  time.Time
 	Expires time.Time
 }
 
-// cookie encodes a session: v1.<expiry unix>.<nonce>.<who>.<mac>.
-func (k keys) cookie(s session) string {
-	payload := []string{"v1", strconv.FormatInt(s.Expires.Unix(), 10), s.Nonce, s.Who}
+// cookie encodes a session: v2.<issued unix>.<expiry unix>.<nonce>.<who>.<mac>.
+func (k signer) cookie(s session) string {
+	payload := []string{"v2", strconv.FormatInt(s.Issued.Unix(), 10), strconv.FormatInt(s.Expires.Unix(), 10), s.Nonce, s.Who}
 	return strings.Join(append(payload, k.mac(payload...)), ".")
 }
 
 var errBadSession = errors.New("no valid admin session")
 
-// parseCookie verifies a session cookie's signature (constant time) and expiry.
-func (k keys) parseCookie(v string, now time.Time) (session, error) {
+// clockSkew is how far in the future an issue time may lie (another node's clock).
+const clockSkew = time.Minute
+
+// parseCookie verifies a session cookie's signature (constant time), its expiry, and that
+// it was issued less than ttl ago, whatever its expiry says.
+func (k signer) parseCookie(v string, now time.Time, ttl time.Duration) (session, error) {
 	p := strings.Split(v, ".")
-	if len(p) != 5 || p[0] != "v1" {
+	if len(p) != 6 || p[0] != "v2" {
 		return session{}, errBadSession
 	}
-	if !hmac.Equal([]byte(p[4]), []byte(k.mac(p[:4]...))) {
+	if !hmac.Equal([]byte(p[5]), []byte(k.mac(p[:5]...))) {
 		return session{}, errBadSession
 	}
-	exp, err := strconv.ParseInt(p[1], 10, 64)
-	if err != nil || !now.Before(time.Unix(exp, 0)) {
+	issued, err1 := strconv.ParseInt(p[1], 10, 64)
+	exp, err2 := strconv.ParseInt(p[2], 10, 64)
+	s := session{Who: p[4], Nonce: p[3], Issued: time.Unix(issued, 0), Expires: time.Unix(exp, 0)}
+	if err1 != nil || err2 != nil || !now.Before(s.Expires) || now.Sub(s.Issued) >= ttl || s.Issued.After(now.Add(clockSkew)) {
 		return session{}, errBadSession
 	}
-	if p[3] != "password" && p[3] != "token" {
+	if s.Who != "password" && s.Who != "token" {
 		return session{}, errBadSession
 	}
-	return session{Who: p[3], Nonce: p[2], Expires: time.Unix(exp, 0)}, nil
+	return s, nil
 }
 
 // csrf is the session's token for state-changing forms.
-func (k keys) csrf(s session) string { return k.mac("csrf", s.Nonce) }
+func (k signer) csrf(s session) string { return k.mac("csrf", s.Nonce) }
 
 // csrfOK checks a form's token against the session's in constant time.
-func (k keys) csrfOK(s session, token string) bool {
+func (k signer) csrfOK(s session, token string) bool {
 	return token != "" && hmac.Equal([]byte(token), []byte(k.csrf(s)))
+}
+
+// keyRefresh is how long a node signs with the secret it read before reading it again: a
+// sign-out of everyone on another node reaches this one within it.
+const keyRefresh = 10 * time.Second
+
+// sessionKeys hands out the signer of the stored secret, read again every keyRefresh.
+type sessionKeys struct {
+	load  func(context.Context) (string, error)
+	fixed string // ADMIN_SESSION_KEY
+
+	mu     sync.Mutex
+	signer signer
+	read   time.Time
+}
+
+// current is the signer to use now.
+func (s *sessionKeys) current(ctx context.Context, now time.Time) (signer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.signer.key != nil && now.Sub(s.read) < keyRefresh && !now.Before(s.read) {
+		return s.signer, nil
+	}
+	secret, err := s.load(ctx)
+	if err != nil {
+		return signer{}, err
+	}
+	s.signer, s.read = newSigner(secret, s.fixed), now
+	return s.signer, nil
+}
+
+// forget drops the secret read, after this node replaced it.
+func (s *sessionKeys) forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.signer = signer{}
 }
 
 func randomToken() string {
@@ -128,54 +181,4 @@ func randomToken() string {
 		panic("crypto/rand failed: " + err.Error())
 	}
 	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// limiter counts attempts in fixed windows, per client address and for everyone: a
-// flood from many addresses is held back too. Counts live in this process (a node of a
-// cluster counts its own).
-type limiter struct {
-	mu        sync.Mutex
-	perClient int
-	global    int
-	window    time.Duration
-	clients   map[string]*count
-	all       count
-}
-
-type count struct {
-	start time.Time
-	n     int
-}
-
-func (c *count) add(now time.Time, window time.Duration) int {
-	if now.Sub(c.start) >= window {
-		c.start, c.n = now, 0
-	}
-	c.n++
-	return c.n
-}
-
-func newLimiter(perClient, global int, window time.Duration) *limiter {
-	return &limiter{perClient: perClient, global: global, window: window, clients: map[string]*count{}}
-}
-
-// maxClients bounds the table; past it the table starts afresh (a flood of addresses is
-// still held by the global count).
-const maxClients = 10000
-
-// allow counts one attempt from ip and reports whether it is within both limits.
-func (l *limiter) allow(ip string, now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c, ok := l.clients[ip]
-	if !ok {
-		if len(l.clients) >= maxClients {
-			l.clients = map[string]*count{}
-		}
-		c = &count{start: now}
-		l.clients[ip] = c
-	}
-	mine := c.add(now, l.window)
-	everyone := l.all.add(now, l.window)
-	return mine <= l.perClient && everyone <= l.global
 }

@@ -47,10 +47,10 @@ func (a *Admin) orderOut(o orders.Order) orderJSON {
 func (a *Admin) orderList(c *fiber.Ctx) error {
 	s := orders.Search{Query: c.Query("q"), Service: orders.Service(c.Query("service")), Filter: orders.Filter(c.Query("state"))}
 	if s.Service != "" && !s.Service.Valid() {
-		return a.refuse(c, fiber.StatusBadRequest, "bad_request", "Unknown service: choose tts, sst or vtt.")
+		return a.pages.refuse(c, fiber.StatusBadRequest, "bad_request", "Unknown service: choose tts, sst or vtt.")
 	}
 	if s.Filter != orders.FilterAll && !validFilter(s.Filter) {
-		return a.refuse(c, fiber.StatusBadRequest, "bad_request", "Unknown state: choose waiting, stuck, failed, refunded or delivered.")
+		return a.pages.refuse(c, fiber.StatusBadRequest, "bad_request", "Unknown state: choose waiting, stuck, failed, refunded or delivered.")
 	}
 	found, err := a.op.Search(c.UserContext(), s)
 	if err != nil {
@@ -63,7 +63,7 @@ func (a *Admin) orderList(c *fiber.Ctx) error {
 	if wantsJSON(c) {
 		return c.JSON(fiber.Map{"orders": out})
 	}
-	return a.page(c, "orders", view{Title: "Orders", Search: s, Orders: out, CSRF: a.csrfOf(c)})
+	return a.pages.page(c, "orders", view{Title: "Orders", Search: s, Orders: out, CSRF: a.door.csrfOf(c)})
 }
 
 func validFilter(f orders.Filter) bool {
@@ -143,19 +143,12 @@ func (a *Admin) orderPage(c *fiber.Ctx) error {
 	if wantsJSON(c) {
 		return c.JSON(out)
 	}
-	v := view{Title: "Order " + t.Order.ID, Timeline: &out, CSRF: a.csrfOf(c), Once: randomToken(),
+	v := view{Title: "Order " + t.Order.ID, Timeline: &out, CSRF: a.door.csrfOf(c), Once: randomToken(),
 		MaxExtendDays: orders.MaxExtendDays, Jobs: a.cfg.Jobs != nil}
 	if c.Query("did") != "" && len(out.Audit) > 0 {
 		v.Notice = out.Audit[0].Action + " — " + out.Audit[0].Result
 	}
-	return a.page(c, "order", v)
-}
-
-func (a *Admin) csrfOf(c *fiber.Ctx) string {
-	if s := current(c); s.Nonce != "" {
-		return a.keys.csrf(s)
-	}
-	return ""
+	return a.pages.page(c, "order", v)
 }
 
 // action runs one operator action. The form's once key makes a second click a no-op that
@@ -167,7 +160,7 @@ func (a *Admin) action(c *fiber.Ctx) error {
 		by.Once = c.Get("Idempotency-Key")
 	}
 	if len(by.Once) > 100 {
-		return a.refuse(c, fiber.StatusBadRequest, "bad_request", "The once key is too long.")
+		return a.pages.refuse(c, fiber.StatusBadRequest, "bad_request", "The once key is too long.")
 	}
 	ctx := c.UserContext()
 	var out orders.Outcome
@@ -186,7 +179,7 @@ func (a *Admin) action(c *fiber.Ctx) error {
 		}
 		out, err = a.op.Extend(ctx, by, id, days)
 	default:
-		return a.refuse(c, fiber.StatusNotFound, "not_found", "No such action.")
+		return a.pages.refuse(c, fiber.StatusNotFound, "not_found", "No such action.")
 	}
 	status := fiber.StatusOK
 	var refused *orders.RefusedError
@@ -200,9 +193,14 @@ func (a *Admin) action(c *fiber.Ctx) error {
 		status = fiber.StatusInternalServerError
 	}
 	if wantsJSON(c) {
-		return c.Status(status).JSON(fiber.Map{"ok": err == nil, "action": out.Action, "result": out.Result, "repeated": out.Repeated})
+		return outcome(c, status, out, err)
 	}
 	return c.Redirect("/admin/orders/"+id+"?did="+name, fiber.StatusSeeOther)
+}
+
+// outcome answers an action's result to a script.
+func outcome(c *fiber.Ctx, status int, out orders.Outcome, err error) error {
+	return c.Status(status).JSON(fiber.Map{"ok": err == nil, "action": out.Action, "result": out.Result, "repeated": out.Repeated})
 }
 
 func (a *Admin) auditPage(c *fiber.Ctx) error {
@@ -213,5 +211,5 @@ func (a *Admin) auditPage(c *fiber.Ctx) error {
 	if wantsJSON(c) {
 		return c.JSON(fiber.Map{"audit": auditOut(entries)})
 	}
-	return a.page(c, "audit", view{Title: "Audit log", Audit: auditOut(entries), CSRF: a.csrfOf(c)})
+	return a.pages.page(c, "audit", view{Title: "Audit log", Audit: auditOut(entries), CSRF: a.door.csrfOf(c)})
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
+	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
@@ -30,10 +32,11 @@ type view struct {
 
 // pages are the admin area's templates: English, no script, plain CSS that reads at 320 px.
 type pages struct {
-	t *template.Template
+	t   *template.Template
+	log *slog.Logger
 }
 
-func newPages() *pages {
+func newPages(log *slog.Logger) *pages {
 	funcs := template.FuncMap{
 		"when": func(t any) string {
 			switch v := t.(type) {
@@ -68,17 +71,31 @@ func newPages() *pages {
 		},
 		"minutes": func(seconds int64) string { return fmt.Sprintf("%d:%02d", seconds/60, seconds%60) },
 	}
-	return &pages{t: template.Must(template.New("admin").Funcs(funcs).Parse(templates))}
+	return &pages{t: template.Must(template.New("admin").Funcs(funcs).Parse(templates)), log: log}
 }
 
-func (a *Admin) page(c *fiber.Ctx, name string, v view) error {
+func (p *pages) page(c *fiber.Ctx, name string, v view) error {
 	var buf bytes.Buffer
-	if err := a.pages.t.ExecuteTemplate(&buf, name, v); err != nil {
-		a.cfg.Log.Error("rendering admin page", "page", name, "err", err)
+	if err := p.t.ExecuteTemplate(&buf, name, v); err != nil {
+		p.log.Error("rendering admin page", "page", name, "err", err)
 		return c.Status(fiber.StatusInternalServerError).SendString("rendering failed")
 	}
 	c.Type("html", "utf-8")
 	return c.Send(buf.Bytes())
+}
+
+// refuse answers an error: JSON to scripts and River's UI, a page to a browser.
+func (p *pages) refuse(c *fiber.Ctx, status int, code, message string) error {
+	if wantsJSON(c) || strings.HasPrefix(c.Path(), "/admin/jobs") {
+		return c.Status(status).JSON(fiber.Map{"ok": false, "error": fiber.Map{"code": code, "message": message}})
+	}
+	return p.page(c.Status(status), "message", view{Title: http.StatusText(status), Message: message})
+}
+
+// failed logs what went wrong and answers 500 without the details.
+func (p *pages) failed(c *fiber.Ctx, what string, err error) error {
+	p.log.Error(what, "err", err)
+	return p.refuse(c, fiber.StatusInternalServerError, "internal", "Something went wrong; see the log.")
 }
 
 const templates = `
@@ -204,7 +221,13 @@ ol.timeline{background:#fff;margin:0;padding:.7rem .7rem .7rem 2rem}
 {{template "auditTable" .Audit}}
 {{end}}{{template "foot" .}}{{end}}
 
-{{define "audit"}}{{template "head" .}}<h1>Audit log</h1>{{template "auditTable" .Audit}}{{template "foot" .}}{{end}}
+{{define "audit"}}{{template "head" .}}<h1>Audit log</h1>{{template "auditTable" .Audit}}
+{{if .CSRF}}<h2>Sessions</h2>
+<form class="act" method="post" action="/admin/sign-out-everyone">
+<input type="hidden" name="csrf" value="{{.CSRF}}">
+<p>End every operator's session on every node (within 10 seconds), this one's too.</p>
+<button type="submit">Sign everyone out</button></form>{{end}}
+{{template "foot" .}}{{end}}
 
 {{define "auditTable"}}{{if .}}<div class="table"><table data-testid="audit"><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Order</th><th scope="col">Result</th></tr></thead>
 <tbody>{{range .}}<tr><td>{{when .At}}</td><td>{{.Actor}} {{.IP}}</td><td>{{.Action}}{{if .Detail}} ({{.Detail}}){{end}}</td>

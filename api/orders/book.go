@@ -20,16 +20,16 @@ import (
 // Config tunes the order book. Zero values take the defaults given.
 type Config struct {
 	PublicURL   string        // absolute base for links and checkout return URLs
-	LinkTTL     time.Duration // how long a download link works (10 days)
-	CheckoutTTL time.Duration // how long the hosted checkout accepts payment (30 min)
-	UnpaidTTL   time.Duration // when unpaid orders expire, text and address erased (CheckoutTTL + 90 min)
+	LinkTTL     time.Duration // how long a download link works (DefaultLinkTTL)
+	CheckoutTTL time.Duration // how long the hosted checkout accepts payment (DefaultCheckoutTTL)
+	UnpaidTTL   time.Duration // when unpaid orders expire, text and address erased (CheckoutTTL + DefaultUnpaidGrace)
 	TempDir     string        // scratch space for results being produced
-	TempTTL     time.Duration // leftover scratch files older than this are swept (6 h)
+	TempTTL     time.Duration // leftover scratch files older than this are swept (DefaultTempTTL)
 	UploadDir   string        // accepted uploads, one file per upload id
 	// SharedUploads keeps accepted uploads in the Storage (uploads/<id>) instead of
 	// UploadDir, so that any node of a cluster can transcribe them.
 	SharedUploads bool
-	UploadTTL     time.Duration // unpaid uploads are swept after this (24 h)
+	UploadTTL     time.Duration // unpaid uploads are swept after this (DefaultUploadTTL)
 	// UploadQuotaPerClient and UploadQuotaTotal bound the bytes of unpaid uploads kept per
 	// client address and in all (quota.go); 0 leaves a bound off.
 	UploadQuotaPerClient, UploadQuotaTotal int64
@@ -37,28 +37,56 @@ type Config struct {
 	// READY_MIN_FREE_BYTES): it then deletes unpaid uploads no open checkout holds, whatever
 	// their age, before the node is taken out of the balance.
 	LowDisk func() bool
-	// VTTMaxDuration is the longest video taken for transcription (3 h).
+	// VTTMaxDuration is the longest video taken for transcription (DefaultVTTMaxDuration).
 	VTTMaxDuration time.Duration
 	TTS            TTSLimits
 	Pricing        Pricing
 	ImageURL       string // line-item image shown on the hosted checkout
 
-	MaxAttempts  int           // fulfilment tries before a refund (5)
-	RetryBase    time.Duration // first retry delay, doubled each time (5 s)
-	PollInterval time.Duration // how often workers look for jobs (100 ms)
-	JobTimeout   time.Duration // longest a single fulfilment may run (2 h: a long video on a CPU)
+	MaxAttempts  int           // fulfilment tries before a refund (DefaultMaxAttempts)
+	RetryBase    time.Duration // first retry delay, doubled each time (DefaultRetryBase)
+	PollInterval time.Duration // how often workers look for jobs (DefaultPollInterval)
+	JobTimeout   time.Duration // longest a single fulfilment may run (DefaultJobTimeout)
 	// RescueAfter is how long a job may stay running before another node takes it over: its
-	// node died (JobTimeout + 1 min). Never less than JobTimeout.
+	// node died (DefaultRescueAfter). Never less than JobTimeout.
 	RescueAfter time.Duration
 	// NodeID names this process in River's table (attempted_by) and in the nodes'
 	// heartbeats; "" makes one from the host name and a random suffix.
 	NodeID        string
-	SweepInterval time.Duration // how often the sweeper runs (10 min)
-	Workers       int           // concurrent fulfilments (2)
+	SweepInterval time.Duration // how often the sweeper runs (DefaultSweepInterval)
+	Workers       int           // concurrent fulfilments (DefaultWorkers)
 	Now           func() time.Time
 	// Checkpoint, when set, is called after each fulfilment step ("producing", "stored",
 	// "sent", "mailed", "finished"): crash tests stop the process there. Nil in the product.
 	Checkpoint func(orderID, step string)
+}
+
+// The defaults of Config's zero fields. The server's configuration (the root's config.go)
+// reads the environment over these same constants, so each default is written once.
+const (
+	DefaultLinkTTL     = 10 * 24 * time.Hour
+	DefaultCheckoutTTL = 30 * time.Minute
+	// DefaultUnpaidGrace: how long after its checkout lapses an unpaid order is kept.
+	DefaultUnpaidGrace    = 90 * time.Minute
+	DefaultTempTTL        = 6 * time.Hour
+	DefaultUploadTTL      = 24 * time.Hour
+	DefaultVTTMaxDuration = 3 * time.Hour
+	DefaultRetryBase      = 5 * time.Second
+	DefaultPollInterval   = 100 * time.Millisecond
+	// DefaultJobTimeout is long enough for a long video transcribed on a CPU.
+	DefaultJobTimeout    = 2 * time.Hour
+	DefaultSweepInterval = 10 * time.Minute
+	DefaultMaxAttempts   = 5
+	DefaultWorkers       = 2
+	// Unpaid uploads kept (bytes): per client address (four of the largest uploads) and in all.
+	DefaultUploadQuotaPerClient = 100 << 20
+	DefaultUploadQuotaTotal     = 2 << 30
+)
+
+// DefaultRescueAfter is RescueAfter's default for a job timeout: a minute past it, so that
+// a job still running on a live node is never taken over.
+func DefaultRescueAfter(jobTimeout time.Duration) time.Duration {
+	return jobTimeout + time.Minute
 }
 
 func (c *Config) defaults() {
@@ -67,31 +95,31 @@ func (c *Config) defaults() {
 			*d = v
 		}
 	}
-	def(&c.LinkTTL, 10*24*time.Hour)
-	def(&c.CheckoutTTL, 30*time.Minute)
+	def(&c.LinkTTL, DefaultLinkTTL)
+	def(&c.CheckoutTTL, DefaultCheckoutTTL)
 	// An unpaid order's text (up to 100,000 characters) costs its sender nothing: it is
-	// erased soon after its checkout lapses, 90 min leaving time for a payment's late
+	// erased soon after its checkout lapses, the grace leaving time for a payment's late
 	// notification (one arriving after is refunded, payment_late), and never before.
-	def(&c.UnpaidTTL, c.CheckoutTTL+90*time.Minute)
+	def(&c.UnpaidTTL, c.CheckoutTTL+DefaultUnpaidGrace)
 	c.UnpaidTTL = max(c.UnpaidTTL, c.CheckoutTTL)
-	def(&c.TempTTL, 6*time.Hour)
-	def(&c.UploadTTL, 24*time.Hour)
-	def(&c.VTTMaxDuration, 3*time.Hour)
-	def(&c.RetryBase, 5*time.Second)
-	def(&c.PollInterval, 100*time.Millisecond)
-	def(&c.JobTimeout, 2*time.Hour)
-	def(&c.RescueAfter, c.JobTimeout+time.Minute)
+	def(&c.TempTTL, DefaultTempTTL)
+	def(&c.UploadTTL, DefaultUploadTTL)
+	def(&c.VTTMaxDuration, DefaultVTTMaxDuration)
+	def(&c.RetryBase, DefaultRetryBase)
+	def(&c.PollInterval, DefaultPollInterval)
+	def(&c.JobTimeout, DefaultJobTimeout)
+	def(&c.RescueAfter, DefaultRescueAfter(c.JobTimeout))
 	c.RescueAfter = max(c.RescueAfter, c.JobTimeout)
 	if c.NodeID == "" {
 		host, _ := os.Hostname()
 		c.NodeID = nodeName(host) + "-" + randomString(6)
 	}
-	def(&c.SweepInterval, 10*time.Minute)
+	def(&c.SweepInterval, DefaultSweepInterval)
 	if c.MaxAttempts <= 0 {
-		c.MaxAttempts = 5
+		c.MaxAttempts = DefaultMaxAttempts
 	}
 	if c.Workers <= 0 {
-		c.Workers = 2
+		c.Workers = DefaultWorkers
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -136,13 +164,16 @@ type translationChecker interface {
 }
 
 // Book is the order book, built once at boot. Its parts, each in its own file, tell an
-// order's story: the Desk takes orders and opens their checkouts; the Cashier binds
-// payments to them and queues the one fulfilment job; the fulfiller (fulfil.go) runs that
-// job through the service's Producer (produce_tts.go, produce_transcript.go), stores the
-// result, links it and mails it, or refunds; the sweeper (sweep.go) removes what lapsed.
+// order's story: the Intake measures uploads and video links; the Desk takes orders and
+// opens their checkouts; the Cashier binds payments to them and queues the one fulfilment
+// job; the fulfiller (fulfil.go) runs that job through the service's Producer
+// (produce_tts.go, produce_transcript.go), stores the result, links it and mails it, or
+// refunds; the sweeper (sweep.go) removes what lapsed.
 type Book struct {
-	// Desk quotes, validates and takes orders, uploads and video links.
+	// Desk quotes, validates and takes orders.
 	Desk *Desk
+	// Intake measures, keeps and prices uploads and video links before they are ordered.
+	Intake *Intake
 	// Cashier looks up checkout sessions and acts on payment events.
 	Cashier *Cashier
 
@@ -210,10 +241,13 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 	if l, ok := deps.Speaker.(languageLister); ok {
 		languages = speechlang.New(l.Languages())
 	}
+	intake := &Intake{cfg: cfg, services: producers, uploads: uploads, audio: deps.Audio, links: deps.Links,
+		observer: deps.Observer, log: deps.Log}
 	return &Book{
-		Desk: &Desk{cfg: cfg, orders: orders, uploads: uploads, producers: producers,
-			payments: deps.Payments, audio: deps.Audio, links: deps.Links, languages: languages,
+		Desk: &Desk{cfg: cfg, orders: orders, uploads: uploads, services: producers, intake: intake,
+			payments: deps.Payments, languages: languages,
 			translator: translator, observer: deps.Observer, log: deps.Log},
+		Intake: intake,
 		Cashier: &Cashier{cfg: cfg, orders: orders, uploads: uploads, events: &eventRows{db: deps.DB},
 			payments: deps.Payments, queue: queue, observer: deps.Observer, log: deps.Log},
 		cfg: cfg, log: deps.Log, orders: orders, queue: queue, sweeper: sw, storage: deps.Storage, db: deps.DB, fulfil: f,
@@ -225,14 +259,23 @@ func (b *Book) Config() Config { return b.cfg }
 
 // Start begins working jobs in the background until Stop.
 func (b *Book) Start(ctx context.Context) error {
-	if err := b.queue.client.Start(ctx); err != nil {
-		return fmt.Errorf("starting job queue: %w", err)
-	}
 	if b.queue.db.Dialect == sqldb.Postgres {
+		// Seen alive before taking any job, so that no other node judges this one's
+		// first jobs orphans.
+		if err := b.queue.nodes.beat(ctx); err != nil {
+			return err
+		}
 		hbCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
-		go func() { defer close(done); b.queue.nodes.heartbeat(hbCtx, b.cfg.Now, b.log) }()
+		go func() { defer close(done); b.queue.nodes.heartbeat(hbCtx, b.log) }()
 		b.stopBeat = func() { cancel(); <-done }
+	}
+	if err := b.queue.client.Start(ctx); err != nil {
+		if b.stopBeat != nil {
+			b.stopBeat()
+			b.stopBeat = nil
+		}
+		return fmt.Errorf("starting job queue: %w", err)
 	}
 	return nil
 }

@@ -176,20 +176,17 @@ func (f *fixture) pay(t *testing.T, sessionID string) {
 
 func (f *fixture) waitStatus(t *testing.T, id string, want Status) Order {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		o, err := f.book.orders.Get(context.Background(), id)
-		if err != nil {
+	var o Order
+	if !testkit.WaitFor(10*time.Second, func() bool {
+		var err error
+		if o, err = f.book.orders.Get(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
-		if o.Status == want {
-			return o
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("order %s stuck in %s (want %s), error %q", id, o.Status, want, o.Error)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return o.Status == want
+	}) {
+		t.Fatalf("order %s stuck in %s (want %s), error %q", id, o.Status, want, o.Error)
 	}
+	return o
 }
 
 // restart replaces the book with a new one on the same database and started, as a new
@@ -304,7 +301,7 @@ func TestFulfilmentHappensOnceWhateverArrivesTwice(t *testing.T) {
 	if err := f.book.Cashier.HandleEvent(ctx, PaymentEvent{ID: "evt_late_expiry", Type: "checkout.session.expired", Session: ts.Checkout()}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // under test: a second production or letter, had the notice undone the order, would start now
 	if n := f.speaker.calls.Load(); n != 1 {
 		t.Errorf("engine ran %d times, want 1", n)
 	}
@@ -656,15 +653,12 @@ func TestOrderRefundedDuringProductionIsNotDelivered(t *testing.T) {
 	}
 	close(hold)
 	db := f.book.Desk.orders.db
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		var state string
+	var state string
+	if !testkit.WaitFor(10*time.Second, func() bool {
 		db.QueryRowContext(ctx, `SELECT state FROM river_job WHERE kind = 'fulfil'`).Scan(&state)
-		if state == "completed" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the job is %s", state)
-		}
+		return state == "completed"
+	}) {
+		t.Fatalf("the job is %s", state)
 	}
 	o, _ := f.book.orders.Get(ctx, co.OrderID)
 	if o.Status != Failed || !o.MailedAt.IsZero() || len(f.mails(t)) != 0 {

@@ -84,6 +84,13 @@ var migrations = []string{
 	CREATE INDEX orders_email ON orders(email);
 	CREATE INDEX orders_service_created ON orders(service, created_at);
 	CREATE INDEX orders_created ON orders(created_at);`,
+	// The admin area's session secret (operator_session.go): random, made once, shared by
+	// every node, replaced to sign every operator out.
+	`CREATE TABLE admin_secrets (
+		name       TEXT PRIMARY KEY,
+		value      TEXT NOT NULL,
+		created_at BIGINT NOT NULL
+	);`,
 	// The client address an upload came from: unpaid uploads are bounded per address
 	// (quota.go).
 	`ALTER TABLE uploads ADD COLUMN client TEXT NOT NULL DEFAULT '';`,

@@ -13,15 +13,15 @@ import (
 
 // Desk takes orders: it quotes, validates, prices from the server's own facts, stores the
 // order awaiting payment and opens a hosted checkout bound to it. Transcription orders
-// (uploads and video links) are in desk_transcript.go.
+// are in desk_transcript.go; what they are for (an upload, a video link) is measured and
+// priced first by the Intake.
 type Desk struct {
-	cfg       Config
-	orders    *Store
-	uploads   *Uploads
-	producers map[Service]Producer
-	payments  providers.Payments
-	audio     AudioChecker
-	links     LinkResolver
+	cfg      Config
+	orders   *Store
+	uploads  *Uploads
+	services services
+	intake   *Intake
+	payments providers.Payments
 	// languages tells the language of texts among the speech engine's; nil when the
 	// engine names none (it then speaks its default).
 	languages *speechlang.Detector
@@ -34,14 +34,7 @@ type Desk struct {
 
 // Available reports why a service cannot take orders, or nil when it can.
 func (d *Desk) Available(svc Service) error {
-	p, ok := d.producers[svc]
-	if !ok {
-		return fmt.Errorf("%w: %s is not configured", ErrServiceUnavailable, svc)
-	}
-	if err := p.Available(); err != nil {
-		return fmt.Errorf("%w: %w", ErrServiceUnavailable, err)
-	}
-	return nil
+	return d.services.available(svc)
 }
 
 // Translates reports nil when an English translation can be ordered from the transcription
@@ -220,7 +213,7 @@ func (d *Desk) newOrder(svc Service, params any, email, locale string, amount in
 }
 
 // product is the line item the hosted checkout shows.
-// Its name and description are in the order's interface language (products.go).
+// Its name and description are set in the order's interface language (products.go).
 type product struct {
 	name, description, successPath, cancelPath string
 	svc                                        Service
@@ -230,11 +223,11 @@ type product struct {
 func productFor(svc Service, quantity int64) product {
 	switch svc {
 	case STT:
-		return product{"Speech-to-text", "Transcription generation", "/sst-payment/success", "/sst", svc, quantity}
+		return product{successPath: "/sst-payment/success", cancelPath: "/sst", svc: svc, quantity: quantity}
 	case VTT:
-		return product{"Video to text", "Transcription generation", "/vtt-payment/success", "/vtt", svc, quantity}
+		return product{successPath: "/vtt-payment/success", cancelPath: "/vtt", svc: svc, quantity: quantity}
 	}
-	return product{"Text-to-speech", fmt.Sprintf("Voice generation, %d characters", quantity), "/payment/success", "/tts", TTS, quantity}
+	return product{successPath: "/payment/success", cancelPath: "/tts", svc: TTS, quantity: quantity}
 }
 
 // openCheckout stores the order and opens the hosted checkout bound to it (order id in the

@@ -2,14 +2,8 @@ package orders
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"strings"
-	"time"
-
-	"parla/media"
-	"parla/media/links"
 )
 
 // TranscriptRequest is a visitor's transcription order as the page sends it: an upload
@@ -26,81 +20,6 @@ type TranscriptRequest struct {
 	Translate      bool   // deliver an English translation instead of a transcript
 	ClientAmount   *int64
 	ClientCurrency string
-}
-
-// Seconds is a duration in whole seconds, rounded up, as the price rules count it.
-func Seconds(d time.Duration) int64 {
-	return int64((d + time.Second - 1) / time.Second)
-}
-
-// QuoteSeconds prices a duration for a transcription service.
-func (d *Desk) QuoteSeconds(svc Service, length time.Duration) int64 {
-	return d.cfg.Pricing.Quote(svc, Seconds(length))
-}
-
-// IncomingFile creates the scratch file an upload is streamed into. Hand it to
-// AcceptUpload, or remove it.
-func (d *Desk) IncomingFile() (*os.File, error) { return d.uploads.Incoming() }
-
-// AcceptUpload checks the file streamed to path (see IncomingFile) and keeps it as an
-// upload of client's (the address the quotas count it under), returning it with its price.
-// The file is consumed either way: kept under the upload's id, or deleted when it is
-// refused.
-func (d *Desk) AcceptUpload(ctx context.Context, path, fileName, client string, size int64) (Upload, int64, error) {
-	kept := false
-	defer func() {
-		if !kept {
-			os.Remove(path)
-		}
-	}()
-	if size == 0 {
-		return Upload{}, 0, bad("empty_file", "the file is empty")
-	}
-	if d.audio == nil {
-		return Upload{}, 0, d.Available(STT)
-	}
-	// A file past the quotas is refused before the measure, which costs far more than the
-	// query; keep counts it again, holding its bytes.
-	if err := d.uploads.fits(ctx, client, size); err != nil {
-		return Upload{}, 0, err
-	}
-	m, err := d.audio.CheckSpeech(ctx, path)
-	if err != nil {
-		return Upload{}, 0, audioError(err)
-	}
-	if !m.HasSpeech() {
-		return Upload{}, 0, noSpeech(m.Length)
-	}
-	u, err := d.uploads.keep(ctx, path, fileName, client, size, m.Length)
-	if err != nil {
-		return Upload{}, 0, err
-	}
-	u.Speech = m.Speech
-	kept = true
-	d.observer.Observe(Event{Kind: EventUpload, Service: STT, Bytes: size})
-	d.log.Info("upload accepted", "upload", uploadRef(u.ID), "bytes", size, "seconds", Seconds(m.Length),
-		"speechSeconds", Seconds(m.Speech))
-	return u, d.QuoteSeconds(STT, m.Length), nil
-}
-
-// noSpeech refuses a file or video with less than media.SpeechFloor of speech in it: the
-// visitor would pay for an empty transcript.
-func noSpeech(length time.Duration) error {
-	return bad("no_speech", "no speech found: the %s of this recording hold less than %s of sound above %s",
-		length.Round(time.Second), media.SpeechFloor, media.SilenceThreshold)
-}
-
-// audioError turns a media check failure into what the visitor is told.
-func audioError(err error) error {
-	switch {
-	case errors.Is(err, media.ErrNoAudio):
-		return bad("not_audio", "the file has no audio track")
-	case errors.Is(err, media.ErrDurationMismatch):
-		return bad("unreadable_audio", "the file is damaged: its header and its content disagree about its length")
-	case errors.Is(err, media.ErrUnreadable):
-		return bad("unreadable_audio", "the file is not audio we can read")
-	}
-	return err
 }
 
 // CreateSTT validates an audio-to-text order for an upload, prices it from the duration
@@ -125,7 +44,7 @@ func (d *Desk) CreateSTT(ctx context.Context, req TranscriptRequest) (Checkout, 
 	if err != nil {
 		return Checkout{}, err
 	}
-	amount := d.QuoteSeconds(STT, u.Duration)
+	amount := d.intake.QuoteSeconds(STT, u.Duration)
 	if err := d.checkClientPrice(amount, req.ClientAmount, req.ClientCurrency); err != nil {
 		return Checkout{}, err
 	}
@@ -146,28 +65,6 @@ func (d *Desk) CreateSTT(ctx context.Context, req TranscriptRequest) (Checkout, 
 	return d.openCheckout(ctx, o, productFor(STT, p.Seconds))
 }
 
-// AnalyzeLink reads a video link's duration (and title) and prices it.
-func (d *Desk) AnalyzeLink(ctx context.Context, raw string) (links.LinkInfo, int64, error) {
-	if err := d.Available(VTT); err != nil {
-		return links.LinkInfo{}, 0, err
-	}
-	if strings.TrimSpace(raw) == "" {
-		return links.LinkInfo{}, 0, bad("empty_link", "paste the link of a video")
-	}
-	info, err := d.links.Analyze(ctx, raw)
-	if err != nil {
-		return info, 0, err
-	}
-	if max := d.cfg.VTTMaxDuration; max > 0 && info.Duration > max {
-		return info, 0, bad("video_too_long", "the video lasts %s; the longest we take is %s",
-			info.Duration.Round(time.Second), max)
-	}
-	if info.SpeechMeasured && info.Speech < media.SpeechFloor {
-		return info, 0, noSpeech(info.Duration)
-	}
-	return info, d.QuoteSeconds(VTT, info.Duration), nil
-}
-
 // CreateVTT analyses the link again (the page's copy may be stale), prices it from that
 // analysis, stores the order and opens a checkout for it.
 func (d *Desk) CreateVTT(ctx context.Context, req TranscriptRequest) (Checkout, error) {
@@ -183,7 +80,7 @@ func (d *Desk) CreateVTT(ctx context.Context, req TranscriptRequest) (Checkout, 
 		return Checkout{}, err
 	}
 	defer unlock()
-	info, amount, err := d.AnalyzeLink(ctx, req.Link)
+	info, amount, err := d.intake.AnalyzeLink(ctx, req.Link)
 	if err != nil {
 		return Checkout{}, err
 	}

@@ -197,35 +197,56 @@ func (f *fulfiller) release(ctx context.Context, o Order) {
 	}
 }
 
+// mail sends the order's letter to the address it keeps, once: its link when delivered,
+// else the news of its refund; then records it and erases the address.
 func (f *fulfiller) mail(ctx context.Context, o Order, delivered bool) error {
 	if o.Email == "" {
 		return nil
 	}
-	var msg providers.Message
-	var err error
-	kind := "delivered"
+	kind := letterRefunded
 	if delivered {
-		msg, err = f.letters.Delivered(o, pageURL(f.cfg.PublicURL, o))
-	} else {
-		kind = "refunded"
-		msg, err = f.letters.Refunded(o)
-	}
-	if err != nil {
-		return fmt.Errorf("writing message for order %s: %w", o.ID, err)
+		kind = letterDelivered
 	}
 	// One letter of each kind per order: sent again after a crash between sending and
 	// recording, it is the same message (same Message-ID; one outbox file).
-	msg.ID, msg.To = "parla."+o.ID+"."+kind, o.Email
-	err = f.mailer.Send(ctx, msg)
-	f.observer.Observe(Event{Kind: EventMailed, Service: o.Service, Reason: kind, Err: err})
-	if err != nil {
-		return fmt.Errorf("mailing order %s: %w", o.ID, err)
+	if err := f.send(ctx, o, kind, o.Email, kind); err != nil {
+		return err
 	}
 	f.cfg.Checkpoint(o.ID, "sent")
 	if err := f.jobs.MarkMailed(ctx, o.ID, f.cfg.Now()); err != nil {
 		return err
 	}
 	f.forgetEmail(ctx, o)
+	return nil
+}
+
+// The kinds of letter an order's visitor receives, as the mailed event counts them.
+const (
+	letterDelivered = "delivered" // the link, by the fulfiller
+	letterRefunded  = "refunded"  // the news of the refund
+	letterResent    = "resent"    // the link again, by the operator (operator.go)
+)
+
+// send writes the order's letter of kind (the refund's news for letterRefunded, the link
+// otherwise) and mails it to to, as Message-ID "parla.<order id>.<tag>": the one way an
+// order's letter leaves, for the fulfiller and the operator's resend alike.
+func (f *fulfiller) send(ctx context.Context, o Order, kind, to, tag string) error {
+	var msg providers.Message
+	var err error
+	if kind == letterRefunded {
+		msg, err = f.letters.Refunded(o)
+	} else {
+		msg, err = f.letters.Delivered(o, pageURL(f.cfg.PublicURL, o))
+	}
+	if err != nil {
+		return fmt.Errorf("writing message for order %s: %w", o.ID, err)
+	}
+	msg.ID, msg.To = "parla."+o.ID+"."+tag, to
+	err = f.mailer.Send(ctx, msg)
+	f.observer.Observe(Event{Kind: EventMailed, Service: o.Service, Reason: kind, Err: err})
+	if err != nil {
+		return fmt.Errorf("mailing order %s: %w", o.ID, err)
+	}
 	return nil
 }
 

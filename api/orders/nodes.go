@@ -11,16 +11,23 @@ import (
 )
 
 // Nodes of a cluster (Postgres): each process writes a heartbeat under its River client
-// id, so that a node starting up can tell the jobs of a dead process (its own previous
-// one, or any other that died) from the jobs a live node is running. River's own rescue
-// (Config.RescueAfter) remains the cluster's guarantee; this only spares a restarted node
-// the wait for its own orphans.
+// id, every heartbeatEvery, on the database's clock (so the nodes' own clocks may differ).
+// A node whose heartbeat is older than nodeDeadAfter is dead: every live node looks for
+// such nodes after each of its own heartbeats and makes their running jobs available
+// again, so a visitor waits seconds for a dead node's order, not River's rescue delay
+// (Config.RescueAfter, which stays the last resort, e.g. for a job whose node is alive but
+// stuck). A node that boots does the same before it starts working.
 
 const (
-	heartbeatEvery = 10 * time.Second
-	// A node unseen for this long is dead: three missed heartbeats.
-	nodeDeadAfter = 3 * heartbeatEvery
+	heartbeatEvery = 2 * time.Second
+	// A node unseen for this long is dead: five missed heartbeats, so a busy machine or a
+	// slow query does not make a live node look dead.
+	nodeDeadAfter = 10 * time.Second
 )
+
+// dbMillis is the database's clock in Unix milliseconds (Postgres): every node's
+// heartbeat and every judgement of one use the same clock.
+const dbMillis = `(extract(epoch from clock_timestamp()) * 1000)::bigint`
 
 // nodeRows are the heartbeats in the nodes table.
 type nodeRows struct {
@@ -29,31 +36,43 @@ type nodeRows struct {
 }
 
 // beat records that this node is alive.
-func (n *nodeRows) beat(ctx context.Context, now time.Time) error {
+func (n *nodeRows) beat(ctx context.Context) error {
 	return execRow(ctx, n.db, "recording the heartbeat of node "+n.id,
-		`INSERT INTO nodes (id, started_at, seen_at) VALUES (?, ?, ?)
-		 ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`, n.id, millis(now), millis(now))
+		`INSERT INTO nodes (id, started_at, seen_at) VALUES (?, `+dbMillis+`, `+dbMillis+`)
+		 ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`, n.id)
 }
 
 // leave removes this node's heartbeat at a clean shutdown, and prunes long-dead nodes.
-func (n *nodeRows) leave(ctx context.Context, now time.Time) error {
+func (n *nodeRows) leave(ctx context.Context) error {
 	return execRow(ctx, n.db, "removing the heartbeat of node "+n.id,
-		`DELETE FROM nodes WHERE id = ? OR seen_at < ?`, n.id, millis(now.Add(-24*time.Hour)))
+		`DELETE FROM nodes WHERE id = ? OR seen_at < `+dbMillis+` - ?`, n.id, (24 * time.Hour).Milliseconds())
 }
 
-// heartbeat beats until ctx ends, then leaves.
-func (n *nodeRows) heartbeat(ctx context.Context, now func() time.Time, log *slog.Logger) {
+// heartbeat beats until ctx ends, then leaves. After each beat that follows another
+// without a gap it takes over the jobs of dead nodes (mayJudge).
+func (n *nodeRows) heartbeat(ctx context.Context, log *slog.Logger) {
 	t := time.NewTicker(heartbeatEvery)
 	defer t.Stop()
+	var lastBeat time.Time
 	for {
-		if err := n.beat(ctx, now()); err != nil && ctx.Err() == nil {
+		beatCtx, cancel := context.WithTimeout(ctx, heartbeatEvery)
+		err := n.beat(beatCtx)
+		cancel()
+		switch {
+		case err != nil && ctx.Err() == nil:
 			log.Warn("heartbeat", "err", err)
+		case err == nil:
+			now := time.Now()
+			if mayJudge(lastBeat, now) {
+				n.takeOver(ctx, log)
+			}
+			lastBeat = now
 		}
 		select {
 		case <-ctx.Done():
 			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
-			if err := n.leave(stopCtx, now()); err != nil {
+			if err := n.leave(stopCtx); err != nil {
 				log.Warn("leaving the cluster", "err", err)
 			}
 			return
@@ -62,15 +81,35 @@ func (n *nodeRows) heartbeat(ctx context.Context, now func() time.Time, log *slo
 	}
 }
 
+// mayJudge says whether a node whose previous successful heartbeat was at last may judge
+// other nodes dead now: only when its own beats came without a gap. After an outage of
+// the database every node's heartbeat is stale; the first node to reconnect must not take
+// the jobs of nodes that are alive and only not yet reconnected.
+func mayJudge(last, now time.Time) bool {
+	return !last.IsZero() && now.Sub(last) <= 2*heartbeatEvery
+}
+
+// takeOver makes the running jobs of dead nodes available again and logs how many.
+func (n *nodeRows) takeOver(ctx context.Context, log *slog.Logger) {
+	k, err := n.reclaimOrphans(ctx)
+	if err != nil && ctx.Err() == nil {
+		log.Warn("taking over the jobs of dead nodes", "err", err)
+	}
+	if k > 0 {
+		log.Warn("jobs of a node that stopped beating are queued again", "jobs", k)
+	}
+}
+
 // reclaimOrphans makes available again the running jobs whose last attempt belongs to a
 // node with no recent heartbeat (River records the client id of each attempt in
-// attempted_by). Postgres only.
+// attempted_by). Postgres only. The job resumes where it stopped: every fulfilment step
+// checks the order's row first.
 func (n *nodeRows) reclaimOrphans(ctx context.Context) (int64, error) {
 	res, err := n.db.ExecContext(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now()
 		WHERE state = 'running' AND NOT EXISTS (
 			SELECT 1 FROM nodes
 			 WHERE nodes.id = river_job.attempted_by[array_length(river_job.attempted_by, 1)]
-			   AND nodes.seen_at > ?)`, millis(time.Now().Add(-nodeDeadAfter)))
+			   AND nodes.seen_at > `+dbMillis+` - ?)`, nodeDeadAfter.Milliseconds())
 	if err != nil {
 		return 0, fmt.Errorf("reclaiming jobs of dead nodes: %w", err)
 	}

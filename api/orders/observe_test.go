@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"parla/providers/sqldb"
+	"parla/providers/testkit"
 )
 
 // recorder is an Observer that keeps every event.
@@ -102,16 +103,15 @@ func TestGauges(t *testing.T) {
 	f.pay(t, co.SessionID)
 	f.waitStatus(t, co.OrderID, Done)
 	// River records the finished job a moment after the order is done.
+	// Past the wait, the check below shows the gauges.
 	var g Gauges
 	var err error
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	testkit.WaitFor(5*time.Second, func() bool {
 		if g, err = f.book.Gauges(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if g.Jobs["running"] == 0 {
-			break
-		}
-	}
+		return g.Jobs["running"] == 0
+	})
 	if len(g.Orders) != 0 || g.Jobs["available"] != 0 || !g.OldestAvailable.IsZero() || !g.OldestRunning.IsZero() {
 		t.Fatalf("gauges after delivery = %+v", g)
 	}

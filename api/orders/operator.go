@@ -229,16 +229,9 @@ func (op *Operator) Resend(ctx context.Context, by Actor, id, to string) (Outcom
 		} else if to = o.Email; to == "" {
 			return "", refuse("the address was erased when the letter was sent: type one")
 		}
-		f := op.book.fulfil
-		msg, err := f.letters.Delivered(o, pageURL(f.cfg.PublicURL, o))
-		if err != nil {
-			return "", fmt.Errorf("writing message for order %s: %w", o.ID, err)
-		}
-		msg.ID, msg.To = "parla."+o.ID+".resent."+auditID, to
-		err = f.mailer.Send(ctx, msg)
-		f.observer.Observe(Event{Kind: EventMailed, Service: o.Service, Reason: "resent", Err: err})
-		if err != nil {
-			return "", fmt.Errorf("mailing order %s: %w", o.ID, err)
+		// Each resend is a letter of its own: its audit id makes its Message-ID.
+		if err := op.book.fulfil.send(ctx, o, letterResent, to, letterResent+"."+auditID); err != nil {
+			return "", err
 		}
 		return "letter sent " + detail, nil
 	})

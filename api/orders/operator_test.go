@@ -3,9 +3,12 @@ package orders
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"parla/providers/testkit"
 )
 
 func TestSearchSQL(t *testing.T) {
@@ -262,16 +265,17 @@ func TestOperatorRetriesAFailedOrderUntilDelivered(t *testing.T) {
 	if refunds, _ := f.test.Refunds(ctx); len(refunds) != 0 {
 		t.Errorf("a retried order was refunded: %+v", refunds)
 	}
+	// Past the wait, the checks below say which event is missing.
 	var joined string
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && !strings.Contains(joined, "fulfil attempt 4 finished"); {
+	testkit.WaitFor(5*time.Second, func() bool {
 		tl, _ = op.Timeline(ctx, co.OrderID)
 		var whats []string
 		for _, e := range tl.Events {
 			whats = append(whats, e.What)
 		}
 		joined = strings.Join(whats, "|")
-		time.Sleep(20 * time.Millisecond)
-	}
+		return strings.Contains(joined, "fulfil attempt 4 finished")
+	})
 	for _, want := range []string{"created", "paid", "fulfil attempt 1 failed: ", "refund attempt 1 failed: ", "fulfil attempt 4 finished", "e-mailed", "delivered", "link expires"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("timeline lacks %q: %s", want, joined)
@@ -281,20 +285,13 @@ func TestOperatorRetriesAFailedOrderUntilDelivered(t *testing.T) {
 
 func waitJob(t *testing.T, op *Operator, orderID, kind, state string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.Eventually(t, 10*time.Second, func() bool {
 		jobs, err := orderJobs(context.Background(), op.book.queue.client, orderID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if findJob(jobs, kind, state) != nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s job %s for order %s", kind, state, orderID)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return findJob(jobs, kind, state) != nil
+	}, fmt.Sprintf("a %s job %s for order %s", kind, state, orderID))
 }
 
 func TestOperatorExtendsALinkWithinBounds(t *testing.T) {

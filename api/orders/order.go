@@ -1,6 +1,7 @@
 // Package orders is the order book: the Order and its states, the price rule, validation,
-// the SQL store, and the parts that take, pay, fulfil and sweep orders (see Book). It
-// knows nothing about HTTP.
+// the SQL store, the parts that take, pay, fulfil and sweep orders (see Book), the
+// visitor's letters (MailLetters) and the operator's side for the admin area (Operator).
+// It knows nothing about HTTP.
 package orders
 
 import (

@@ -14,8 +14,9 @@ import (
 const PreviewChars = 200
 
 // PreviewText is the start of a text, about n characters long, cut at the end of a
-// sentence if one ends in the second half of it, else at a word boundary (a text without
-// spaces, such as Chinese or Japanese, is cut after n characters).
+// sentence (media.SentenceEnd, the jobs' rule) if one ends in the second half of it, else
+// at a word boundary (a text without spaces, such as Chinese or Japanese, is cut after n
+// characters).
 func PreviewText(text string, n int) string {
 	text = strings.TrimSpace(text)
 	if utf8.RuneCountInString(text) <= n {
@@ -23,11 +24,16 @@ func PreviewText(text string, n int) string {
 	}
 	runes := []rune(text)
 	head := runes[:n]
+	limit, half := len(string(head)), len(string(runes[:n/2]))
 	// The end of the last sentence in the second half.
-	for i := len(head) - 1; i >= n/2; i-- {
-		if strings.ContainsRune(".!?。！？؟…", head[i]) && (i+1 >= len(runes) || unicode.IsSpace(runes[i+1]) || head[i] > 0x2E00) {
-			return strings.TrimSpace(string(head[:i+1]))
+	best := 0
+	for i := range text[half:limit] {
+		if k, ok := media.SentenceEnd(text, half+i, limit); ok {
+			best = k
 		}
+	}
+	if best > 0 {
+		return strings.TrimSpace(text[:best])
 	}
 	// Else the last space, if the next character does not continue the word.
 	if !unicode.IsSpace(runes[n]) {

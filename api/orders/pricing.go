@@ -46,7 +46,8 @@ type Pricing struct {
 	Rules    map[Service]Rule `json:"rules"`
 }
 
-// DefaultPricing is the spec's price list (section 9, as the design brief reads it).
+// DefaultPricing is the spec's price list ("Business constants and limits", as the design
+// brief reads it).
 func DefaultPricing() Pricing {
 	return Pricing{
 		Currency: "eur",

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"parla/providers/testkit"
 )
 
 func TestQueuePositionCountsTheWaitingOrdersAhead(t *testing.T) {
@@ -30,16 +32,12 @@ func TestQueuePositionCountsTheWaitingOrdersAhead(t *testing.T) {
 		return p
 	}
 	// The one being produced waits for nobody; the others wait for those paid before.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		got := []int{position(ids[0]), position(ids[1]), position(ids[2])}
-		if got[0] == 0 && got[1] == 1 && got[2] == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("queue positions %v, want [0 1 2]", got)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var got []int
+	if !testkit.WaitFor(5*time.Second, func() bool {
+		got = []int{position(ids[0]), position(ids[1]), position(ids[2])}
+		return got[0] == 0 && got[1] == 1 && got[2] == 2
+	}) {
+		t.Fatalf("queue positions %v, want [0 1 2]", got)
 	}
 	close(hold)
 	for _, id := range ids {

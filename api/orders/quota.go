@@ -87,8 +87,8 @@ func (b *Book) UnpaidUploadBytes(ctx context.Context) (int64, error) {
 // UploadAllowed says whether client may send an upload now: it is refused, before its
 // bytes are read, once the client's or everyone's unpaid uploads fill their quota. The
 // upload is checked again, with its size, when it is kept (AcceptUpload).
-func (d *Desk) UploadAllowed(ctx context.Context, client string) error {
-	return d.uploads.fits(ctx, client, 1) // any upload has a byte
+func (in *Intake) UploadAllowed(ctx context.Context, client string) error {
+	return in.uploads.fits(ctx, client, 1) // any upload has a byte
 }
 
 // fits says whether size more bytes of client's fit in the quotas now, holding nothing.

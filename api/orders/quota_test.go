@@ -55,10 +55,10 @@ func TestUploadQuotas(t *testing.T) {
 	if n, err := f.book.UnpaidUploadBytes(ctx); n != 50 || err != nil {
 		t.Errorf("UnpaidUploadBytes = %d, %v; want 50", n, err)
 	}
-	if err := f.book.Desk.UploadAllowed(ctx, alice); code(err) != "upload_quota" {
+	if err := f.book.Intake.UploadAllowed(ctx, alice); code(err) != "upload_quota" {
 		t.Errorf("UploadAllowed for a client at its quota: %v", err)
 	}
-	if err := f.book.Desk.UploadAllowed(ctx, carol); code(err) != "uploads_full" {
+	if err := f.book.Intake.UploadAllowed(ctx, carol); code(err) != "uploads_full" {
 		t.Errorf("UploadAllowed with the total reached: %v", err)
 	}
 	if _, _, err := f.uploadFrom(t, carol, tenBytes); code(err) != "uploads_full" {
@@ -75,7 +75,7 @@ func TestUploadQuotas(t *testing.T) {
 	}
 	f.pay(t, co.SessionID)
 	f.waitStatus(t, co.OrderID, Done)
-	if err := f.book.Desk.UploadAllowed(ctx, alice); err != nil {
+	if err := f.book.Intake.UploadAllowed(ctx, alice); err != nil {
 		t.Errorf("UploadAllowed once one upload is paid for: %v", err)
 	}
 	if _, _, err := f.uploadFrom(t, alice, tenBytes); err != nil {

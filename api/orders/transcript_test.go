@@ -147,13 +147,13 @@ func (f *fixture) upload(t *testing.T, content string) (Upload, int64, error) {
 // uploadFrom is upload sent from client's address.
 func (f *fixture) uploadFrom(t *testing.T, client, content string) (Upload, int64, error) {
 	t.Helper()
-	in, err := f.book.Desk.IncomingFile()
+	in, err := f.book.Intake.IncomingFile()
 	if err != nil {
 		t.Fatal(err)
 	}
 	in.WriteString(content)
 	in.Close()
-	return f.book.Desk.AcceptUpload(context.Background(), in.Name(), "../../etc/My\x00 talk.mp3", client, int64(len(content)))
+	return f.book.Intake.AcceptUpload(context.Background(), in.Name(), "../../etc/My\x00 talk.mp3", client, int64(len(content)))
 }
 
 func (f *fixture) transcriptOrder(upload, link string) TranscriptRequest {
@@ -332,7 +332,7 @@ func TestVideoOrderIsPricedFromTheServersAnalysis(t *testing.T) {
 	ctx := context.Background()
 	link := "https://videos.example/talk.mp4"
 	f.links.set(link, 90*time.Second)
-	info, amount, err := f.book.Desk.AnalyzeLink(ctx, link)
+	info, amount, err := f.book.Intake.AnalyzeLink(ctx, link)
 	if err != nil || amount != 149 || info.Duration != 90*time.Second { // ceil(99 × 90 / 60)
 		t.Fatalf("AnalyzeLink = %+v, %d, %v", info, amount, err)
 	}
@@ -358,10 +358,10 @@ func TestVideoOrderIsPricedFromTheServersAnalysis(t *testing.T) {
 
 	f.links.set(link, 2*time.Hour)
 	var ie *InputError
-	if _, _, err := f.book.Desk.AnalyzeLink(ctx, link); !errors.As(err, &ie) || ie.Code != "video_too_long" {
+	if _, _, err := f.book.Intake.AnalyzeLink(ctx, link); !errors.As(err, &ie) || ie.Code != "video_too_long" {
 		t.Errorf("over the maximum: %v", err)
 	}
-	if _, _, err := f.book.Desk.AnalyzeLink(ctx, "  "); !errors.As(err, &ie) || ie.Code != "empty_link" {
+	if _, _, err := f.book.Intake.AnalyzeLink(ctx, "  "); !errors.As(err, &ie) || ie.Code != "empty_link" {
 		t.Errorf("empty link: %v", err)
 	}
 }
@@ -407,7 +407,7 @@ func TestVideoWithoutSpeech(t *testing.T) {
 	f.links.set(measured, time.Minute)
 	f.links.silence(measured, "measured")
 	var ie *InputError
-	if _, _, err := f.book.Desk.AnalyzeLink(ctx, measured); !errors.As(err, &ie) || ie.Code != "no_speech" {
+	if _, _, err := f.book.Intake.AnalyzeLink(ctx, measured); !errors.As(err, &ie) || ie.Code != "no_speech" {
 		t.Errorf("analysing a silent video: %v", err)
 	}
 	if _, err := f.book.Desk.CreateVTT(ctx, f.transcriptOrder("", measured)); !errors.As(err, &ie) || ie.Code != "no_speech" {

@@ -42,7 +42,7 @@ type Uploads struct {
 }
 
 // Incoming creates the scratch file an upload is streamed into. Hand it to
-// Desk.AcceptUpload, or remove it.
+// Intake.AcceptUpload, or remove it.
 func (u *Uploads) Incoming() (*os.File, error) {
 	f, err := os.CreateTemp(u.tempDir, "upload-*")
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"parla/providers"
 	"parla/providers/mail"
+	"parla/providers/texts"
 )
 
 // InputError is a request the order book refuses: a stable Code the UI translates and an
@@ -37,7 +38,7 @@ var (
 )
 
 // Locales are the interface languages; messages are written in the order's locale.
-var Locales = []string{"en", "jp", "es", "ru", "zh", "ar"}
+var Locales = texts.Locales()
 
 // maxEmailLen is RFC 5321's limit on a forward path.
 const maxEmailLen = 254

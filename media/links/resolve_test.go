@@ -185,7 +185,7 @@ func (s slowWriter) Write(p []byte) (int, error) {
 		}
 		s.f.Flush()
 		p = p[k:]
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // under test: a slow source
 	}
 	return n, nil
 }

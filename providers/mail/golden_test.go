@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"parla/providers/texts"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden letters in testdata/letters")
@@ -28,7 +30,7 @@ func TestLettersGolden(t *testing.T) {
 		{"refund-sst", Refunded, Data{Service: ServiceAudio, OrderRef: "ord_sst", Reason: "upload_missing",
 			Purchase: Purchase{Format: "vtt", Seconds: 65, Amount: 99, Currency: "eur"}}},
 	}
-	for _, locale := range Locales() {
+	for _, locale := range texts.Locales() {
 		for _, l := range letters {
 			t.Run(locale+"/"+l.name, func(t *testing.T) {
 				m, err := Render(l.kind, locale, l.data)
@@ -91,8 +93,8 @@ func TestFormatAmount(t *testing.T) {
 // Every receipt says what was bought and what it cost, in the plain-text part too, and the
 // refund letter says the amount and that nothing was kept.
 func TestReceiptInPlainText(t *testing.T) {
-	for _, locale := range Locales() {
-		tr := catalog[locale]
+	for _, locale := range texts.Locales() {
+		tr := texts.In(locale)
 		p := Purchase{Format: "wav", Voice: "nova", Characters: 42, Amount: 99, Currency: "eur"}
 		m, err := Render(Delivered, locale, Data{Service: ServiceTTS, Link: "https://parla.example/r/x",
 			ExpiresAt: time.Now().Add(time.Hour), Purchase: p})
@@ -100,7 +102,7 @@ func TestReceiptInPlainText(t *testing.T) {
 			t.Fatal(err)
 		}
 		amount := FormatAmount(locale, 99, "eur")
-		for _, want := range []string{tr["receipt.heading"], "WAV", "nova", "42", amount} {
+		for _, want := range []string{tr.Get("receipt.heading"), "WAV", "nova", "42", amount} {
 			if !strings.Contains(m.Text, want) || !strings.Contains(m.HTML, want) {
 				t.Errorf("%s: receipt lacks %q:\n%s", locale, want, m.Text)
 			}
@@ -109,8 +111,8 @@ func TestReceiptInPlainText(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{strings.ReplaceAll(tr["refunded.amount"], "{amount}", amount), tr["refunded.kept"],
-			tr["refunded.reason.production_failed"]} {
+		for _, want := range []string{strings.ReplaceAll(tr.Get("refunded.amount"), "{amount}", amount), tr.Get("refunded.kept"),
+			tr.Get("refunded.reason.production_failed")} {
 			if !strings.Contains(r.Text, want) {
 				t.Errorf("%s: refund letter lacks %q:\n%s", locale, want, r.Text)
 			}

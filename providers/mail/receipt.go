@@ -4,13 +4,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"parla/providers/texts"
 )
 
 // receiptLines lists what was bought (service, length or characters, format, voice) and
-// the amount under amountKey (charged or refunded), in the locale's words and numbers.
-func receiptLines(locale, service string, p Purchase, amountKey string) []string {
-	tr := catalog[locale]
-	line := func(key, name, value string) string { return strings.ReplaceAll(tr[key], "{"+name+"}", value) }
+// the amount under amountKey (charged or refunded), in the language's words and numbers.
+func receiptLines(tr texts.Lang, service string, p Purchase, amountKey string) []string {
+	locale := tr.Code()
+	line := func(key, name, value string) string { return strings.ReplaceAll(tr.Get(key), "{"+name+"}", value) }
 	lines := []string{line("receipt.service", "service", service)}
 	if p.Characters > 0 {
 		lines = append(lines, line("receipt.characters", "n", FormatCount(locale, p.Characters)))
@@ -60,7 +62,7 @@ var currencies = map[string]struct {
 
 // FormatCount writes a whole number with the locale's digit grouping (1,234 / 1 234).
 func FormatCount(locale string, n int64) string {
-	st := numberStyles[Locale(locale)]
+	st := numberStyles[texts.Locale(locale)]
 	return group(strconv.FormatInt(n, 10), st)
 }
 
@@ -86,7 +88,7 @@ func group(digits string, st numbers) string {
 // FormatAmount writes an amount in minor units the way the locale writes money:
 // €0.99 in English, 0,99 € in Spanish (the space is a no-break space).
 func FormatAmount(locale string, minor int64, currency string) string {
-	st := numberStyles[Locale(locale)]
+	st := numberStyles[texts.Locale(locale)]
 	code := strings.ToUpper(currency)
 	c, ok := currencies[code]
 	if !ok {
@@ -137,13 +139,9 @@ func pad2(n int64) string {
 func FormatName(format string) string { return strings.ToUpper(format) }
 
 // FormatDate writes t (UTC) the way the locale writes dates, as the letters do.
-func FormatDate(locale string, t time.Time) string { return formatDate(catalog[Locale(locale)], t) }
-
-// Text returns one text of the letters' catalog in the locale ({service} and the like
-// left for the caller), for pages that say the same as the letters.
-func Text(locale, key string) string { return catalog[Locale(locale)][key] }
+func FormatDate(locale string, t time.Time) string { return formatDate(texts.In(locale), t) }
 
 // ReceiptLines lists what was bought and the amount charged, as the delivery letter does.
 func ReceiptLines(locale, service string, p Purchase) []string {
-	return receiptLines(Locale(locale), service, p, "receipt.amount")
+	return receiptLines(texts.In(locale), service, p, "receipt.amount")
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"parla/providers"
+	"parla/providers/texts"
 )
 
 // Kind is which order e-mail to render.
@@ -47,9 +48,6 @@ const (
 	ServiceVideo Service = "vtt"
 )
 
-// Locales returns the interface languages the e-mails are written in; en is the fallback.
-func Locales() []string { return []string{"en", "jp", "es", "ru", "zh", "ar"} }
-
 // Data is what the caller knows about the order.
 type Data struct {
 	Service   Service   // required
@@ -74,40 +72,19 @@ type Purchase struct {
 	Currency   string // ISO 4217, any case
 }
 
-// Locale returns the supported interface language for a requested one: the six codes as
-// they are, a region or script suffix dropped (es-MX → es), ja accepted for jp, anything
-// else en.
-func Locale(requested string) string {
-	l := strings.ToLower(strings.TrimSpace(requested))
-	if i := strings.IndexAny(l, "-_"); i >= 0 {
-		l = l[:i]
-	}
-	if l == "ja" {
-		l = "jp"
-	}
-	if _, ok := catalog[l]; ok {
-		return l
-	}
-	return "en"
-}
-
-// Render writes the e-mail of the given kind in the given interface language. The returned
-// message has Subject, Text and HTML set; the caller fills To.
+// Render writes the e-mail of the given kind in the given interface language (resolved by
+// texts.Locale). The returned message has Subject, Text and HTML set; the caller fills To.
 func Render(kind Kind, locale string, d Data) (providers.Message, error) {
-	locale = Locale(locale)
-	tr := catalog[locale]
-	service, ok := tr["service."+string(d.Service)]
+	tr := texts.In(locale)
+	service, ok := tr.Lookup("service." + string(d.Service))
 	if !ok {
 		return providers.Message{}, fmt.Errorf("rendering %s mail: unknown service %q", kind, d.Service)
 	}
 	fill := func(key string) string {
-		return strings.NewReplacer("{service}", service, "{ref}", d.OrderRef).Replace(tr[key])
+		return strings.NewReplacer("{service}", service, "{ref}", d.OrderRef).Replace(tr.Get(key))
 	}
 
-	v := view{Lang: htmlLang(locale), Dir: "ltr", Greeting: tr["greeting"], Signature: tr["signature"], Automated: tr["automated"]}
-	if locale == "ar" {
-		v.Dir = "rtl"
-	}
+	v := view{Lang: tr.Tag(), Dir: tr.Dir(), Greeting: tr.Get("greeting"), Signature: tr.Get("signature"), Automated: tr.Get("automated")}
 	switch kind {
 	case Delivered:
 		if err := checkLink(d.Link); err != nil {
@@ -122,37 +99,37 @@ func Render(kind Kind, locale string, d Data) (providers.Message, error) {
 		switch {
 		case d.Service == ServiceTTS:
 		case d.Translated:
-			v.Blocks = append(v.Blocks, block{Text: tr["delivered.what.translation"]})
+			v.Blocks = append(v.Blocks, block{Text: tr.Get("delivered.what.translation")})
 		default:
-			v.Blocks = append(v.Blocks, block{Text: tr["delivered.what.transcript"]})
+			v.Blocks = append(v.Blocks, block{Text: tr.Get("delivered.what.transcript")})
 		}
 		v.Blocks = append(v.Blocks,
-			block{Text: fill("delivered.link"), Link: d.Link, Button: tr["delivered.button"], Fallback: tr["link_fallback"]},
-			block{Text: strings.ReplaceAll(tr["delivered.expiry"], "{date}", date)},
-			block{Text: tr["receipt.heading"], Lines: receiptLines(locale, service, d.Purchase, "receipt.amount")},
-			block{Text: tr["delivered.warning"], Warn: true},
+			block{Text: fill("delivered.link"), Link: d.Link, Button: tr.Get("delivered.button"), Fallback: tr.Get("link_fallback")},
+			block{Text: strings.ReplaceAll(tr.Get("delivered.expiry"), "{date}", date)},
+			block{Text: tr.Get("receipt.heading"), Lines: receiptLines(tr, service, d.Purchase, "receipt.amount")},
+			block{Text: tr.Get("delivered.warning"), Warn: true},
 		)
 		if d.OrderRef != "" {
 			v.Blocks = append(v.Blocks, block{Text: fill("reference")})
 		}
-		v.Blocks = append(v.Blocks, block{Text: tr["delivered.thanks"]})
+		v.Blocks = append(v.Blocks, block{Text: tr.Get("delivered.thanks")})
 	case Refunded:
 		if strings.TrimSpace(d.OrderRef) == "" {
 			return providers.Message{}, fmt.Errorf("rendering %s mail: no order reference", kind)
 		}
 		v.Subject = fill("refunded.subject")
 		v.Blocks = []block{{Text: fill("refunded.intro")}}
-		if why, ok := tr["refunded.reason."+d.Reason]; ok {
+		if why, ok := tr.Lookup("refunded.reason." + d.Reason); ok {
 			v.Blocks = append(v.Blocks, block{Text: why})
 		} else if d.Reason != "" {
-			v.Blocks = append(v.Blocks, block{Text: tr["refunded.reason.other"]})
+			v.Blocks = append(v.Blocks, block{Text: tr.Get("refunded.reason.other")})
 		}
 		v.Blocks = append(v.Blocks,
-			block{Text: tr["refunded.refund"]},
-			block{Text: tr["receipt.heading"], Lines: receiptLines(locale, service, d.Purchase, "refunded.amount")},
-			block{Text: tr["refunded.kept"]},
+			block{Text: tr.Get("refunded.refund")},
+			block{Text: tr.Get("receipt.heading"), Lines: receiptLines(tr, service, d.Purchase, "refunded.amount")},
+			block{Text: tr.Get("refunded.kept")},
 			block{Text: fill("reference")},
-			block{Text: tr["refunded.apology"]},
+			block{Text: tr.Get("refunded.apology")},
 		)
 	default:
 		return providers.Message{}, fmt.Errorf("rendering mail: unknown kind %s", kind)
@@ -160,7 +137,7 @@ func Render(kind Kind, locale string, d Data) (providers.Message, error) {
 
 	var html bytes.Buffer
 	if err := htmlTemplate.Execute(&html, v); err != nil {
-		return providers.Message{}, fmt.Errorf("rendering %s mail (%s) HTML: %w", kind, locale, err)
+		return providers.Message{}, fmt.Errorf("rendering %s mail (%s) HTML: %w", kind, tr.Code(), err)
 	}
 	return providers.Message{Subject: v.Subject, Text: v.text(), HTML: html.String()}, nil
 }
@@ -239,28 +216,16 @@ var htmlTemplate = template.Must(template.New("mail").Parse(`<!DOCTYPE html>
 </html>
 `))
 
-// formatDate writes t (in UTC) the way the locale writes dates, with month names from the
-// catalog.
-func formatDate(tr map[string]string, t time.Time) string {
+// formatDate writes t (in UTC) the way the language writes dates, with month names from
+// the catalog.
+func formatDate(tr texts.Lang, t time.Time) string {
 	t = t.UTC()
 	return strings.NewReplacer(
 		"{year}", strconv.Itoa(t.Year()),
-		"{month}", tr["month."+strconv.Itoa(int(t.Month()))],
+		"{month}", tr.Get("month."+strconv.Itoa(int(t.Month()))),
 		"{day}", strconv.Itoa(t.Day()),
 		"{time}", t.Format("15:04"),
-	).Replace(tr["date.format"])
-}
-
-// htmlLang maps an interface language to its BCP 47 tag (the UI says jp, the standard ja).
-func htmlLang(locale string) string {
-	switch locale {
-	case "jp":
-		return "ja"
-	case "zh":
-		return "zh-Hans"
-	default:
-		return locale
-	}
+	).Replace(tr.Get("date.format"))
 }
 
 // checkLink accepts only absolute http(s) URLs: anything else would be a broken or

@@ -8,48 +8,11 @@ import (
 	"testing"
 	"time"
 	"unicode"
+
+	"parla/providers/texts"
 )
 
-func TestCatalogComplete(t *testing.T) {
-	en := catalog["en"]
-	if len(catalog) != len(Locales()) {
-		t.Errorf("catalog has %d locales, Locales() lists %d", len(catalog), len(Locales()))
-	}
-	for _, locale := range Locales() {
-		t.Run(locale, func(t *testing.T) {
-			tr, ok := catalog[locale]
-			if !ok {
-				t.Fatalf("no strings for %s", locale)
-			}
-			for key, enText := range en {
-				text, ok := tr[key]
-				switch {
-				case !ok:
-					t.Errorf("%s lacks key %q", locale, key)
-				case strings.TrimSpace(text) == "":
-					t.Errorf("%s has an empty %q", locale, key)
-				case locale != "en" && text == enText:
-					t.Errorf("%s %q is still the English text %q", locale, key, text)
-				}
-				for _, ph := range placeholders.FindAllString(enText, -1) {
-					if !strings.Contains(text, ph) {
-						t.Errorf("%s %q lacks placeholder %s", locale, key, ph)
-					}
-				}
-			}
-			for key := range tr {
-				if _, ok := en[key]; !ok {
-					t.Errorf("%s has key %q that en lacks", locale, key)
-				}
-			}
-		})
-	}
-}
-
-var (
-	placeholders = regexp.MustCompile(`\{[a-z]+\}`)
-	tags         = regexp.MustCompile(`<[^>]*>`)
-)
+var tags = regexp.MustCompile(`<[^>]*>`)
 
 // TestNoEnglishLeft renders every mail in every other language and looks for English words
 // (taken from the English strings) once the link, the order reference and the names that stay
@@ -58,8 +21,8 @@ func TestNoEnglishLeft(t *testing.T) {
 	const link = "https://parla.example/d/abc123"
 	const ref = "ord_7Q"
 	englishWords := map[string]bool{}
-	for _, text := range catalog["en"] {
-		for _, w := range strings.FieldsFunc(strings.ToLower(text), notLetter) {
+	for _, key := range texts.Keys() {
+		for _, w := range strings.FieldsFunc(strings.ToLower(texts.In("en").Get(key)), notLetter) {
 			if len(w) >= 3 {
 				englishWords[w] = true
 			}
@@ -70,7 +33,7 @@ func TestNoEnglishLeft(t *testing.T) {
 	}
 	latinScript := map[string]bool{"es": true}
 
-	for _, locale := range Locales() {
+	for _, locale := range texts.Locales() {
 		if locale == "en" {
 			continue
 		}
@@ -146,14 +109,14 @@ func TestRenderDelivered(t *testing.T) {
 }
 
 func TestRenderRefunded(t *testing.T) {
-	for _, locale := range Locales() {
+	for _, locale := range texts.Locales() {
 		t.Run(locale, func(t *testing.T) {
 			m, err := Render(Refunded, locale, Data{Service: ServiceTTS, OrderRef: "ord_42"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			tr := catalog[locale]
-			for _, want := range []string{tr["refunded.refund"], tr["refunded.apology"], "ord_42", tr["service.tts"]} {
+			tr := texts.In(locale)
+			for _, want := range []string{tr.Get("refunded.refund"), tr.Get("refunded.apology"), "ord_42", tr.Get("service.tts")} {
 				if !strings.Contains(m.Text, want) || !strings.Contains(m.HTML, want) {
 					t.Errorf("mail lacks %q", want)
 				}
@@ -211,25 +174,13 @@ func TestRenderErrors(t *testing.T) {
 	}
 }
 
+// An unknown language gets the English letter (texts.Locale's rule, tested there).
 func TestLocale(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"en", "en"}, {"jp", "jp"}, {"es", "es"}, {"ru", "ru"}, {"zh", "zh"}, {"ar", "ar"},
-		{"", "en"}, {"fr", "en"}, {"xx-YY", "en"},
-		{"JP", "jp"}, {"ja", "jp"}, {"ja-JP", "jp"}, {"zh-CN", "zh"}, {"zh_Hans", "zh"},
-		{"ar-EG", "ar"}, {" es ", "es"}, {"es-MX", "es"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			if got := Locale(tt.in); got != tt.want {
-				t.Errorf("Locale(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-		})
-	}
 	m, err := Render(Refunded, "fr", Data{Service: ServiceTTS, OrderRef: "r"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(m.Text, catalog["en"]["refunded.refund"]) {
+	if !strings.Contains(m.Text, texts.In("en").Get("refunded.refund")) {
 		t.Errorf("unknown locale did not fall back to en:\n%s", m.Text)
 	}
 }
@@ -251,16 +202,16 @@ func TestFormatDate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.locale+"/"+tt.want, func(t *testing.T) {
-			if got := formatDate(catalog[tt.locale], tt.at); got != tt.want {
+			if got := formatDate(texts.In(tt.locale), tt.at); got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
 	}
 	// Every month name is used: twelve distinct names per locale.
-	for _, locale := range Locales() {
+	for _, locale := range texts.Locales() {
 		var names []string
 		for m := time.January; m <= time.December; m++ {
-			names = append(names, formatDate(catalog[locale], time.Date(2026, m, 1, 0, 0, 0, 0, time.UTC)))
+			names = append(names, formatDate(texts.In(locale), time.Date(2026, m, 1, 0, 0, 0, 0, time.UTC)))
 		}
 		slices.Sort(names)
 		if len(slices.Compact(names)) != 12 {
@@ -270,26 +221,27 @@ func TestFormatDate(t *testing.T) {
 }
 
 func TestRefundedSaysWhy(t *testing.T) {
-	for _, lng := range Locales() {
+	for _, lng := range texts.Locales() {
 		for _, reason := range []string{"source_changed", "source_gone", "upload_missing", "payment_late", "upload_taken", "amount_mismatch", "no_speech", "translation_unavailable"} {
 			m, err := Render(Refunded, lng, Data{Service: "vtt", OrderRef: "ord_1", Reason: reason})
 			if err != nil {
 				t.Fatal(err)
 			}
-			why := catalog[lng]["refunded.reason."+reason]
+			why := texts.In(lng).Get("refunded.reason." + reason)
 			if why == "" || !strings.Contains(m.Text, why) {
 				t.Errorf("%s %s: the message does not say why:\n%s", lng, reason, m.Text)
 			}
 		}
 		plain, _ := Render(Refunded, lng, Data{Service: "tts", OrderRef: "ord_2", Reason: "production_failed"})
-		for key, text := range catalog[lng] {
+		for _, key := range texts.Keys() {
+			text := texts.In(lng).Get(key)
 			said := strings.HasPrefix(key, "refunded.reason.") && strings.Contains(plain.Text, text)
 			if said != (key == "refunded.reason.production_failed") {
 				t.Errorf("%s: a failed production is explained as %s: %v", lng, key, said)
 			}
 		}
 		other, _ := Render(Refunded, lng, Data{Service: "tts", OrderRef: "ord_3", Reason: "card_declined"})
-		if !strings.Contains(other.Text, catalog[lng]["refunded.reason.other"]) {
+		if !strings.Contains(other.Text, texts.In(lng).Get("refunded.reason.other")) {
 			t.Errorf("%s: an unlisted reason is not explained:\n%s", lng, other.Text)
 		}
 	}
@@ -299,8 +251,8 @@ func TestRefundedSaysWhy(t *testing.T) {
 // translation the visitor asked for; a text-to-speech delivery says neither.
 func TestDeliveredSaysTranscriptOrTranslation(t *testing.T) {
 	expires := time.Now().Add(240 * time.Hour)
-	for _, locale := range Locales() {
-		tr := catalog[locale]
+	for _, locale := range texts.Locales() {
+		tr := texts.In(locale)
 		for _, c := range []struct {
 			service    Service
 			translated bool
@@ -314,10 +266,10 @@ func TestDeliveredSaysTranscriptOrTranslation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.want != "" && !strings.Contains(m.Text, tr[c.want]) {
+			if c.want != "" && !strings.Contains(m.Text, tr.Get(c.want)) {
 				t.Errorf("%s %s (translated %v) lacks %q:\n%s", locale, c.service, c.translated, c.want, m.Text)
 			}
-			if strings.Contains(m.Text, tr[c.not]) || (c.service == ServiceTTS && strings.Contains(m.Text, tr["delivered.what.transcript"])) {
+			if strings.Contains(m.Text, tr.Get(c.not)) || (c.service == ServiceTTS && strings.Contains(m.Text, tr.Get("delivered.what.transcript"))) {
 				t.Errorf("%s %s (translated %v) says %q:\n%s", locale, c.service, c.translated, c.not, m.Text)
 			}
 		}

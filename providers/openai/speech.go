@@ -1,5 +1,6 @@
 // Package openai reaches the OpenAI API, or any server that speaks it (set BaseURL), through
-// github.com/sashabaranov/go-openai. This file is the text-to-speech engine.
+// github.com/sashabaranov/go-openai: a text-to-speech engine (this file) and a
+// speech-to-text engine (stt.go, with stt_upload.go and stt_chunks.go).
 package openai
 
 import (
@@ -24,6 +25,9 @@ const MaxInputChars = 4096
 // little-endian, mono).
 const pcmRate = 24000
 
+// DefaultSpeechModel is Config.Model's default (and OPENAI_TTS_MODEL's).
+const DefaultSpeechModel = string(goopenai.TTSModel1)
+
 // Config configures the engine.
 type Config struct {
 	// APIKey is the bearer token. Without it the engine is unavailable.
@@ -31,7 +35,7 @@ type Config struct {
 	// BaseURL of the API including the version, e.g. "http://localhost:8000/v1" for an
 	// OpenAI-compatible server. Default "https://api.openai.com/v1".
 	BaseURL string
-	// Model is the speech model. Default "tts-1".
+	// Model is the speech model. Default DefaultSpeechModel.
 	Model string
 	// HTTPClient makes the calls. Default: a client without timeout (the request context
 	// bounds each call).
@@ -58,7 +62,7 @@ func NewSpeaker(cfg Config) *Speaker {
 		cfg.MaxChars = MaxInputChars
 	}
 	return &Speaker{
-		service:  newService(cfg.APIKey, cfg.BaseURL, cfg.HTTPClient, cmp.Or(cfg.Model, string(goopenai.TTSModel1)), cfg.Media),
+		service:  newService(cfg.APIKey, cfg.BaseURL, cfg.HTTPClient, cmp.Or(cfg.Model, DefaultSpeechModel), cfg.Media),
 		maxChars: cfg.MaxChars,
 	}
 }

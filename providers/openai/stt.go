@@ -30,13 +30,16 @@ const MaxUploadBytes = 25 << 20
 // requests fail and retry cheaper.
 const DefaultMaxChunk = 20 * time.Minute
 
+// DefaultTranscriptionModel is TranscriberConfig.Model's default (and OPENAI_STT_MODEL's).
+const DefaultTranscriptionModel = goopenai.Whisper1
+
 // TranscriberConfig configures the speech-to-text engine.
 type TranscriberConfig struct {
 	// APIKey is the bearer token. Without it the engine is unavailable.
 	APIKey string
 	// BaseURL of the API including the version, as in Config.
 	BaseURL string
-	// Model is the transcription model. Default "whisper-1". It must answer verbose_json
+	// Model is the transcription model. Default DefaultTranscriptionModel. It must answer verbose_json
 	// with word timestamps, and serve translations (only whisper-1 does, at OpenAI).
 	Model string
 	// HTTPClient makes the calls. Default: a client without timeout (the request context
@@ -83,7 +86,7 @@ func NewTranscriber(cfg TranscriberConfig) *Transcriber {
 		cfg.Concurrency = 2
 	}
 	return &Transcriber{
-		service:     newService(cfg.APIKey, cfg.BaseURL, cfg.HTTPClient, cmp.Or(cfg.Model, goopenai.Whisper1), cfg.Media),
+		service:     newService(cfg.APIKey, cfg.BaseURL, cfg.HTTPClient, cmp.Or(cfg.Model, DefaultTranscriptionModel), cfg.Media),
 		tempDir:     cfg.TempDir,
 		maxBytes:    cfg.MaxBytes,
 		maxChunk:    cfg.MaxChunk,

@@ -64,9 +64,13 @@ func OpenSQLite(path string) (*DB, error) {
 	return &DB{DB: db, Dialect: SQLite}, nil
 }
 
+// DefaultMaxConns is PostgresConfig.MaxConns's default (and DB_MAX_CONNS's): connections
+// to PostgreSQL per node.
+const DefaultMaxConns = 20
+
 // PostgresConfig tunes the connection pool.
 type PostgresConfig struct {
-	MaxConns int32 // 0: 20
+	MaxConns int32 // 0: DefaultMaxConns
 	// ConnectTimeout bounds the first connection at boot (0: 10 s).
 	ConnectTimeout time.Duration
 }
@@ -81,7 +85,7 @@ func OpenPostgres(ctx context.Context, databaseURL string, cfg PostgresConfig) (
 	}
 	pc.MaxConns = cfg.MaxConns
 	if pc.MaxConns == 0 {
-		pc.MaxConns = 20
+		pc.MaxConns = DefaultMaxConns
 	}
 	// A connection unused for a while is closed; one broken by a restart of the server
 	// is dropped at its next use and the request after it gets a new one.

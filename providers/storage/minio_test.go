@@ -233,7 +233,7 @@ func TestMinIO(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(2100 * time.Millisecond)
+		time.Sleep(2100 * time.Millisecond) // under test: the link's one second passes
 		resp, err := http.Get(u.String())
 		if err != nil {
 			t.Fatal(err)

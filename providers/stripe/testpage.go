@@ -5,17 +5,19 @@ import (
 	"html/template"
 	"io"
 	"strings"
+
+	"parla/providers/texts"
 )
 
 // testPage is the built-in checkout's hosted page. It must never be mistaken for a real
 // payment page, hence the banner; the forms post back to the session's own URL.
 var testPage = template.Must(template.New("test-checkout").Parse(`<!doctype html>
-<html lang="{{.T.Lang}}" dir="{{.T.Dir}}">
+<html lang="{{.Lang}}" dir="{{.Dir}}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<title>{{.T.Title}} — {{.Amount}}</title>
+<title>{{call .T "checkout.title"}} — {{.Amount}}</title>
 <style>
 body { font-family: system-ui, sans-serif; margin: 0; background: #f6f7f9; color: #1a1a1a; }
 .banner { background: #b00020; color: #fff; font-size: 1.4rem; font-weight: 700; text-align: center; padding: 1rem; }
@@ -28,26 +30,26 @@ button.pay { background: #0a7d32; border-color: #0a7d32; color: #fff; }
 </style>
 </head>
 <body>
-<div class="banner" role="alert">{{.T.Banner}}</div>
+<div class="banner" role="alert">{{call .T "checkout.banner"}}</div>
 <main>
   {{if .ImageURL}}<img src="{{.ImageURL}}" alt="" width="64" height="64">{{end}}
   <h1>{{.Name}}</h1>
   {{if .Description}}<p class="muted">{{.Description}}</p>{{end}}
   <p class="amount" data-testid="amount">{{.Amount}}</p>
-  {{if .Email}}<p class="muted">{{.T.Receipt}} <bdi>{{.Email}}</bdi></p>{{end}}
+  {{if .Email}}<p class="muted">{{call .T "checkout.receipt"}} <bdi>{{.Email}}</bdi></p>{{end}}
   {{if eq .Status "open"}}
-  <p class="muted">{{.T.Explain}}</p>
-  <p class="muted" data-testid="terms">{{.T.TermsPre}}<a href="/terms" target="_blank" rel="noopener">{{.T.Terms}}</a>{{.T.TermsAnd}}<a href="/refunds" target="_blank" rel="noopener">{{.T.Refunds}}</a>{{.T.TermsPost}}</p>
+  <p class="muted">{{call .T "checkout.explain"}}</p>
+  <p class="muted" data-testid="terms">{{call .T "checkout.terms_pre"}}<a href="/terms" target="_blank" rel="noopener">{{call .T "checkout.terms"}}</a>{{call .T "checkout.terms_and"}}<a href="/refunds" target="_blank" rel="noopener">{{call .T "checkout.refunds"}}</a>{{call .T "checkout.terms_post"}}</p>
   <div class="actions">
-    <form method="post" action="{{.PayURL}}"><button class="pay" type="submit">{{.T.Pay}} <bdi>{{.Amount}}</bdi></button></form>
-    <form method="post" action="{{.CancelURL}}"><button type="submit">{{.T.Cancel}}</button></form>
+    <form method="post" action="{{.PayURL}}"><button class="pay" type="submit">{{call .T "checkout.pay"}} <bdi>{{.Amount}}</bdi></button></form>
+    <form method="post" action="{{.CancelURL}}"><button type="submit">{{call .T "checkout.cancel"}}</button></form>
   </div>
   {{else if eq .Status "complete"}}
-  <p>{{.T.Paid}}</p>
-  <p><a href="{{.SuccessURL}}">{{.T.Continue}}</a></p>
+  <p>{{call .T "checkout.paid"}}</p>
+  <p><a href="{{.SuccessURL}}">{{call .T "checkout.continue"}}</a></p>
   {{else}}
-  <p>{{.T.Expired}}</p>
-  <p><a href="{{.BackURL}}">{{.T.Back}}</a></p>
+  <p>{{call .T "checkout.expired"}}</p>
+  <p><a href="{{.BackURL}}">{{call .T "checkout.back"}}</a></p>
   {{end}}
 </main>
 </body>
@@ -58,15 +60,19 @@ button.pay { background: #0a7d32; border-color: #0a7d32; color: #fff; }
 // real card is charged, and Pay and Cancel forms posting to {s.URL}/pay and {s.URL}/cancel
 // (a paid or expired session gets a link onwards instead).
 func RenderPage(w io.Writer, s TestSession) error {
+	tr := texts.In(s.Locale) // the order's interface language; an unknown one gets English
 	data := struct {
 		Name, Description, ImageURL, Email, Status string
 		Amount                                     string
 		PayURL, CancelURL, SuccessURL, BackURL     string
-		T                                          pageText
+		Lang, Dir                                  string                  // html lang and dir
+		T                                          func(key string) string // the page's texts
 	}{
 		Name: s.Name, Description: s.Description, ImageURL: s.ImageURL, Email: s.Email,
 		Status:     s.Status,
-		T:          textFor(s.Locale),
+		Lang:       tr.Tag(),
+		Dir:        tr.Dir(),
+		T:          tr.Get,
 		Amount:     FormatAmount(s.Amount, s.Currency),
 		PayURL:     s.URL + "/pay",
 		CancelURL:  s.URL + "/cancel",

@@ -59,10 +59,7 @@ func NoChildren(t testing.TB) {
 			}
 			return out
 		}
-		deadline := time.Now().Add(2 * time.Second)
-		for len(left()) > 0 && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
+		WaitFor(2*time.Second, func() bool { return len(left()) == 0 })
 		if ids := left(); len(ids) > 0 {
 			t.Errorf("processes left running: %v", ids)
 		}

@@ -1,7 +1,8 @@
-// Package testkit starts the real programs the tests talk to (MinIO, stripe-mock, an SMTP
-// server) and finds the tools they need (ffmpeg, ffprobe, espeak-ng). Outside CI a missing
-// program skips the test with a reason; in CI (CI=true) it fails it, so a missing install
-// step in .ci/run cannot hide behind a green run.
+// Package testkit starts the real programs the tests talk to (MinIO, PostgreSQL,
+// stripe-mock, an SMTP server), finds the tools they need (ffmpeg, ffprobe, espeak-ng),
+// makes spoken audio for them (audio.go) and checks that no child process outlives a test
+// (procs.go). Outside CI a missing program skips the test with a reason; in CI (CI=true)
+// it fails it, so a missing install step in .ci/run cannot hide behind a green run.
 package testkit
 
 import (

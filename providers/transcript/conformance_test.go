@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"parla/media"
 	"parla/providers"
 )
 
@@ -144,7 +145,7 @@ func speak(text string, rate float64, start time.Duration, rng *rand.Rand) []pro
 		w := providers.Word{Start: at.Truncate(time.Millisecond), End: (at + d).Truncate(time.Millisecond), Text: tok}
 		out = append(out, w)
 		at += d
-		if last, _ := utf8.DecodeLastRuneInString(tok); strings.ContainsRune(sentenceEnds+clauseEnds, last) {
+		if last, _ := utf8.DecodeLastRuneInString(tok); media.EndsSentence(last) || strings.ContainsRune(clauseEnds, last) {
 			at += time.Duration(100+rng.IntN(400)) * time.Millisecond
 		}
 	}

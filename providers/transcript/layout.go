@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"parla/media"
 	"parla/providers"
 )
 
@@ -158,11 +159,9 @@ func joinUnits(us []unit) string {
 	return b.String()
 }
 
-// Punctuation that ends a sentence or a clause, in the scripts served.
-const (
-	sentenceEnds = ".!?…。！？‼⁉؟"
-	clauseEnds   = ",;:—–、，；：،؛"
-)
+// clauseEnds is the punctuation that ends a clause, in the scripts served; what ends a
+// sentence is media.EndsSentence, the rule the previews and the jobs follow too.
+const clauseEnds = ",;:—–、，；：،؛"
 
 // boundary scores cutting the text between ps[b-1] and ps[b] (a line or a cue break), by
 // the subtitlers' rules: after a sentence (3) or a clause (2), before a joiner
@@ -178,7 +177,7 @@ func boundary(ps []piece, b int, r Rules) float64 {
 	lowerPrev, lowerNext := strings.ToLower(prev), strings.ToLower(trimPunct(next))
 	title := slices.Contains(r.Titles, lowerPrev) // "Dr." ends no sentence
 	switch {
-	case strings.ContainsRune(sentenceEnds, last) && !title:
+	case media.EndsSentence(last) && !title:
 		score += 3
 	case strings.ContainsRune(clauseEnds, last):
 		score += 2
@@ -196,7 +195,7 @@ func boundary(ps []piece, b int, r Rules) float64 {
 	case isNumber(prev) && (isNumber(next) || isUnit(next)), numeral(last) && numeral(first):
 		score -= 3
 	case capitalised(prev) && capitalised(next) && !unicode.IsPunct(last) && b >= 2 &&
-		!strings.ContainsRune(sentenceEnds, lastRune(ps[b-2].text)):
+		!media.EndsSentence(lastRune(ps[b-2].text)):
 		score -= 3
 	}
 	if !ps[b].space && unspaced(last) && unspaced(first) && !unicode.IsPunct(last) {

@@ -2,9 +2,117 @@
 // API, so every call is same-origin (Vite's dev server proxies them).
 // Failures become ApiError with the server's stable code, which the UI
 // translates (errors.<code>); the server's English message is never shown.
+// The answers' types below follow api/README.md; tsc checks them (npm run check:types).
+
+/**
+ * @typedef {object} CallOptions
+ * @property {AbortSignal} [signal] aborts the call; it then rejects with the AbortError
+ */
+
+/**
+ * The site's configuration (prices, limits, voices, formats, open services, payment mode);
+ * its shape is the server's and is read where it is used.
+ * @typedef {Record<string, any>} Config
+ */
+
+/**
+ * An order as the server tells it (api/README.md, session lookup): its fields beyond these
+ * depend on the answer.
+ * @typedef {object} Order
+ * @property {string} id
+ * @property {string} [service] tts, sst or vtt
+ * @property {string} status awaiting_payment, paid, processing, done, failed, refunded or expired
+ * @property {number} [progress] percent done while processing
+ * @property {string} [link] the result's link once done
+ * @property {string} [expiresAt] RFC 3339, once done
+ * @property {string} [error] why it failed or was refunded
+ * @property {number} [amount] in cents of `currency`
+ * @property {string} [currency]
+ * @property {string} [sessionId] the checkout's (order_already_paid, order by key)
+ * @property {string} [url] the order's page (order_already_paid, order by key)
+ */
+
+/**
+ * @typedef {object} TtsQuote
+ * @property {string} language the code the text will be spoken in
+ * @property {boolean} detected false when the language was chosen
+ * @property {boolean} mixed true when paragraphs are in different languages
+ * @property {number} characters
+ * @property {number} amount in cents of `currency`
+ * @property {string} currency
+ */
+
+/**
+ * @typedef {object} CheckoutSession
+ * @property {boolean} ok
+ * @property {string} sessionId
+ * @property {string} url the hosted checkout (the test checkout's, or Stripe's)
+ * @property {number} amount in cents of `currency`
+ * @property {string} currency
+ */
+
+/**
+ * @typedef {object} SessionLookup
+ * @property {string} email
+ * @property {string} name
+ * @property {string} payment_intent
+ * @property {string} status
+ * @property {string} [payment_status]
+ * @property {Order} order
+ */
+
+/**
+ * @typedef {object} Result
+ * @property {boolean} ready whether the result exists
+ * @property {string} [link] the result's link, when ready
+ * @property {Order | null} order
+ */
+
+/**
+ * @typedef {object} UploadAnswer
+ * @property {{filename: string, path: string}} file the name given and the opaque upload id
+ * @property {number} duration whole seconds, as the server measured them
+ * @property {number} [speechSeconds] seconds of speech, present when measured
+ * @property {number} amount in cents of `currency`
+ * @property {string} currency
+ */
+
+/**
+ * @typedef {object} UploadOptions
+ * @property {(percent: number) => void} [onProgress] whole percents as the bytes leave
+ * @property {AbortSignal} [signal] aborts the upload; it then rejects with the AbortError
+ */
+
+/**
+ * @typedef {object} VideoAnalysis
+ * @property {number} [duration] whole seconds
+ * @property {number} durationMinutes
+ * @property {number} durationSeconds
+ * @property {number} totalMinutes
+ * @property {number} [speechSeconds] seconds of speech, present when measured
+ * @property {number} amount in cents of `currency`
+ * @property {string} currency
+ * @property {string} [title]
+ */
+
+/**
+ * @typedef {object} OrderByKey
+ * @property {boolean} paid whether the key's order is paid
+ * @property {Order} [order] the paid order ({id, service, status, sessionId, url})
+ */
+
+/**
+ * A parsed answer: the HTTP status and the JSON body, whose shape each call names.
+ * @typedef {{status: number, data: any}} Answer
+ */
 
 /** An API failure: `code` is the stable error code, `status` the HTTP status (0: network). */
 export class ApiError extends Error {
+  /**
+   * @param {string} code
+   * @param {number} status
+   * @param {any} [body] the parsed answer, when there was one
+   */
   constructor(code, status, body) {
     super(code);
     this.name = "ApiError";
@@ -14,6 +122,20 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * Whether a failed call was aborted: that rejection is passed on as it is.
+ * @param {unknown} err
+ */
+const aborted = (err) => /** @type {{name?: unknown} | null | undefined} */ (err)?.name === "AbortError";
+
+/**
+ * A same-origin JSON call: `body`, when given, is sent as JSON.
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body]
+ * @param {CallOptions} [opts]
+ * @returns {Promise<Answer>}
+ */
 async function request(method, path, body, { signal } = {}) {
   let res;
   try {
@@ -24,7 +146,7 @@ async function request(method, path, body, { signal } = {}) {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (err) {
-    if (err?.name === "AbortError") throw err;
+    if (aborted(err)) throw err;
     throw new ApiError("network_error", 0);
   }
   let data = null;
@@ -36,7 +158,12 @@ async function request(method, path, body, { signal } = {}) {
   return answer(res.status, data);
 }
 
-/** The parsed answer of a call, or the ApiError it stands for. */
+/**
+ * The parsed answer of a call, or the ApiError it stands for.
+ * @param {number} status
+ * @param {any} data the parsed body, null when it was not JSON
+ * @returns {Answer}
+ */
 function answer(status, data) {
   const ok = status >= 200 && status < 300;
   if (!ok || !data || data.ok === false) {
@@ -45,18 +172,32 @@ function answer(status, data) {
   return { status, data };
 }
 
-/** Upload progress in whole percent, never above 100. */
+/**
+ * Upload progress in whole percent, never above 100.
+ * @param {number} loaded
+ * @param {number} total
+ * @returns {number}
+ */
 export function uploadPercent(loaded, total) {
   if (!(total > 0)) return 0;
   return Math.min(100, Math.floor((loaded / total) * 100));
 }
 
-/** GET /api/config: prices, limits, voices, formats, open services, payment mode. */
+/**
+ * GET /api/config: prices, limits, voices, formats, open services, payment mode.
+ * @param {CallOptions} [opts]
+ * @returns {Promise<Config>}
+ */
 export async function getConfig(opts) {
   return (await request("GET", "/api/config", undefined, opts)).data;
 }
 
-/** The URL of a voice's sample audio, spoken in the interface language `locale` (en, jp, …). */
+/**
+ * The URL of a voice's sample audio, spoken in the interface language `locale` (en, jp, …).
+ * @param {string} voice
+ * @param {string} [locale]
+ * @returns {string}
+ */
 export function voiceSampleUrl(voice, locale = "en") {
   return `/api/tts/samples/${encodeURIComponent(voice)}?locale=${encodeURIComponent(locale)}`;
 }
@@ -64,17 +205,32 @@ export function voiceSampleUrl(voice, locale = "en") {
 /**
  * POST /api/tts/quote {text, language, locale} → {language, detected, mixed, characters,
  * amount, currency}: the language the text will be spoken in (chosen or detected).
+ * @param {{text: string, language?: string, locale?: string}} payload
+ * @param {CallOptions} [opts]
+ * @returns {Promise<TtsQuote>}
  */
 export async function quoteTts(payload, opts) {
   return (await request("POST", "/api/tts/quote", payload, opts)).data;
 }
 
-/** POST /payment/{service}/create-checkout-session → {ok, sessionId, url, amount, currency}. */
+/**
+ * POST /payment/{service}/create-checkout-session → {ok, sessionId, url, amount, currency}.
+ * @param {string} service tts, sst or vtt
+ * @param {{order: object, products: object[]}} payload
+ * @param {CallOptions} [opts]
+ * @returns {Promise<CheckoutSession>}
+ */
 export async function createCheckoutSession(service, payload, opts) {
   return (await request("POST", `/payment/${service}/create-checkout-session`, payload, opts)).data;
 }
 
-/** GET /payment/{service}/checkout-session?sessionId= → {email, name, payment_intent, status, order}. */
+/**
+ * GET /payment/{service}/checkout-session?sessionId= → {email, name, payment_intent, status, order}.
+ * @param {string} service
+ * @param {string} sessionId
+ * @param {CallOptions} [opts]
+ * @returns {Promise<SessionLookup>}
+ */
 export async function lookupSession(service, sessionId, opts) {
   const q = new URLSearchParams({ sessionId });
   return (await request("GET", `/payment/${service}/checkout-session?${q}`, undefined, opts)).data;
@@ -83,6 +239,10 @@ export async function lookupSession(service, sessionId, opts) {
 /**
  * POST /services/{service} {sessionId}: `{ready:true, link, order}` when the
  * result exists, `{ready:false, order}` (HTTP 202) while it is being made.
+ * @param {string} service
+ * @param {string} sessionId
+ * @param {CallOptions} [opts]
+ * @returns {Promise<Result>}
  */
 export async function fetchResult(service, sessionId, opts) {
   const { status, data } = await request("POST", `/services/${service}`, { sessionId }, opts);
@@ -95,6 +255,9 @@ export async function fetchResult(service, sessionId, opts) {
  * {file:{filename, path}, duration, amount, currency}. XMLHttpRequest, because
  * fetch reports no upload progress: onProgress gets whole percents as the
  * bytes leave the browser.
+ * @param {File} file
+ * @param {UploadOptions} [opts]
+ * @returns {Promise<UploadAnswer>}
  */
 export function uploadAudio(file, { onProgress, signal } = {}) {
   return new Promise((resolve, reject) => {
@@ -126,7 +289,12 @@ export function uploadAudio(file, { onProgress, signal } = {}) {
   });
 }
 
-/** POST /services/vtt/analyzevideo {video} → {durationMinutes, durationSeconds, totalMinutes, duration, amount, currency, title?}. */
+/**
+ * POST /services/vtt/analyzevideo {video} → {durationMinutes, durationSeconds, totalMinutes, duration, amount, currency, title?}.
+ * @param {string} video the link
+ * @param {CallOptions} [opts]
+ * @returns {Promise<VideoAnalysis>}
+ */
 export async function analyzeVideo(video, opts) {
   return (await request("POST", "/services/vtt/analyzevideo", { video }, opts)).data;
 }
@@ -134,6 +302,10 @@ export async function analyzeVideo(video, opts) {
 /**
  * GET /payment/{service}/order?key= → {paid:false} or {paid:true, order:{id, status,
  * sessionId, url}}: whether the order of a page's order key is paid already.
+ * @param {string} service
+ * @param {string} key the page's order key
+ * @param {CallOptions} [opts]
+ * @returns {Promise<OrderByKey>}
  */
 export async function orderByKey(service, key, opts) {
   const q = new URLSearchParams({ key });
@@ -143,6 +315,9 @@ export async function orderByKey(service, key, opts) {
 /**
  * POST /api/tts/preview {text, voice, speed, format, language, locale} → the audio of the
  * text's first ~200 characters, free (rate limited, cached by the server).
+ * @param {{text: string, voice: string, speed: number, format: string, language?: string, locale: string}} payload
+ * @param {CallOptions} [opts]
+ * @returns {Promise<Blob>}
  */
 export async function previewTts(payload, { signal } = {}) {
   let res;
@@ -154,7 +329,7 @@ export async function previewTts(payload, { signal } = {}) {
       body: JSON.stringify(payload),
     });
   } catch (err) {
-    if (err?.name === "AbortError") throw err;
+    if (aborted(err)) throw err;
     throw new ApiError("network_error", 0);
   }
   if (!res.ok) {

@@ -51,8 +51,12 @@ export function usePath() {
   return splitPath(useSyncExternalStore(subscribe, getPathname, getPathname)).path;
 }
 
-/** Goes to `to` (path plus optional query) in the current language, or in `lang` (an
- * interface id) when given, without reloading the page. */
+/**
+ * Goes to `to` (path plus optional query) in the current language, or in `lang` (an
+ * interface id) when given, without reloading the page.
+ * @param {string} to
+ * @param {{replace?: boolean, lang?: string}} [opts]
+ */
 export function navigate(to, { replace = false, lang } = {}) {
   to = lang ? addressOf(to, lang) : localize(to);
   if (replace) window.history.replaceState(null, "", to);

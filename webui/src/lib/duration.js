@@ -1,7 +1,7 @@
 // Durations and sizes as the transcription pages show them. Units come from
 // Intl (unit formatting), so no locale file has to spell "min" or "MB".
 
-/** Whole seconds, rounded up (spec section 3); null when d is not a usable duration. */
+/** Whole seconds, rounded up (spec: "Entities and their fields"); null when d is not a usable duration. */
 export function wholeSeconds(d) {
   const n = Number(d);
   return Number.isFinite(n) && n > 0 ? Math.ceil(n) : null;

@@ -1,4 +1,4 @@
-// The two e-mail inputs of an order form (spec section 5), checked by the
+// The two e-mail inputs of an order form (spec: "Validation rules"), checked by the
 // server's own rule (api/orders/validate.go ValidateEmail) where they are
 // typed, so that a bad address is caught before Pay and never on
 // /payment/error: a bare address (no display name, no comments, no quoted

@@ -1,7 +1,7 @@
 import { wholeSeconds } from "./duration.js";
 
 /**
- * Reads the duration of a chosen media file in the browser (spec section 3:
+ * Reads the duration of a chosen media file in the browser (spec, "Entities and their fields":
  * whole seconds, rounded up) from an audio element's metadata. Resolves null
  * when the browser cannot tell (unknown codec, no duration in the header):
  * the server measures the file anyway and its answer is the price.

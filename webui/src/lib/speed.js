@@ -1,4 +1,4 @@
-// The speed slider: a number in [min, max] with two decimals (spec section 5).
+// The speed slider: a number in [min, max] with two decimals (spec: "Validation rules").
 
 /** The speed as shown next to the slider: always two decimals ("1.00"). */
 export function formatSpeed(speed) {

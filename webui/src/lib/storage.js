@@ -1,4 +1,4 @@
-// Browser storage of the flow (spec section 3): each service's order under
+// Browser storage of the flow (spec: "Entities and their fields"): each service's order under
 // its own key ('tts', 'sst', 'vtt') and the checkout session id under 'sessionId'. Storage can be
 // disabled (private mode, quota): every access tolerates that.
 

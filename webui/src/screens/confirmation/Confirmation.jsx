@@ -48,7 +48,7 @@ export default function Confirmation({ service }) {
   const [state, setState] = useState({ phase: "processing", order: null, email: "", link: "", unpaid: false, confirmed: false });
 
   useEffect(() => {
-    // Read once, then removed (spec section 3); the id lives on in this component.
+    // Read once, then removed (spec: "Entities and their fields"); the id lives on in this component.
     remove(SESSION_KEY);
     const ctl = new AbortController();
     const fail = () => {

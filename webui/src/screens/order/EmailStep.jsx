@@ -5,7 +5,7 @@ import Field from "./Field.jsx";
 import Step from "./Step.jsx";
 
 /**
- * The e-mail address of an order, typed twice, with the mismatch warning (spec section 5).
+ * The e-mail address of an order, typed twice, with the mismatch warning (spec: "Validation rules").
  * The address is checked by the server's rule when the visitor leaves the field (and,
  * once shown, as they correct it), with the server's message (errors.invalid_email).
  */

@@ -6,7 +6,7 @@ import Duration from "../transcription/Duration.jsx";
  * Step 1 of /sst: the file chooser (audio types plus the accepted extensions),
  * the stated limits and price, the spoken language, and the chosen file's
  * duration as the browser reads it. The limits are stated, not enforced
- * (spec section 5); the server enforces them.
+ * (spec: "Validation rules"); the server enforces them.
  */
 export default function AudioChooser({ accepted, onChoose, chosen, maxSize, tooLarge, estimate, locale }) {
   const { t } = useTranslation();

@@ -4,12 +4,12 @@ import { uploadAudio } from "../../api.js";
 import { useConfig } from "../../config.jsx";
 import { formatSize } from "../../lib/duration.js";
 import { readMediaDuration } from "../../lib/mediaDuration.js";
-import { restoreSstOrder, sstRecord } from "../../lib/orders.js";
+import { restoreSstOrder, sstRecord } from "../../lib/storedOrders.js";
 import { priceCents } from "../../lib/pricing.js";
 import { readJSON, SST_KEY, writeJSON } from "../../lib/storage.js";
 import Step from "../order/Step.jsx";
 import TranscriptionPage from "../transcription/TranscriptionPage.jsx";
-import { useOrder } from "../transcription/useOrder.js";
+import { useOrder } from "../order/useOrder.js";
 import AudioChooser from "./AudioChooser.jsx";
 import Upload from "./Upload.jsx";
 
@@ -17,7 +17,7 @@ import Upload from "./Upload.jsx";
 const STALE_UPLOAD = ["upload_not_found", "price_mismatch"];
 
 /**
- * The audio-to-text page (spec section 2): choose a file (its duration is
+ * The audio-to-text page (spec: "Screens and routes"): choose a file (its duration is
  * read in the browser), upload it (the server measures it again and quotes
  * the price), choose the format, give the e-mail twice, pay.
  */
@@ -55,7 +55,7 @@ export default function Sst() {
   async function send() {
     const file = chosen?.file;
     if (!file) {
-      console.log("Please select a file"); // spec section 8: nothing else happens
+      console.log("Please select a file"); // spec, "The error catalogue": nothing else happens
       return;
     }
     abort.current = new AbortController();
@@ -77,7 +77,7 @@ export default function Sst() {
     }
   }
 
-  const payUpload = () => pay({ filePath: upload.filePath, fileName: upload.fileName, response_format: format }, upload.amount, keep, STALE_UPLOAD);
+  const payUpload = () => pay({ filePath: upload.filePath, fileName: upload.fileName, response_format: format }, upload.amount, { keep, stale: STALE_UPLOAD });
 
   // The browser's reading of the duration, priced by the published rule; the upload's quote is the truth.
   const estimate = chosen?.seconds ? priceCents(Math.ceil(chosen.seconds), sst.price) : 0;

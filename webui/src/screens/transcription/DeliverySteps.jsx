@@ -1,5 +1,5 @@
 import { useTranslation } from "react-i18next";
-import { canPayTranscription } from "../../lib/order.js";
+import { canPayTranscription } from "../../lib/payButton.js";
 import EmailStep from "../order/EmailStep.jsx";
 import FormatStep from "../order/FormatStep.jsx";
 import PayStep from "../order/PayStep.jsx";
@@ -7,7 +7,7 @@ import PayStep from "../order/PayStep.jsx";
 /**
  * The steps every transcription order ends with, numbered from `n`: output
  * format (nothing preselected), the e-mails, and the total with 'Pay and
- * Transcribe' — or the prompt to finish the first steps (spec section 4).
+ * Transcribe' — or the prompt to finish the first steps (spec: "States and transitions").
  */
 export default function DeliverySteps({ n, service, formats, format, onFormat, email, emailVerify, onEmail, onEmailVerify, costCents, money, testMode, paying, onPay, paid }) {
   const { t } = useTranslation();

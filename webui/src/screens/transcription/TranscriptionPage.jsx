@@ -8,8 +8,20 @@ import DeliverySteps from "./DeliverySteps.jsx";
 import Intro from "./Intro.jsx";
 import LanguageAndPrice from "./LanguageAndPrice.jsx";
 
+/** The props of <LanguageAndPrice>: the service's languages and price, the order's spoken language and translation. */
+function facts({ languages, price }, order) {
+  const { language, setLanguage, translate, setTranslate, canTranslate } = order;
+  return { languages, price, language, onLanguage: setLanguage, translate, onTranslate: setTranslate, canTranslate };
+}
+
+/** The props of <DeliverySteps> but those of the quote: the service's formats, the order's format, e-mails and payment. */
+function steps(service, { formats }, order) {
+  const { format, setFormat, email, emailVerify, setEmail, setEmailVerify, testMode, paying, paid } = order;
+  return { service, formats, format, onFormat: setFormat, email, emailVerify, onEmail: setEmail, onEmailVerify: setEmailVerify, testMode, paying, paid };
+}
+
 /**
- * The frame both transcription pages share (spec section 2), or the closed
+ * The frame both transcription pages share (spec: "Screens and routes"), or the closed
  * notice when the service is closed: the intro; step 1 (`media`, then the
  * languages, the price rule and the spoken language); the page's own steps
  * (`children`, numbered from 2); then the delivery steps numbered after them.
@@ -19,7 +31,7 @@ import LanguageAndPrice from "./LanguageAndPrice.jsx";
 export default function TranscriptionPage({ service, stepId, media, order, costCents, onPay, children }) {
   const config = useConfig();
   const { t } = useTranslation();
-  const { open, facts, steps, money, locale } = order;
+  const { open, money, locale } = order;
   if (!open) return <ServiceClosed service={service} reason={config.services[service].reason} />;
   return (
     <article className={service}>
@@ -28,10 +40,10 @@ export default function TranscriptionPage({ service, stepId, media, order, costC
       <ol className="steps">
         <Step n={1} id={stepId} title={t(`${service}.step1`)}>
           {media}
-          <LanguageAndPrice {...facts} money={money} locale={locale} />
+          <LanguageAndPrice {...facts(config[service], order)} money={money} locale={locale} />
         </Step>
         {children}
-        <DeliverySteps n={2 + Children.toArray(children).length} {...steps} costCents={costCents} money={money} onPay={onPay} />
+        <DeliverySteps n={2 + Children.toArray(children).length} {...steps(service, config[service], order)} costCents={costCents} money={money} onPay={onPay} />
       </ol>
     </article>
   );

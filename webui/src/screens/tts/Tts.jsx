@@ -1,10 +1,8 @@
 import { useEffect, useMemo, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useConfig } from "../../config.jsx";
-import { languageById } from "../../languages.js";
-import { checkout, lineItem } from "../../lib/checkout.js";
-import { canPayTts } from "../../lib/order.js";
-import { countChars, formatMoney, priceCents } from "../../lib/pricing.js";
+import { canPayTts } from "../../lib/payButton.js";
+import { countChars, priceCents } from "../../lib/pricing.js";
 import { parseSpeed } from "../../lib/speed.js";
 import { useSpeechQuote } from "../../lib/speechQuote.js";
 import { voiceName } from "../../lib/voices.js";
@@ -14,7 +12,7 @@ import EmailStep from "../order/EmailStep.jsx";
 import FormatStep from "../order/FormatStep.jsx";
 import PaidNotice from "../order/PaidNotice.jsx";
 import PayStep from "../order/PayStep.jsx";
-import { usePaidOrder } from "../order/usePaidOrder.js";
+import { useOrder } from "../order/useOrder.js";
 import TextStep from "./TextStep.jsx";
 import Preview from "./Preview.jsx";
 import VoiceStep from "./VoiceStep.jsx";
@@ -26,12 +24,12 @@ import VoiceStep from "./VoiceStep.jsx";
 function restore(tts) {
   const saved = readJSON(TTS_KEY) || {};
   const voice = tts.voices.includes(saved.activeVoice) ? saved.activeVoice : tts.defaultVoice;
-  const format = tts.formats.includes(saved.outputFormat) ? saved.outputFormat : tts.defaultFormat;
+  const outputFormat = tts.formats.includes(saved.outputFormat) ? saved.outputFormat : tts.defaultFormat;
   const speed = Number.isFinite(saved.speed) ? parseSpeed(saved.speed, tts.speed) : tts.speed.default;
   const email = typeof saved.email === "string" ? saved.email : "";
   const text = typeof saved.ttsText === "string" ? saved.ttsText : "";
   const language = (tts.languages || []).includes(saved.language) ? saved.language : "";
-  return { voice, format, speed, email, emailVerify: email, text, language };
+  return { voice, outputFormat, speed, email, text, language };
 }
 
 /** The text-to-speech page: the spec's five numbered steps. */
@@ -43,13 +41,9 @@ export default function Tts() {
   const [voice, setVoice] = useState(initial.voice);
   const [speed, setSpeed] = useState(initial.speed);
   const [text, setText] = useState(initial.text);
-  const [format, setFormat] = useState(initial.format);
-  const [email, setEmail] = useState(initial.email);
-  const [emailVerify, setEmailVerify] = useState(initial.emailVerify);
-  const [language, setLanguage] = useState(initial.language); // "": detect
-  const [paying, setPaying] = useState(false);
-  const { paid, setPaid, startNew, keyOf } = usePaidOrder("tts");
-  const open = config.services?.tts?.open !== false;
+  const order = useOrder("tts", initial);
+  // language "": detect
+  const { format, setFormat, email, setEmail, emailVerify, setEmailVerify, language, setLanguage, paying, paid, startNew, open, locale, money } = order;
   useEffect(() => {
     if (open) writeJSON(TTS_KEY, { activeVoice: voice, ttsText: text, speed, email, outputFormat: format, ...(language && { language }) });
   }, [open, voice, text, speed, email, format, language]);
@@ -60,35 +54,13 @@ export default function Tts() {
     performance.mark?.("parla:tts-interactive");
   }, []);
 
-  const service = config.services?.tts;
-  if (service && service.open === false) return <ServiceClosed service="tts" reason={service.reason} />;
+  if (!open) return <ServiceClosed service="tts" reason={config.services.tts.reason} />;
 
-  const locale = languageById(i18n.language).tag;
   const chars = countChars(text);
   const costCents = priceCents(chars, tts.price);
-  const money = (cents) => formatMoney(cents, config.currency, locale);
   const payable = canPayTts({ costCents, chars, maxChars: tts.maxChars, email, emailVerify }) && !quote?.error && !paid;
 
-  async function pay() {
-    setPaying(true);
-    const left = await checkout(
-      "tts",
-      {
-        order: { voice, input: text, format, speed, email, emailVerify, locale: i18n.language, ...(language && { language }) },
-        products: [
-          lineItem({
-            currency: config.currency,
-            amount: costCents,
-            name: t("tts.productName"),
-            description: t("tts.productDescription", { n: chars, voice: voiceName(voice), format }),
-          }),
-        ],
-      },
-      config.payment,
-      { onAlreadyPaid: setPaid, key: keyOf() },
-    );
-    if (!left) setPaying(false);
-  }
+  const pay = () => order.pay({ voice, input: text, format, speed }, costCents, { description: t("tts.productDescription", { n: chars, voice: voiceName(voice), format }) });
 
   return (
     <article className="tts">
@@ -137,7 +109,7 @@ export default function Tts() {
           info={[t("tts.payInfo", { price: money(costCents) })]}
           button={t("tts.pay", { price: money(costCents) })}
           prompt={paid ? t("order.alreadyPaid") : t("tts.prompt")}
-          testMode={config.payment?.mode !== "stripe"}
+          testMode={order.testMode}
           paying={paying}
           onPay={pay}
         />

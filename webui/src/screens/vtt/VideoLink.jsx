@@ -8,7 +8,7 @@ import Speech from "../transcription/Speech.jsx";
 /**
  * Step 1 of /vtt: the link and the Analyze button; once the server has
  * analysed the link, the link shown back as the chosen file, its title, its
- * duration and the cost (the cost only then, spec section 2).
+ * duration and the cost (the cost only then, spec: "Screens and routes").
  */
 export default function VideoLink({ link, onLink, onAnalyze, analyzing, error, quote, cost, maxSeconds, locale }) {
   const { t } = useTranslation();

@@ -1,10 +1,10 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { analyzeVideo } from "../../api.js";
 import { useConfig } from "../../config.jsx";
-import { restoreVttOrder, vttRecord } from "../../lib/orders.js";
+import { restoreVttOrder, vttRecord } from "../../lib/storedOrders.js";
 import { readJSON, VTT_KEY, writeJSON } from "../../lib/storage.js";
 import TranscriptionPage from "../transcription/TranscriptionPage.jsx";
-import { useOrder } from "../transcription/useOrder.js";
+import { useOrder } from "../order/useOrder.js";
 import VideoLink from "./VideoLink.jsx";
 
 /** Whole seconds of an analysis answer: `duration`, else minutes and seconds. */
@@ -17,7 +17,7 @@ function analysedSeconds(r) {
 const STALE_QUOTE = ["price_mismatch", "not_media", "live_stream", "video_unavailable", "video_too_long", "source_unreachable", "no_speech"];
 
 /**
- * The video-to-text page (spec section 2): a link, analysed by the server for
+ * The video-to-text page (spec: "Screens and routes"): a link, analysed by the server for
  * its duration and price without downloading the video, then the format, the
  * e-mails and the payment. There is no upload step.
  */
@@ -66,7 +66,7 @@ export default function Vtt() {
     setAnalyzing(false);
   }
 
-  const payQuote = () => pay({ selectedFile: quote.link, outputFormat: format }, quote.amount, keep, STALE_QUOTE);
+  const payQuote = () => pay({ selectedFile: quote.link, outputFormat: format }, quote.amount, { keep, stale: STALE_QUOTE });
 
   const media = (
     <VideoLink

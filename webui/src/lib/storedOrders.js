@@ -1,5 +1,5 @@
-// The transcription orders kept in the browser between the steps (spec
-// section 3): 'sst' {email, fileName, filePath, outputFormat, language} and
+// The transcription orders kept in the browser between the steps (spec:
+// "Entities and their fields"): 'sst' {email, fileName, filePath, outputFormat, language} and
 // 'vtt' {email, selectedFile, outputFormat, language}, both with translate
 // (an English translation wanted). Both also keep the server's quote
 // (duration, speechSeconds, amount; vtt: title) so that a visitor coming back

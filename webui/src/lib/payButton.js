@@ -3,7 +3,7 @@ import { emailsReady } from "./email.js";
 /**
  * Whether the pay section of the text-to-speech page offers the pay button:
  * a cost above zero, a text within the configured maximum and a confirmed
- * e-mail address (spec section 4).
+ * e-mail address (spec: "States and transitions").
  */
 export function canPayTts({ costCents, chars, maxChars, email, emailVerify }) {
   if (!(costCents > 0)) return false;
@@ -13,7 +13,7 @@ export function canPayTts({ costCents, chars, maxChars, email, emailVerify }) {
 
 /**
  * Whether the pay section of a transcription page offers the pay button
- * (spec section 4, common rules): a cost above zero, which exists only once
+ * (spec: "States and transitions", common rules): a cost above zero, which exists only once
  * the upload or the analysis has returned it, and a confirmed e-mail address.
  */
 export function canPayTranscription({ costCents, email, emailVerify }) {

@@ -4,14 +4,15 @@ import { useConfig } from "../../config.jsx";
 import { languageById } from "../../languages.js";
 import { checkout, lineItem } from "../../lib/checkout.js";
 import { formatMoney } from "../../lib/pricing.js";
-import { usePaidOrder } from "../order/usePaidOrder.js";
+import { usePaidOrder } from "./usePaidOrder.js";
 
 /**
- * The state both transcription pages share — format, e-mails, spoken
- * language, the English translation option, paying — and their pay action. `initial` is the order restored
- * from storage. `facts` are the props of <LanguageAndPrice>, `steps` those
- * of <DeliverySteps>; `open` says whether the service is open, `locale` and
- * `money` (cents → text) speak the visitor's language.
+ * The state every order page shares — format, e-mails, spoken language, the
+ * English translation option, paying, whether the order is paid already —
+ * and its pay action. `initial` is the order restored from storage
+ * ({email, outputFormat, language, translate}). `open` says whether the
+ * service is open, `locale` and `money` (cents → text) speak the visitor's
+ * language.
  */
 export function useOrder(service, initial) {
   const config = useConfig();
@@ -30,24 +31,24 @@ export function useOrder(service, initial) {
   const { paid, setPaid, startNew, keyOf } = usePaidOrder(service);
 
   /**
-   * Pays `amount` (the server's quote) for the service's own fields in
-   * `order`; the shared fields are added here. The language is sent only
-   * when chosen ("Detect automatically" sends none), translate only when
-   * ticked. `keep(quote)` stores the
-   * page's order: first as it is (`keep()`), and with no quote (`keep(null)`)
-   * when the server refuses the checkout with one of the `stale` codes (the
-   * upload or the video is gone or has changed), so that back on the page
-   * the visitor gets a new quote.
+   * Pays `amount` for the service's own fields in `order`; the shared fields
+   * are added here. The language is sent only when chosen ("Detect
+   * automatically" sends none), translate only when ticked. `description` is
+   * the line item's (the transcription pages' unless told). `keep(quote)`,
+   * when given, stores the page's order: first as it is (`keep()`), and with
+   * no quote (`keep(null)`) when the server refuses the checkout with one of
+   * the `stale` codes (the upload or the video is gone or has changed), so
+   * that back on the page the visitor gets a new quote.
    */
-  async function pay(order, amount, keep, stale) {
-    keep();
+  async function pay(order, amount, { description = t("transcribe.productDescription"), keep, stale = [] } = {}) {
+    keep?.();
     setPaying(true);
     const payload = {
       order: { ...order, email, emailVerify, locale: i18n.language, ...(language && { language }), ...(translate && { translate }) },
-      products: [lineItem({ currency: config.currency, amount, name: t(`${service}.productName`), description: t("transcribe.productDescription") })],
+      products: [lineItem({ currency: config.currency, amount, name: t(`${service}.productName`), description })],
     };
     const onRefused = (code) => {
-      if (stale.includes(code)) keep(null);
+      if (stale.includes(code)) keep?.(null);
     };
     if (!(await checkout(service, payload, config.payment, { onRefused, onAlreadyPaid: setPaid, key: keyOf() }))) setPaying(false);
   }
@@ -57,26 +58,21 @@ export function useOrder(service, initial) {
     open: config.services?.[service]?.open !== false,
     locale,
     money: (cents) => formatMoney(cents, config.currency, locale),
+    testMode: config.payment?.mode !== "stripe",
     email,
+    setEmail,
+    emailVerify,
+    setEmailVerify,
     format,
+    setFormat,
     language,
+    setLanguage,
     translate,
+    setTranslate,
+    canTranslate,
+    paying,
     pay,
     paid,
     startNew,
-    facts: { languages: config[service].languages, price: config[service].price, language, onLanguage: setLanguage, translate, onTranslate: setTranslate, canTranslate },
-    steps: {
-      service,
-      formats: config[service].formats,
-      format,
-      onFormat: setFormat,
-      email,
-      emailVerify,
-      onEmail: setEmail,
-      onEmailVerify: setEmailVerify,
-      testMode: config.payment?.mode !== "stripe",
-      paying,
-      paid,
-    },
   };
 }

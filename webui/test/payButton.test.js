@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canPayTranscription, canPayTts } from "../src/lib/order.js";
+import { canPayTranscription, canPayTts } from "../src/lib/payButton.js";
 
 const ok = { costCents: 99, chars: 5, maxChars: 100000, email: "a@example.com", emailVerify: "a@example.com" };
 

@@ -1,9 +1,9 @@
-package api
+package texts
 
-// pageStrings are the texts of the link page and its 404/410/403 forms, per interface
-// language (the e-mails' words come from providers/mail). TestPageStringsComplete checks
-// that every language has every key of en. {d} {h} {m}: days, hours, minutes left.
-var pageStrings = map[string]map[string]string{
+// linkPage are the texts of the link page (api/linkpage.go) and its 404/410/403 forms, per
+// interface language (what the file is and its expiry are the letters' words).
+// {d} {h} {m}: days, hours, minutes left.
+var linkPage = map[string]map[string]string{
 	"en": {
 		"page.title":        "Your file",
 		"page.what":         "What it is",

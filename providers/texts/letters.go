@@ -1,16 +1,15 @@
-package mail
+package texts
 
 import (
 	"maps"
 	"strconv"
 )
 
-// catalog holds every text of the order e-mails, per interface language, keyed like the
-// web UI's translation files. Placeholders in braces ({service}, {date}, {ref}, {year},
-// {month}, {day}, {time}) are filled with plain values before HTML escaping. Read-only:
-// nothing writes to it after initialization. TestCatalogComplete checks that every locale
-// has every key of en and that no translated text is left equal to the English one.
-var catalog = map[string]map[string]string{
+// letters are the texts of the order e-mails (providers/mail), per interface language,
+// keyed like the web UI's translation files; the link page shares the service names, the
+// expiry and the receipt lines. Placeholders in braces ({service}, {date}, {ref}, {year},
+// {month}, {day}, {time}) are filled with plain values before HTML escaping.
+var letters = map[string]map[string]string{
 	"en": {
 		"service.tts":                             "text-to-speech",
 		"service.sst":                             "audio transcription",

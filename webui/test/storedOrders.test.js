@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { restoreSstOrder, restoreVttOrder, sstRecord, vttRecord } from "../src/lib/orders.js";
+import { restoreSstOrder, restoreVttOrder, sstRecord, vttRecord } from "../src/lib/storedOrders.js";
 import { readJSON, writeJSON } from "../src/lib/storage.js";
 import { CONFIG } from "./fixtures.js";
 

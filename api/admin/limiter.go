@@ -1,0 +1,93 @@
+package admin
+
+import (
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// limiter counts failed attempts (wrong passwords, wrong bearer tokens) in fixed windows,
+// per client address and for everyone. Only failures count and only failures are held
+// back by the global count, so a flood from many addresses cannot lock the operator with
+// the right password out; an address past its own count is refused unchecked until the
+// window ends. Counts live in this process (a node of a cluster counts its own).
+type limiter struct {
+	mu        sync.Mutex
+	perClient int
+	global    int
+	window    time.Duration
+	clients   map[string]*count
+	all       count
+}
+
+type count struct {
+	start time.Time
+	n     int
+}
+
+// at is the count in the window that holds now (0 once the window has passed).
+func (c *count) at(now time.Time, window time.Duration) int {
+	if now.Sub(c.start) >= window {
+		return 0
+	}
+	return c.n
+}
+
+func (c *count) add(now time.Time, window time.Duration) int {
+	if now.Sub(c.start) >= window {
+		c.start, c.n = now, 0
+	}
+	c.n++
+	return c.n
+}
+
+func newLimiter(perClient, global int, window time.Duration) *limiter {
+	return &limiter{perClient: perClient, global: global, window: window, clients: map[string]*count{}}
+}
+
+// maxClients bounds the table; past it the table starts afresh (a flood of addresses is
+// still answered 429 past the global count).
+const maxClients = 10000
+
+// clientKey is what an address is counted under: IPv4 addresses one by one, IPv6 by /64,
+// the block one host is usually given whole.
+func clientKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	a = a.Unmap()
+	if a.Is4() {
+		return a.String()
+	}
+	p, _ := a.Prefix(64)
+	return p.String()
+}
+
+// blocked reports whether ip's failures in this window have reached its limit: its
+// attempts are then refused without being checked.
+func (l *limiter) blocked(ip string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, ok := l.clients[clientKey(ip)]
+	return ok && c.at(now, l.window) >= l.perClient
+}
+
+// fail counts one failed attempt from ip and reports whether it is within both limits (a
+// failure past either is answered 429).
+func (l *limiter) fail(ip string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key := clientKey(ip)
+	c, ok := l.clients[key]
+	if !ok {
+		if len(l.clients) >= maxClients {
+			l.clients = map[string]*count{}
+		}
+		c = &count{start: now}
+		l.clients[key] = c
+	}
+	mine := c.add(now, l.window)
+	everyone := l.all.add(now, l.window)
+	return mine <= l.perClient && everyone <= l.global
+}

@@ -1,0 +1,82 @@
+package orders
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"parla/providers/sqldb"
+)
+
+// A running node takes over the job of a node that stops beating within seconds (not at
+// its next boot, not after River's rescue delay), and never the job of a live node.
+func TestLiveNodeTakesOverADeadNodesJobWithinSeconds(t *testing.T) {
+	f := newFixture(t, nil)
+	db := f.book.Desk.orders.db
+	if db.Dialect != sqldb.Postgres {
+		t.Skip("several nodes share only a Postgres database (PARLA_TEST_DB=postgres)")
+	}
+	ctx := context.Background()
+	co := f.order(t, "Running on another node.")
+	if err := f.book.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.pay(t, co.SessionID)
+	f.exec(t, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now(), attempted_by = ARRAY['other-node'] WHERE kind = 'fulfil'`)
+	f.exec(t, `UPDATE orders SET status = 'processing' WHERE id = ?`, co.OrderID)
+	beatOther := func() {
+		f.exec(t, `INSERT INTO nodes (id, started_at, seen_at) VALUES ('other-node', `+dbMillis+`, `+dbMillis+`)
+			ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`)
+	}
+	beatOther()
+	f.restart(t) // this node runs, beats and judges the others
+
+	// The other node keeps beating: its job stays its own through several of this
+	// node's heartbeats, well past the time a dead node's job would take.
+	for end := time.Now().Add(nodeDeadAfter + 3*heartbeatEvery); time.Now().Before(end); {
+		beatOther()
+		var state string
+		if err := db.QueryRowContext(ctx, `SELECT state FROM river_job WHERE kind = 'fulfil'`).Scan(&state); err != nil || state != "running" {
+			t.Fatalf("a live node's job is %q (%v), want running", state, err)
+		}
+		time.Sleep(heartbeatEvery / 2) // the other node's heartbeat, faster than its own
+	}
+
+	// The other node dies (no more heartbeats): this node delivers its order.
+	died := time.Now()
+	var o Order
+	for deadline := died.Add(nodeDeadAfter + 5*heartbeatEvery); o.Status != Done; time.Sleep(20 * time.Millisecond) {
+		var err error
+		if o, err = f.book.orders.Get(ctx, co.OrderID); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the dead node's order is %s %s after its death", o.Status, time.Since(died).Round(time.Second))
+		}
+	}
+	took := time.Since(died)
+	t.Logf("death to delivery: %s (dead after %s, heartbeat every %s)", took.Round(100*time.Millisecond), nodeDeadAfter, heartbeatEvery)
+	if o.LinkToken == "" || len(f.mails(t)) != 1 {
+		t.Errorf("after the dead node's job was taken: %+v, %d mails", o, len(f.mails(t)))
+	}
+}
+
+func TestMayJudgeOnlyAfterBeatsWithoutAGap(t *testing.T) {
+	now := time.Now()
+	for _, c := range []struct {
+		name string
+		last time.Time
+		want bool
+	}{
+		{"first beat after boot", time.Time{}, false},
+		{"beat on time", now.Add(-heartbeatEvery), true},
+		{"one beat late", now.Add(-2 * heartbeatEvery), true},
+		{"after an outage of the database", now.Add(-nodeDeadAfter), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := mayJudge(c.last, now); got != c.want {
+				t.Errorf("mayJudge = %v, want %v", got, c.want)
+			}
+		})
+	}
+}

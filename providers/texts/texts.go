@@ -1,0 +1,112 @@
+// Package texts is every translated text the server writes itself, in Parla's six interface
+// languages: the order letters, the link page, the built-in test checkout, the checkout's
+// line items and the voice samples. The web UI's own strings stay in webui/src/locales; the
+// operator's admin area is English only. It imports nothing of the project's, so every
+// part may use it.
+//
+// Placeholders are written in braces ({service}, {date}, {n}…) and filled by the caller
+// with plain values; TestCatalogComplete checks that every language has every key, none
+// empty, with the same placeholders as English.
+package texts
+
+import (
+	"maps"
+	"slices"
+	"strings"
+)
+
+// locales are the interface languages, English first (the fallback).
+var locales = []string{"en", "jp", "es", "ru", "zh", "ar"}
+
+// catalog maps a language to its texts by key, merged from the parts (letters.go,
+// linkpage.go, checkout.go). Read-only: nothing writes to it after initialization.
+var catalog = merge(letters, linkPage, testCheckout, products, samples)
+
+// Locales returns the interface languages the server writes in; en is the fallback.
+func Locales() []string { return append([]string(nil), locales...) }
+
+// Locale returns the supported interface language for a requested one: the six codes as
+// they are, a region or script suffix dropped (es-MX → es), ja accepted for jp, anything
+// else en. It is the one rule every server-written page and letter follows.
+func Locale(requested string) string {
+	l := strings.ToLower(strings.TrimSpace(requested))
+	if i := strings.IndexAny(l, "-_"); i >= 0 {
+		l = l[:i]
+	}
+	if l == "ja" {
+		l = "jp"
+	}
+	if _, ok := catalog[l]; ok {
+		return l
+	}
+	return "en"
+}
+
+// Lang is the texts of one supported interface language.
+type Lang struct {
+	code  string
+	texts map[string]string
+}
+
+// In returns the texts of the supported language nearest to requested (see Locale).
+func In(requested string) Lang {
+	code := Locale(requested)
+	return Lang{code: code, texts: catalog[code]}
+}
+
+// Code is the interface language's code (en, jp, es, ru, zh, ar).
+func (l Lang) Code() string { return l.code }
+
+// Get returns the text under key, or "" for a key the catalog lacks (no key is empty,
+// so "" always means a missing one).
+func (l Lang) Get(key string) string { return l.texts[key] }
+
+// Lookup returns the text under key and whether the catalog has it, for texts that are
+// said only when there is one (a refund's reason).
+func (l Lang) Lookup(key string) (string, bool) {
+	t, ok := l.texts[key]
+	return t, ok
+}
+
+// Tag is the language's BCP 47 tag for an html lang attribute: the interface says jp,
+// the standard ja; Chinese is written in simplified characters.
+func (l Lang) Tag() string {
+	switch l.code {
+	case "jp":
+		return "ja"
+	case "zh":
+		return "zh-Hans"
+	}
+	return l.code
+}
+
+// Dir is the language's writing direction for an html dir attribute.
+func (l Lang) Dir() string {
+	if l.code == "ar" {
+		return "rtl"
+	}
+	return "ltr"
+}
+
+// Keys returns every key of the catalog (English's, which every language has), sorted.
+func Keys() []string { return slices.Sorted(maps.Keys(catalog["en"])) }
+
+// merge joins the parts' texts into one catalog. Two parts with one key would make one of
+// them say the other's words: that is a mistake caught at start.
+func merge(parts ...map[string]map[string]string) map[string]map[string]string {
+	all := map[string]map[string]string{}
+	for _, part := range parts {
+		for lng, texts := range part {
+			if all[lng] == nil {
+				all[lng] = map[string]string{}
+			}
+			for k, t := range texts {
+				if _, dup := all[lng][k]; dup {
+					panic("texts: key " + k + " is in two parts of the catalog")
+				}
+				all[lng][k] = t
+			}
+		}
+	}
+	return all
+}

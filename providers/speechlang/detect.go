@@ -80,6 +80,7 @@ type Detector struct {
 	has     map[string]bool
 	reads   map[string]bool // scripts some language of the engine reads
 	options whatlanggo.Options
+	common  whatlanggo.Options         // the engine's common languages (see commonLanguages)
 	codes   map[whatlanggo.Lang]string // whatlanggo's languages as codes, computed once
 }
 
@@ -97,11 +98,15 @@ func New(languages []string) *Detector {
 	}
 	slices.Sort(d.langs)
 	d.options.Whitelist = map[whatlanggo.Lang]bool{}
+	d.common.Whitelist = map[whatlanggo.Lang]bool{}
 	d.codes = map[whatlanggo.Lang]string{}
 	for l := range whatlanggo.Langs {
 		d.codes[l] = code(l)
 		if _, ok := d.engineCode(d.codes[l]); ok {
 			d.options.Whitelist[l] = true
+			if commonLanguages[d.codes[l]] { // whatlanggo reads a key's presence, not its value
+				d.common.Whitelist[l] = true
+			}
 		}
 	}
 	return d
@@ -174,7 +179,7 @@ func (d *Detector) Detect(text, fallback string) (Result, error) {
 		return Result{}, err
 	}
 	paras := splitParagraphs(text)
-	found := d.paragraphs(paras)
+	found := d.paragraphs(paras, Normalize(fallback))
 	langs := make([]string, len(paras))
 	letters := make([]int, len(paras))
 	first := -1

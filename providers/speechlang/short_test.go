@@ -78,3 +78,57 @@ func TestShortSentencesLanguage(t *testing.T) {
 
 // noSpaces reports whether lang is written without spaces between words.
 func noSpaces(lang string) bool { return lang == "ja" || lang == "zh" }
+
+// The sentences the issue found spoken in the wrong language, with the English interface.
+func TestShortSentencesFromTheIssue(t *testing.T) {
+	d := New(espeakLangs)
+	for text, want := range map[string]string{
+		"Hello world, how are you today?": "en", "How are you today?": "en",
+		"مرحبا، كيف حالك؟": "ar", "Hola, ¿cómo estás?": "es", "Muchas gracias por todo.": "es",
+		"Vielen Dank für deine Hilfe!": "de", "Buongiorno, come stai?": "it",
+		"Дякую, у мене все добре.": "uk", "Teşekkürler, iyiyim.": "tr",
+	} {
+		if r, err := d.Detect(text, "en"); err != nil || r.Language != want {
+			t.Errorf("%q: got %q, %v; want %s", text, r.Language, err, want)
+		}
+	}
+}
+
+// The visitor's language wins a near tie: "Hej" is Swedish and Danish alike.
+func TestShortSentencesPrior(t *testing.T) {
+	d := New(espeakLangs)
+	for _, prior := range []string{"sv", "da"} {
+		if r, _ := d.Detect("Hej, hvor er du?", prior); r.Language != "da" && prior == "da" {
+			t.Errorf("prior %s: got %q", prior, r.Language)
+		}
+	}
+	if r, _ := d.Detect("Hola amigo", "es"); r.Language != "es" {
+		t.Errorf("Hola amigo, Spanish visitor: got %q", r.Language)
+	}
+}
+
+// The quote detects the text on every keystroke (debounced): 1,000 characters must take
+// under 20 ms. Run with: go test ./providers/speechlang -run '^$' -bench Detect1k
+func BenchmarkDetect1k(b *testing.B) {
+	var text strings.Builder
+	for _, s := range loadShort(b) {
+		if text.Len() > 4000 {
+			break
+		}
+		text.WriteString(s.Text + " ")
+	}
+	t := string([]rune(text.String())[:1000])
+	d := New(espeakLangs)
+	for b.Loop() {
+		if _, err := d.Detect(t, "en"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkNew is what a detector costs to build (once per engine, at start).
+func BenchmarkNew(b *testing.B) {
+	for b.Loop() {
+		New(espeakLangs)
+	}
+}

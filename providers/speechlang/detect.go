@@ -12,12 +12,8 @@ package speechlang
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/abadojack/whatlanggo"
 )
@@ -84,6 +80,7 @@ type Detector struct {
 	has     map[string]bool
 	reads   map[string]bool // scripts some language of the engine reads
 	options whatlanggo.Options
+	common  whatlanggo.Options         // the engine's common languages (see commonLanguages)
 	codes   map[whatlanggo.Lang]string // whatlanggo's languages as codes, computed once
 }
 
@@ -101,11 +98,15 @@ func New(languages []string) *Detector {
 	}
 	slices.Sort(d.langs)
 	d.options.Whitelist = map[whatlanggo.Lang]bool{}
+	d.common.Whitelist = map[whatlanggo.Lang]bool{}
 	d.codes = map[whatlanggo.Lang]string{}
 	for l := range whatlanggo.Langs {
 		d.codes[l] = code(l)
 		if _, ok := d.engineCode(d.codes[l]); ok {
 			d.options.Whitelist[l] = true
+			if commonLanguages[d.codes[l]] { // whatlanggo reads a key's presence, not its value
+				d.common.Whitelist[l] = true
+			}
 		}
 	}
 	return d
@@ -178,7 +179,7 @@ func (d *Detector) Detect(text, fallback string) (Result, error) {
 		return Result{}, err
 	}
 	paras := splitParagraphs(text)
-	found := d.paragraphs(paras)
+	found := d.paragraphs(paras, Normalize(fallback))
 	langs := make([]string, len(paras))
 	letters := make([]int, len(paras))
 	first := -1
@@ -256,66 +257,6 @@ func (d *Detector) Detect(text, fallback string) (Result, error) {
 	return r, nil
 }
 
-// found is one paragraph's detection.
-type found struct {
-	lang    string
-	letters int
-	strong  bool
-	foreign string // a language the engine lacks that the paragraph is surely in
-}
-
-// paragraphs detects every paragraph, on all cores when there are many: detection is
-// pure computation, about a tenth of a millisecond a paragraph.
-func (d *Detector) paragraphs(paras []string) []found {
-	out := make([]found, len(paras))
-	workers := min(runtime.GOMAXPROCS(0), len(paras)/16+1)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < len(paras); i += workers {
-				out[i] = d.paragraph(paras[i])
-			}
-		})
-	}
-	wg.Wait()
-	return out
-}
-
-// paragraph detects one paragraph: its language, its letter count, whether that
-// detection is strong enough to stand on its own, and the language the engine lacks that
-// it is surely in, if so.
-func (d *Detector) paragraph(p string) found {
-	sample, letters := sampleOf(p)
-	f := found{letters: letters}
-	if letters < strongLetters {
-		return f
-	}
-	// Among the engine's languages first: fewer profiles to compare, and the answer for
-	// nearly every text. Only an unsure answer is checked against all of whatlanggo's.
-	// (Scripts of one language, Khmer say, are named whatever the whitelist.)
-	info := whatlanggo.DetectWithOptions(sample, d.options)
-	if info.Lang < 0 {
-		return f
-	}
-	c, ok := d.engineCode(d.codes[info.Lang])
-	if ok && info.Confidence >= sureConfidence {
-		f.lang, f.strong = c, true
-		return f
-	}
-	if !ok && info.IsReliable() {
-		f.foreign = d.codes[info.Lang]
-		return f
-	}
-	if all := whatlanggo.Detect(sample); all.Lang >= 0 && all.IsReliable() {
-		if _, known := d.engineCode(d.codes[all.Lang]); !known {
-			f.foreign = d.codes[all.Lang]
-			return f
-		}
-	}
-	f.lang, f.strong = c, ok && info.Confidence >= strongConfidence
-	return f
-}
-
 // maxCount returns the largest count of m and its key (the first in order on a tie).
 func maxCount(m map[string]int) (int, string) {
 	best, key := 0, ""
@@ -325,110 +266,6 @@ func maxCount(m map[string]int) (int, string) {
 		}
 	}
 	return best, key
-}
-
-// scriptDefaults are the languages a text in a script is spoken in when its language
-// cannot be told and neither the visitor's language nor English reads that script.
-var scriptDefaults = map[string]string{
-	"Latin": "en", "Cyrillic": "ru", "Arabic": "ar", "Han": "zh", "Hiragana": "ja",
-	"Katakana": "ja", "Devanagari": "hi", "Greek": "el", "Hebrew": "he", "Bengali": "bn",
-	"Armenian": "hy", "Myanmar": "my",
-}
-
-// whole detects a text none of whose paragraphs could be told alone: the detected
-// language when it is sure enough; else the visitor's, English or the script's usual
-// language, the first that reads the text's script; else the detected one anyway.
-func (d *Detector) whole(text, fallback string) (string, error) {
-	sample, letters := sampleOf(text)
-	main := mainScript(sample)
-	fallback = Normalize(fallback)
-	var detected string
-	if info := whatlanggo.DetectWithOptions(sample, d.options); info.Lang >= 0 {
-		if c, ok := d.engineCode(d.codes[info.Lang]); ok && readsScript(c, main) {
-			detected = c
-			if c == "zh" && fallback == "ja" && d.has["ja"] { // kanji alone: a Japanese visitor's
-				return "ja", nil
-			}
-			if info.Confidence >= 1 || info.Confidence >= tellConfidence && letters >= tellLetters {
-				return c, nil
-			}
-		}
-	}
-	for _, c := range []string{fallback, "en", scriptDefaults[main]} {
-		if c, ok := d.engineCode(c); ok && (main == "" || readsScript(c, main)) {
-			return c, nil
-		}
-	}
-	if detected != "" {
-		return detected, nil
-	}
-	for _, c := range d.langs {
-		if readsScript(c, main) {
-			return c, nil
-		}
-	}
-	if len(d.langs) == 0 {
-		return "", &UnsupportedError{Language: fallback}
-	}
-	return d.langs[0], nil
-}
-
-// sampleOf returns the start of p that the detector reads and the number of letters in
-// all of p.
-func sampleOf(p string) (string, int) {
-	letters, end := 0, len(p)
-	for i, r := range p {
-		if unicode.IsLetter(r) {
-			letters++
-			if letters == sampleRunes {
-				end = i + utf8.RuneLen(r)
-			}
-		}
-	}
-	return p[:end], letters
-}
-
-// mainScript returns the script of most of text's letters, "" when it has none.
-func mainScript(text string) string {
-	count := map[string]int{}
-	best := ""
-	var sr scriptReader
-	for _, r := range text {
-		if !unicode.IsLetter(r) {
-			continue
-		}
-		s := sr.of(r)
-		count[s]++
-		if best == "" || count[s] > count[best] {
-			best = s
-		}
-	}
-	return best
-}
-
-// checkScripts refuses a text more than half of whose letters are in scripts no voice of
-// the engine reads. Japanese kana and kanji count together.
-func (d *Detector) checkScripts(text string) error {
-	var read, unread int
-	var first rune
-	var sr scriptReader
-	for _, r := range text {
-		if !unicode.IsLetter(r) {
-			continue
-		}
-		if d.reads[sr.of(r)] {
-			read++
-			continue
-		}
-		if unread == 0 {
-			first = r
-		}
-		unread++
-	}
-	if unread > read {
-		return &UnsupportedError{Script: scriptName(first)}
-	}
-	return nil
 }
 
 // splitParagraphs cuts text after each newline; the pieces joined give the text back.

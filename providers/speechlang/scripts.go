@@ -1,6 +1,9 @@
 package speechlang
 
-import "unicode"
+import (
+	"unicode"
+	"unicode/utf8"
+)
 
 // script is a writing system a letter belongs to, as Unicode names it.
 type script struct {
@@ -106,4 +109,62 @@ func readsScript(lang, script string) bool {
 		}
 	}
 	return false
+}
+
+// sampleOf returns the start of p that the detector reads and the number of letters in
+// all of p.
+func sampleOf(p string) (string, int) {
+	letters, end := 0, len(p)
+	for i, r := range p {
+		if unicode.IsLetter(r) {
+			letters++
+			if letters == sampleRunes {
+				end = i + utf8.RuneLen(r)
+			}
+		}
+	}
+	return p[:end], letters
+}
+
+// mainScript returns the script of most of text's letters, "" when it has none.
+func mainScript(text string) string {
+	count := map[string]int{}
+	best := ""
+	var sr scriptReader
+	for _, r := range text {
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		s := sr.of(r)
+		count[s]++
+		if best == "" || count[s] > count[best] {
+			best = s
+		}
+	}
+	return best
+}
+
+// checkScripts refuses a text more than half of whose letters are in scripts no voice of
+// the engine reads. Japanese kana and kanji count together.
+func (d *Detector) checkScripts(text string) error {
+	var read, unread int
+	var first rune
+	var sr scriptReader
+	for _, r := range text {
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		if d.reads[sr.of(r)] {
+			read++
+			continue
+		}
+		if unread == 0 {
+			first = r
+		}
+		unread++
+	}
+	if unread > read {
+		return &UnsupportedError{Script: scriptName(first)}
+	}
+	return nil
 }

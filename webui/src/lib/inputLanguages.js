@@ -1,3 +1,6 @@
+import { useMemo } from "react";
+import { useTranslation } from "react-i18next";
+
 // The input languages of the speech engine (OpenAI's supported list, the
 // same 57 for text-to-speech and transcription), as ISO 639 codes. Their
 // names are produced in the visitor's language by Intl.DisplayNames, so no
@@ -17,24 +20,27 @@ export const INPUT_LANGUAGES = {
   vi: "Vietnamese", cy: "Welsh",
 };
 
-// English names of languages that Intl.DisplayNames may not know (espeak-ng's
-// constructed, historical and minority languages), used when it names none.
-const OTHER_NAMES = {
-  bpy: "Bishnupriya Manipuri", grc: "Ancient Greek", hak: "Hakka Chinese", hyw: "Western Armenian",
-  jbo: "Lojban", lfn: "Lingua Franca Nova", ltg: "Latgalian", nci: "Classical Nahuatl", nog: "Nogai",
-  piqd: "Klingon", py: "Pyash", qdb: "Lang Belta", qya: "Quenya", sjn: "Sindarin", smj: "Lule Sami",
-};
+// Constructed and fictional languages that espeak-ng speaks but a paid product does not
+// offer in its list (Klingon, Quenya, Sindarin, Pyash, Lang Belta; Lojban, Ido,
+// Interlingua, Lingua Franca Nova). An order may still name one by its code. Esperanto
+// stays: a constructed language with a living community of speakers, which visitors write.
+export const CONSTRUCTED = new Set(["piqd", "qya", "sjn", "py", "qdb", "jbo", "io", "ia", "lfn"]);
 
 /**
- * The languages `codes` (default: all of the above) as {code, name}, named in
- * `locale` and sorted for it. An unknown code keeps its English name or the code.
+ * The languages `codes` (default: all of the above) as {code, name}, named in `locale` and
+ * sorted for it, constructed and fictional ones left out. A name comes from
+ * Intl.DisplayNames, else from `names` (the locale file's languageNames: the languages
+ * some browsers do not name), else English, else the code.
+ * @param {string} locale a BCP 47 tag
+ * @param {string[]} [codes]
+ * @param {Record<string, string>} [names]
  */
-export function languageOptions(locale, codes = Object.keys(INPUT_LANGUAGES)) {
+export function languageOptions(locale, codes = Object.keys(INPUT_LANGUAGES), names = {}) {
   let dn = null;
   try {
-    dn = new Intl.DisplayNames([locale], { type: "language" });
+    dn = new Intl.DisplayNames([locale], { type: "language", fallback: "none" });
   } catch {
-    /* no Intl.DisplayNames: English names */
+    /* no Intl.DisplayNames: the locale file's and English names */
   }
   const name = (code) => {
     let n = null;
@@ -43,13 +49,18 @@ export function languageOptions(locale, codes = Object.keys(INPUT_LANGUAGES)) {
     } catch {
       /* not a valid language code */
     }
-    return n && n !== code ? n : INPUT_LANGUAGES[code] || OTHER_NAMES[code] || code;
+    return n && n !== code ? n : names[code] || INPUT_LANGUAGES[code] || code;
   };
   const collator = new Intl.Collator(locale);
-  return codes.map((code) => ({ code, name: name(code) })).sort((a, b) => collator.compare(a.name, b.name));
+  return codes
+    .filter((code) => !CONSTRUCTED.has(code))
+    .map((code) => ({ code, name: name(code) }))
+    .sort((a, b) => collator.compare(a.name, b.name));
 }
 
-/** The language names of `codes` in `locale`, sorted for that locale. */
-export function inputLanguageNames(locale, codes) {
-  return languageOptions(locale, codes).map((l) => l.name);
+/** languageOptions for the interface's language, with its locale file's names. */
+export function useLanguageOptions(locale, codes) {
+  const { t } = useTranslation();
+  const names = /** @type {Record<string, string>} */ (t("languageNames", { returnObjects: true }));
+  return useMemo(() => languageOptions(locale, codes, names), [locale, codes, names]);
 }

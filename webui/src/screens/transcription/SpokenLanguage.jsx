@@ -1,11 +1,10 @@
-import { useMemo } from "react";
 import { useTranslation } from "react-i18next";
-import { languageOptions } from "../../lib/inputLanguages.js";
+import { useLanguageOptions } from "../../lib/inputLanguages.js";
 
 /** The optional language of the recording: "Detect automatically" (empty) or one of the engine's languages. */
 export default function SpokenLanguage({ codes, value, onChange, locale }) {
   const { t } = useTranslation();
-  const options = useMemo(() => languageOptions(locale, codes), [locale, codes]);
+  const options = useLanguageOptions(locale, codes);
   return (
     <div className="field">
       <label htmlFor="spoken-language">{t("transcribe.language")}</label>

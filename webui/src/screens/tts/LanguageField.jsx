@@ -1,6 +1,5 @@
-import { useMemo } from "react";
 import { useTranslation } from "react-i18next";
-import { languageOptions } from "../../lib/inputLanguages.js";
+import { useLanguageOptions } from "../../lib/inputLanguages.js";
 
 /**
  * "Language of the text": detect automatically, or one of the engine's languages
@@ -9,7 +8,7 @@ import { languageOptions } from "../../lib/inputLanguages.js";
  */
 export default function LanguageField({ languages, locale, value, onChange, quote }) {
   const { t } = useTranslation();
-  const options = useMemo(() => languageOptions(locale, languages), [locale, languages]);
+  const options = useLanguageOptions(locale, languages);
   const nameOf = (code) => options.find((o) => o.code === code)?.name || code;
   let status = null;
   if (quote?.error) {

@@ -178,7 +178,7 @@ describe("text-to-speech page", () => {
 
   it("shows the closed notice when the server says the service is not open", () => {
     renderTts({ ...CONFIG, services: { ...CONFIG.services, tts: { open: false, reason: "engine_unavailable" } } });
-    expect(screen.getByText("Service unavailable")).toBeTruthy();
+    expect(screen.getByText("Not offered here at the moment")).toBeTruthy();
     expect(screen.queryByPlaceholderText("Enter your text here")).toBeNull();
   });
 });

@@ -3,12 +3,16 @@ SHELL := /bin/bash
 GO    ?= go
 export PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 
-.PHONY: run test setup ui build whisper go-test whisper-test ui-test e2e fuzz bench whisper-bench clean
+.PHONY: run test setup ui build whisper whisper-build models go-test whisper-test ui-test e2e fuzz bench whisper-bench clean
 
-## run: install what is missing, build the UI and the binary (with whisper.cpp once `make whisper`
-## has built it) and serve on embedded defaults (:8080)
-run: setup build
-	./bin/parla
+# MODEL: the whisper model `make run` and `make whisper` fetch and use (models/download.sh list).
+MODEL ?= base
+
+## run: install what is missing, build the UI, libwhisper (cached) and the binary, fetch the
+## whisper and Silero VAD models where the network allows, and serve on embedded defaults (:8080);
+## whatever cannot be opened is said in one block at start. MODEL=small picks another model.
+run: setup whisper-build models
+	WHISPER_MODEL="$${WHISPER_MODEL:-models/ggml-$(MODEL).bin}" ./bin/parla
 
 ## test: install what is missing, then every test (Go, whisper.cpp, UI unit tests, browser end to end, fuzzing)
 test: setup ui go-test whisper-test ui-test e2e fuzz
@@ -25,9 +29,19 @@ build: ui
 
 ## whisper: libwhisper built statically from source (cached in the Go cache; WHISPER_SRC=<dir or
 ## tarball> to choose it), bin/parla with -tags whisper, and the models where the network allows
-whisper: ui
+whisper: ui models
 	exports=$$(bash .ci/whisper.sh env) && eval "$$exports" && $(GO) build -tags whisper -o bin/parla .
-	bash models/download.sh --if-online base silero-v6.2.0
+
+# whisper-build: bin/parla with whisper when its source can be had (status 3: none here, so the
+# binary is built without it and the start says so), as `make whisper` otherwise.
+whisper-build: ui
+	status=0; exports=$$(bash .ci/whisper.sh env) || status=$$?; \
+	if ((status == 3)); then exports=""; elif ((status)); then exit $$status; fi; \
+	eval "$$exports"; $(GO) build -tags "$${WHISPER_TAGS:-}" -o bin/parla .
+
+## models: the whisper model MODEL (base) and the Silero VAD model, checked; skipped offline
+models:
+	bash models/download.sh --if-online $(MODEL) silero-v6.2.0
 
 ## whisper-test: the tests that need libwhisper (built first); skipped outside CI without the source
 whisper-test:

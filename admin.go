@@ -67,7 +67,10 @@ func hashPassword(stdin io.Reader, stdout, stderr io.Writer) int {
 // newAdmin builds the admin area, with River's UI over the queue's client when it is open.
 func newAdmin(ctx context.Context, cfg Config, book *orders.Book, log *slog.Logger) (*admin.Admin, error) {
 	ac := admin.Config{PasswordHash: cfg.AdminPasswordHash, Token: cfg.AdminToken, SessionKey: cfg.AdminSessionKey,
-		Engines:  cfg.Engines(),
+		Engines: cfg.Engines(),
+		Closed: func() map[orders.Service]string {
+			return reasonsByService(closedEngines(cfg, book.Desk.Available))
+		},
 		ClientIP: api.ClientIP(cfg.TrustedProxies), SecureCookies: strings.HasPrefix(cfg.PublicURL, "https://"),
 		Log: log.With("component", "admin")}
 	if cfg.AdminPasswordHash != "" || cfg.AdminToken != "" {

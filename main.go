@@ -72,6 +72,7 @@ func run(checkpoint func(orderID, step string)) int {
 		log.Error("cannot start", "err", err)
 		return 1
 	}
+	app.reportClosed(os.Stderr)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		log.Error("cannot listen", "addr", cfg.Addr, "err", err)
@@ -180,18 +181,12 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	if err != nil {
 		return err
 	}
-	if err := speaker.Available(); err != nil {
-		a.log.Warn("text-to-speech is closed", "engine", cfg.TTSEngine, "reason", err)
-	}
 	transcriber := newTranscriber(cfg, runner, tmpDir)
 	if c, ok := transcriber.(io.Closer); ok {
 		a.closers = append(a.closers, c)
 	}
 	links, guard := newLinks(cfg, runner, a.metrics.LinkBytes)
 	a.closers = append(a.closers, guard)
-	if err := transcriber.Available(); err != nil {
-		a.log.Warn("audio- and video-to-text are closed", "engine", cfg.STTEngine, "reason", err)
-	}
 	if cfg.AllowPrivateURLs {
 		a.log.Warn("ALLOW_PRIVATE_URLS is set: video links may reach loopback and private addresses; never do this in production")
 	}

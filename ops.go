@@ -47,7 +47,7 @@ func (a *App) readiness(store providers.Storage) *health.Checker {
 		checks = append(checks, health.Check{
 			Name:     "engine." + string(svc),
 			Optional: svc != orders.TTS && !a.cfg.STTRequired,
-			Run:      func(context.Context) error { return a.book.Desk.Available(svc) },
+			Run:      func(context.Context) error { return a.engineCheck(svc) },
 		})
 	}
 	// 1 s each, run together: /readyz answers within the 2 s `parla healthcheck` waits.

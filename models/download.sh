@@ -6,7 +6,11 @@
 #   ./download.sh base                 a speech model (WHISPER_MODEL); see the list below
 #   ./download.sh silero-v6.2.0        the Silero VAD model (WHISPER_VAD_MODEL)
 #   ./download.sh --if-online NAME...  as above, but where the network is unreachable say what
-#                                      to do and exit 0 (make whisper uses this)
+#                                      to do and exit 0 (make run and make whisper use this)
+#   ./download.sh list                 every model it knows, and whether its file is here
+#   ./download.sh check [NAME...]      check the files here (or the named ones) against their sums
+#
+# `make run MODEL=small` fetches and uses another speech model by its name here.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -24,21 +28,63 @@ silero-v6.2.0   ggml-silero-v6.2.0.bin    sha256 2aa269b785eeb53a82983a20501ddf7
 LIST
 )
 
+known() { awk '{printf "%s ", $1}' <<<"$models"; }
+
+# verify FILE ALGO SUM: whether FILE (here) has the published checksum.
+verify() {
+  echo "$3  $1" | "${2}sum" -c --quiet - >/dev/null 2>&1
+}
+
+case "${1:-}" in
+  list)
+    printf '%-14s %-24s %s\n' NAME FILE HERE
+    while read -r name file _ _ _; do
+      printf '%-14s %-24s %s\n' "$name" "$file" "$([[ -f "$file" ]] && echo yes || echo no)"
+    done <<<"$models"
+    exit 0
+    ;;
+  check)
+    shift
+    bad=0 seen=0
+    while read -r name file algo sum _; do
+      if (($#)); then
+        [[ " $* " == *" $name "* ]] || continue
+      elif [[ ! -f "$file" ]]; then
+        continue
+      fi
+      seen=1
+      if [[ ! -f "$file" ]]; then
+        echo "models/$file: not here (models/download.sh $name)"; bad=1
+      elif verify "$file" "$algo" "$sum"; then
+        echo "models/$file: $algo checked"
+      else
+        echo "models/$file: $algo checksum mismatch (delete it and run models/download.sh $name)"; bad=1
+      fi
+    done <<<"$models"
+    ((seen)) || echo "no model here; models/download.sh list names them"
+    exit "$bad"
+    ;;
+esac
+
 optional=0
 if [[ "${1:-}" == "--if-online" ]]; then
   optional=1
   shift
 fi
-(($#)) || { echo "usage: $0 [--if-online] <name>...; names: $(awk '{printf "%s ", $1}' <<<"$models")" >&2; exit 2; }
+(($#)) || { echo "usage: $0 [--if-online] <name>... | list | check [<name>...]; names: $(known)" >&2; exit 2; }
 
 for name in "$@"; do
   read -r _ file algo sum repo < <(awk -v n="$name" '$1 == n' <<<"$models") || true
   if [[ -z "${file:-}" ]]; then
-    echo "unknown model $name; known: $(awk '{printf "%s ", $1}' <<<"$models")" >&2
+    echo "unknown model $name; known: $(known)" >&2
     exit 2
   fi
   if [[ -f "$file" ]]; then
-    echo "models/$file is here"
+    if ! verify "$file" "$algo" "$sum"; then
+      echo "models/$file: $algo checksum mismatch (delete it and run models/download.sh $name)" >&2
+      exit 1
+    fi
+    echo "models/$file is here ($algo checked)"
   else
     url="https://huggingface.co/$repo/resolve/main/$file"
     if ! curl -fsSL --retry 2 --connect-timeout 10 -o "$file.part" "$url"; then
@@ -51,7 +97,7 @@ for name in "$@"; do
       echo "$msg" >&2
       exit 1
     fi
-    if ! echo "$sum  $file.part" | "${algo}sum" -c --quiet -; then
+    if ! verify "$file.part" "$algo" "$sum"; then
       rm -f "$file.part"
       echo "models/$file: $algo checksum mismatch; deleted" >&2
       exit 1

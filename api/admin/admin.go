@@ -31,6 +31,9 @@ type Config struct {
 	SignInPerMinute, SignInGlobalPerMinute int
 	// Engines names the engine configured for each service, shown on an order's page.
 	Engines map[orders.Service]string
+	// Closed says which services cannot take orders now and why (with what opens them); nil
+	// when the node has no such view. The orders page shows it first.
+	Closed func() map[orders.Service]string
 	// ClientIP names the request's client (api.ClientIP, honouring TRUSTED_PROXIES).
 	ClientIP func(c *fiber.Ctx) string
 	// SecureCookies marks the session cookie Secure whatever the request says (PUBLIC_URL

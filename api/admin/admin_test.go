@@ -423,3 +423,26 @@ func TestSearchAnswersHTMLAndJSON(t *testing.T) {
 		t.Errorf("unknown order: %d", r.status)
 	}
 }
+
+// The operator reads on the orders page, first, which services are closed and what opens them.
+func TestOrdersPageSaysWhichServicesAreClosed(t *testing.T) {
+	cfg := openConfig(t)
+	cfg.Closed = func() map[orders.Service]string {
+		return map[orders.Service]string{orders.VTT: "no model; to open: models/download.sh base", orders.STT: "no model; to open: models/download.sh base"}
+	}
+	f := newFixture(t, cfg)
+	cookie, _ := f.signIn()
+	r := f.do("GET", "/admin/orders", nil, map[string]string{"Cookie": cookie})
+	i, j := strings.Index(r.body, "audio to text</strong>: no model; to open: models/download.sh base"), strings.Index(r.body, "video to text</strong>")
+	if !strings.Contains(r.body, `data-testid="closed-services"`) || i < 0 || j < i || strings.Contains(r.body, "text to speech</strong>") {
+		t.Errorf("orders page lacks the closed services in order:\n%s", r.body)
+	}
+	auth := map[string]string{"Authorization": "Bearer " + testToken}
+	var out struct {
+		Closed []closedService `json:"closed"`
+	}
+	json.Unmarshal([]byte(f.do("GET", "/admin/orders", nil, auth).body), &out)
+	if len(out.Closed) != 2 || out.Closed[0].Service != orders.STT {
+		t.Errorf("JSON closed = %+v", out.Closed)
+	}
+}

@@ -60,10 +60,26 @@ func (a *Admin) orderList(c *fiber.Ctx) error {
 	for _, o := range found {
 		out = append(out, a.orderOut(o))
 	}
+	closed := a.closedServices()
 	if wantsJSON(c) {
-		return c.JSON(fiber.Map{"orders": out})
+		return c.JSON(fiber.Map{"orders": out, "closed": closed})
 	}
-	return a.pages.page(c, "orders", view{Title: "Orders", Search: s, Orders: out, CSRF: a.door.csrfOf(c)})
+	return a.pages.page(c, "orders", view{Title: "Orders", Search: s, Orders: out, CSRF: a.door.csrfOf(c), ClosedServices: closed})
+}
+
+// closedServices lists the closed services in the site's order, with why.
+func (a *Admin) closedServices() []closedService {
+	out := []closedService{}
+	if a.cfg.Closed == nil {
+		return out
+	}
+	why := a.cfg.Closed()
+	for _, svc := range []orders.Service{orders.TTS, orders.STT, orders.VTT} {
+		if reason, ok := why[svc]; ok {
+			out = append(out, closedService{Service: svc, Reason: reason})
+		}
+	}
+	return out
 }
 
 func validFilter(f orders.Filter) bool {

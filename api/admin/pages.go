@@ -28,6 +28,14 @@ type view struct {
 	Audit         []auditJSON
 	MaxExtendDays int
 	Jobs          bool
+	// ClosedServices are the services that take no orders now, and why.
+	ClosedServices []closedService
+}
+
+// closedService is one closed service as the orders page names it.
+type closedService struct {
+	Service orders.Service `json:"service"`
+	Reason  string         `json:"reason"`
 }
 
 // pages are the admin area's templates: English, no script, plain CSS that reads at 320 px.
@@ -158,6 +166,8 @@ ol.timeline{background:#fff;margin:0;padding:.7rem .7rem .7rem 2rem}
 {{template "foot" .}}{{end}}
 
 {{define "orders"}}{{template "head" .}}<h1>Orders</h1>
+{{if .ClosedServices}}<section class="error" data-testid="closed-services"><h2>Closed services</h2><p>Visitors see these as not offered here; no order can be paid for them.</p>
+<ul>{{range .ClosedServices}}<li><strong>{{serviceName (print .Service)}}</strong>: {{.Reason}}</li>{{end}}</ul></section>{{end}}
 <form method="get" action="/admin/orders" class="search" role="search">
 <label>Order id, session id, payment id or e-mail <input type="search" name="q" value="{{.Search.Query}}" size="32"></label>
 <label>Service <select name="service"><option value="">any</option>

@@ -9,7 +9,7 @@ func TestProductsAreInTheOrdersLanguage(t *testing.T) {
 		name, description string
 	}{
 		{TTS, "en", "Text-to-speech", "Voice generation, 1234 characters"},
-		{TTS, "ru", "Озвучивание текста", "Создание озвучки, символов: 1234"},
+		{TTS, "ru", "Текст в речь", "Создание озвучки, символов: 1234"},
 		{TTS, "ar", "تحويل النص إلى كلام", "توليد الصوت، عدد الأحرف: 1234"},
 		{STT, "es", "Voz a texto", "Generación de la transcripción"},
 		{VTT, "jp", "動画の文字起こし", "文字起こしの作成"},

@@ -102,7 +102,7 @@ func TestReceiptInPlainText(t *testing.T) {
 			t.Fatal(err)
 		}
 		amount := FormatAmount(locale, 99, "eur")
-		for _, want := range []string{tr.Get("receipt.heading"), "WAV", "nova", "42", amount} {
+		for _, want := range []string{tr.Get("receipt.heading"), "WAV", "Nova", "42", amount} {
 			if !strings.Contains(m.Text, want) || !strings.Contains(m.HTML, want) {
 				t.Errorf("%s: receipt lacks %q:\n%s", locale, want, m.Text)
 			}

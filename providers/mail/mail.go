@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	netmail "net/mail"
 	"strings"
 	"time"
@@ -81,7 +82,9 @@ func newMsg(from *netmail.Address, m providers.Message, now time.Time) (*gomail.
 	)
 	msg.FromMailAddress(from)
 	msg.ToMailAddress(to)
-	msg.Subject(m.Subject)
+	// Preformatted: go-mail folds an encoded subject before its first word, so parsers read
+	// it with a leading space; subjectHeader starts it on the Subject: line.
+	msg.SetGenHeaderPreformatted(gomail.HeaderSubject, subjectHeader(m.Subject))
 	msg.SetDateWithValue(now)
 	id, err := messageID(from, m.ID, now)
 	if err != nil {
@@ -98,6 +101,23 @@ func newMsg(from *netmail.Address, m providers.Message, now time.Time) (*gomail.
 		msg.SetBodyString(gomail.TypeTextHTML, m.HTML)
 	}
 	return msg, nil
+}
+
+// subjectHeader is the Subject field's value as written: printable ASCII as it is, anything
+// else as RFC 2047 encoded words (UTF-8, Q), one per line after the first, folded between
+// words as RFC 5322 allows, so that the value starts on the Subject: line itself.
+func subjectHeader(subject string) string {
+	ascii := true
+	for _, r := range subject {
+		if r < 0x20 || r > 0x7e {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return subject
+	}
+	return strings.ReplaceAll(mime.QEncoding.Encode("UTF-8", subject), "?= =?", "?=\r\n =?")
 }
 
 // messageID makes the Message-ID in the sender's domain (go-mail's default would use this

@@ -24,7 +24,7 @@ func receiptLines(tr texts.Lang, service string, p Purchase, amountKey string) [
 		lines = append(lines, line("receipt.format", "format", FormatName(p.Format)))
 	}
 	if p.Voice != "" {
-		lines = append(lines, line("receipt.voice", "voice", p.Voice))
+		lines = append(lines, line("receipt.voice", "voice", VoiceName(p.Voice)))
 	}
 	if p.Currency != "" {
 		lines = append(lines, line(amountKey, "amount", FormatAmount(locale, p.Amount, p.Currency)))
@@ -137,6 +137,14 @@ func pad2(n int64) string {
 
 // FormatName writes a format as visitors read it: MP3, SRT, VERBOSE_JSON.
 func FormatName(format string) string { return strings.ToUpper(format) }
+
+// VoiceName writes a voice as the form names it (webui/src/lib/voices.js): Nova, not nova.
+func VoiceName(id string) string {
+	if id == "" {
+		return id
+	}
+	return strings.ToUpper(id[:1]) + id[1:]
+}
 
 // FormatDate writes t (UTC) the way the locale writes dates, as the letters do.
 func FormatDate(locale string, t time.Time) string { return formatDate(texts.In(locale), t) }

@@ -73,9 +73,9 @@ func TestRenderDelivered(t *testing.T) {
 		{"en", "audio transcription", "March 12, 2026 at 14:05 UTC", "en", "ltr"},
 		{"jp", "音声の文字起こし", "2026年3月12日 14:05（UTC）", "ja", "ltr"},
 		{"es", "transcripción de audio", "12 de marzo de 2026, a las 14:05 (UTC)", "es", "ltr"},
-		{"ru", "Расшифровка аудио", "12 марта 2026 г., 14:05 (UTC)", "ru", "ltr"},
-		{"zh", "音频转写", "2026年3月12日 14:05（UTC）", "zh-Hans", "ltr"},
-		{"ar", "تفريغ الصوت إلى نص", "12 مارس 2026، الساعة 14:05 (UTC)", "ar", "rtl"},
+		{"ru", "Аудио в текст", "12 марта 2026 г., 14:05 (UTC)", "ru", "ltr"},
+		{"zh", "音频转文字", "2026年3月12日 14:05（UTC）", "zh-Hans", "ltr"},
+		{"ar", "تحويل الصوت إلى نص", "12 مارس 2026، الساعة 14:05 (UTC)", "ar", "rtl"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.locale, func(t *testing.T) {

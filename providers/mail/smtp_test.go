@@ -127,9 +127,9 @@ func TestSMTPRoundTrip(t *testing.T) {
 		{"en", "video transcription", "March 12, 2026 at 14:05 UTC", "ltr"},
 		{"jp", "動画の文字起こし", "2026年3月12日 14:05（UTC）", "ltr"},
 		{"es", "transcripción de vídeo", "12 de marzo de 2026, a las 14:05 (UTC)", "ltr"},
-		{"ru", "Расшифровка видео", "12 марта 2026 г., 14:05 (UTC)", "ltr"},
-		{"zh", "视频转写", "2026年3月12日 14:05（UTC）", "ltr"},
-		{"ar", "تفريغ الفيديو إلى نص", "12 مارس 2026، الساعة 14:05 (UTC)", "rtl"},
+		{"ru", "Видео в текст", "12 марта 2026 г., 14:05 (UTC)", "ltr"},
+		{"zh", "视频转文字", "2026年3月12日 14:05（UTC）", "ltr"},
+		{"ar", "تحويل الفيديو إلى نص", "12 مارس 2026، الساعة 14:05 (UTC)", "rtl"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.locale, func(t *testing.T) {

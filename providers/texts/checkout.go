@@ -128,7 +128,7 @@ var products = map[string]map[string]string{
 		"product.vtt.description": "Generación de la transcripción",
 	},
 	"ru": {
-		"product.tts.name":        "Озвучивание текста",
+		"product.tts.name":        "Текст в речь",
 		"product.tts.description": "Создание озвучки, символов: {n}",
 		"product.sst.name":        "Аудио в текст",
 		"product.sst.description": "Создание расшифровки",

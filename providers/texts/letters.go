@@ -67,7 +67,7 @@ var letters = map[string]map[string]string{
 	},
 	// Japanese and Chinese write dates alike, with numbered months: see cjkDates.
 	"jp": withDates(cjkDates, map[string]string{
-		"service.tts":                             "音声合成",
+		"service.tts":                             "テキスト読み上げ",
 		"service.sst":                             "音声の文字起こし",
 		"service.vtt":                             "動画の文字起こし",
 		"greeting":                                "お客様",
@@ -164,9 +164,9 @@ var letters = map[string]map[string]string{
 		"month.12":                                "diciembre",
 	},
 	"ru": {
-		"service.tts":                             "Озвучивание текста",
-		"service.sst":                             "Расшифровка аудио",
-		"service.vtt":                             "Расшифровка видео",
+		"service.tts":                             "Текст в речь",
+		"service.sst":                             "Аудио в текст",
+		"service.vtt":                             "Видео в текст",
 		"greeting":                                "Здравствуйте!",
 		"delivered.subject":                       "Parla: результат заказа «{service}» готов",
 		"delivered.intro":                         "Хорошие новости: ваш заказ «{service}» выполнен.",
@@ -220,8 +220,8 @@ var letters = map[string]map[string]string{
 	},
 	"zh": withDates(cjkDates, map[string]string{
 		"service.tts":                             "文字转语音",
-		"service.sst":                             "音频转写",
-		"service.vtt":                             "视频转写",
+		"service.sst":                             "音频转文字",
+		"service.vtt":                             "视频转文字",
 		"greeting":                                "您好：",
 		"delivered.subject":                       "Parla：您的{service}订单已完成",
 		"delivered.intro":                         "好消息：您的{service}订单已完成。",
@@ -262,8 +262,8 @@ var letters = map[string]map[string]string{
 	}),
 	"ar": {
 		"service.tts":                             "تحويل النص إلى كلام",
-		"service.sst":                             "تفريغ الصوت إلى نص",
-		"service.vtt":                             "تفريغ الفيديو إلى نص",
+		"service.sst":                             "تحويل الصوت إلى نص",
+		"service.vtt":                             "تحويل الفيديو إلى نص",
 		"greeting":                                "مرحبًا،",
 		"delivered.subject":                       "Parla: طلبك لخدمة {service} جاهز",
 		"delivered.intro":                         "أخبار سارة: طلبك لخدمة {service} أصبح جاهزًا.",

@@ -327,6 +327,10 @@ func multilingual(path string) (bool, error) {
 	return binary.LittleEndian.Uint32(head[4:]) >= 51865, nil
 }
 
+// ErrNotBuilt is wrapped by Available in a binary built without the `whisper` tag, so that main
+// can tell the operator the command that builds it (a missing model file wraps fs.ErrNotExist).
+var ErrNotBuilt = errors.New("built without whisper (rebuild with -tags whisper and libwhisper)")
+
 // checkModelFile reports, wrapping providers.ErrUnavailable, why path cannot be a whisper
 // model: not configured, missing, unreadable, a directory or not a ggml file. It reads four
 // bytes; loading the weights is left to the first transcription.
@@ -336,7 +340,7 @@ func checkModelFile(path string) error {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("%w: whisper: model %s: %v", providers.ErrUnavailable, path, err)
+		return fmt.Errorf("%w: whisper: model %s: %w", providers.ErrUnavailable, path, err)
 	}
 	defer f.Close()
 	var magic [4]byte

@@ -15,7 +15,7 @@ type unbuilt struct{}
 func newModel(string) model { return unbuilt{} }
 
 func (unbuilt) available() error {
-	return fmt.Errorf("%w: whisper: built without whisper (rebuild with -tags whisper and libwhisper)", providers.ErrUnavailable)
+	return fmt.Errorf("%w: whisper: %w", providers.ErrUnavailable, ErrNotBuilt)
 }
 
 func (u unbuilt) transcribe(context.Context, []float32, options, func(int)) ([]segment, string, error) {

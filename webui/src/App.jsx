@@ -6,6 +6,7 @@ import { applyDocumentLanguage, changeLanguage } from "./i18n.js";
 import { LANGUAGES } from "./languages.js";
 import { Link, navigate, splitPath, usePath } from "./router.jsx";
 import { siteInfo } from "./site.js";
+import { isOpen } from "./lib/services.js";
 import { Privacy, Refunds, Terms } from "./screens/legal/Legal.jsx";
 import About from "./screens/about/About.jsx";
 import PaymentError from "./screens/payment-error/PaymentError.jsx";
@@ -17,6 +18,7 @@ const Sst = lazy(() => import("./screens/sst/Sst.jsx"));
 const Vtt = lazy(() => import("./screens/vtt/Vtt.jsx"));
 const Confirmation = lazy(() => import("./screens/confirmation/Confirmation.jsx"));
 
+// The menu; a service the server reports closed is left out (its page still says so).
 const NAV = [
   { to: "/", key: "nav.about" },
   { to: "/tts", key: "nav.tts" },
@@ -138,7 +140,7 @@ export default function App() {
       </header>
       <nav className="site-nav" aria-label={t("nav.label")}>
         <ul>
-          {NAV.map((n) => (
+          {NAV.filter((n) => n.to === "/" || isOpen(config, n.to.slice(1))).map((n) => (
             <li key={n.to}>
               <Link to={n.to} activeClassName="active">
                 {t(n.key)}

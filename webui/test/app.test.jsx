@@ -2,7 +2,7 @@ import { act, fireEvent, render, screen, waitFor } from "@testing-library/react"
 import { afterEach, describe, expect, it, vi } from "vitest";
 import App from "../src/App.jsx";
 import { changeLanguage } from "../src/i18n.js";
-import { CONFIG, json } from "./fixtures.js";
+import { CONFIG, closed, json } from "./fixtures.js";
 
 describe("layout", () => {
   afterEach(async () => {
@@ -41,6 +41,28 @@ describe("layout", () => {
     // Back to English: the English address has no prefix.
     await act(async () => fireEvent.change(screen.getByTestId("language"), { target: { value: "en" } }));
     await waitFor(() => expect(window.location.pathname).toBe("/sst"));
+  });
+
+  it("leaves a closed service out of the menu, and the home page names what is offered now", async () => {
+    window.history.replaceState(null, "", "/");
+    const config = closed("vtt");
+    config.services = { ...config.services, sst: { open: false, reason: "engine_unavailable" } };
+    vi.stubGlobal("fetch", vi.fn(async () => json(200, config)));
+    render(<App />);
+    await waitFor(() => expect(screen.getByTestId("open-services")).toBeTruthy());
+    const nav = screen.getByRole("navigation", { name: "Main" });
+    expect([...nav.querySelectorAll("a")].map((a) => a.textContent)).toEqual(["About", "Text to speech"]);
+    expect(screen.getByTestId("open-services").textContent).toBe("Offered now: Text to speech");
+    expect(screen.getByRole("link", { name: "Try text to speech" })).toBeTruthy();
+
+    // The closed page itself, reached by its address, says so in the visitor's words and leads on.
+    await act(async () => window.history.pushState(null, "", "/vtt"));
+    await act(async () => window.dispatchEvent(new PopStateEvent("popstate")));
+    await waitFor(() => expect(screen.getByTestId("service-closed")).toBeTruthy());
+    const page = screen.getByTestId("service-closed").textContent;
+    expect(page).toContain("Not offered here at the moment");
+    expect(page).not.toMatch(/engine|server/i);
+    expect(screen.getByTestId("service-closed").querySelector("a").getAttribute("href")).toBe("/tts");
   });
 
   it("takes contact and version from the served page, and links the legal pages from the footer", async () => {

@@ -230,7 +230,7 @@ describe("audio-to-text page", () => {
 
   it("shows the closed notice when the server says the service is not open", () => {
     renderSst(closed("sst"));
-    expect(screen.getByText("Service unavailable")).toBeTruthy();
+    expect(screen.getByText("Not offered here at the moment")).toBeTruthy();
     expect(screen.queryByLabelText("Audio file")).toBeNull();
     expect(screen.queryByTestId("pay")).toBeNull();
   });

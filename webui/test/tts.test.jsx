@@ -176,9 +176,14 @@ describe("text-to-speech page", () => {
     expect(screen.getByTestId("pay")).toBeTruthy();
   });
 
+  it("lets the visitor's text run in its own direction", () => {
+    renderTts();
+    expect(document.getElementById("tts-text").getAttribute("dir")).toBe("auto");
+  });
+
   it("shows the closed notice when the server says the service is not open", () => {
     renderTts({ ...CONFIG, services: { ...CONFIG.services, tts: { open: false, reason: "engine_unavailable" } } });
-    expect(screen.getByText("Service unavailable")).toBeTruthy();
+    expect(screen.getByText("Not offered here at the moment")).toBeTruthy();
     expect(screen.queryByPlaceholderText("Enter your text here")).toBeNull();
   });
 });

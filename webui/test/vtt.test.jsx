@@ -139,7 +139,7 @@ describe("video-to-text page", () => {
 
   it("shows the closed notice when the server says the service is not open", () => {
     renderVtt(closed("vtt"));
-    expect(screen.getByText("Service unavailable")).toBeTruthy();
+    expect(screen.getByText("Not offered here at the moment")).toBeTruthy();
     expect(screen.queryByLabelText("Video link")).toBeNull();
   });
 

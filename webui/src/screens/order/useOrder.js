@@ -4,6 +4,7 @@ import { useConfig } from "../../config.jsx";
 import { languageById } from "../../languages.js";
 import { checkout, lineItem } from "../../lib/checkout.js";
 import { formatMoney } from "../../lib/pricing.js";
+import { isOpen } from "../../lib/services.js";
 import { usePaidOrder } from "./usePaidOrder.js";
 
 /**
@@ -55,7 +56,7 @@ export function useOrder(service, initial) {
 
   const locale = languageById(i18n.language).tag;
   return {
-    open: config.services?.[service]?.open !== false,
+    open: isOpen(config, service),
     locale,
     money: (cents) => formatMoney(cents, config.currency, locale),
     testMode: config.payment?.mode !== "stripe",

@@ -27,6 +27,9 @@ export default function TextStep({ text, onText, chars, costText, price, money, 
       <textarea
         id="tts-text"
         rows={8}
+        // The visitor's text runs in its own direction: English in the Arabic interface
+        // reads "English (version 2.0)", not ".English (version 2.0)".
+        dir="auto"
         value={text}
         placeholder={t("tts.placeholder")}
         onChange={(e) => onText(e.target.value)}

@@ -1,0 +1,31 @@
+package texts
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The letters and the link page name the services with the site's own menu words where the
+// language lets a name stand alone (in quotes or as a label); English and Spanish build a
+// sentence around a lower-case form instead.
+func TestServicesNamedAsTheSiteNamesThem(t *testing.T) {
+	for _, lng := range []string{"ru", "ar", "jp", "zh"} {
+		raw, err := os.ReadFile(filepath.Join("..", "..", "webui", "src", "locales", lng, "translation.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var site struct {
+			Nav map[string]string `json:"nav"`
+		}
+		if err := json.Unmarshal(raw, &site); err != nil {
+			t.Fatal(err)
+		}
+		for _, svc := range []string{"tts", "sst", "vtt"} {
+			if got, want := catalog[lng]["service."+svc], site.Nav[svc]; got != want {
+				t.Errorf("%s service.%s = %q, the site says %q", lng, svc, got, want)
+			}
+		}
+	}
+}

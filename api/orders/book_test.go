@@ -16,7 +16,6 @@ import (
 
 	"parla/providers"
 	"parla/providers/mail"
-	"parla/providers/sqldb"
 	"parla/providers/storage"
 	"parla/providers/stripe"
 	"parla/providers/testkit"
@@ -571,21 +570,8 @@ func TestKeptAndEraseNow(t *testing.T) {
 // On Postgres a booting node takes back only the running jobs of nodes that stopped
 // beating: a job a live node is running is left to it.
 func TestBootReclaimsOnlyTheJobsOfDeadNodes(t *testing.T) {
-	f := newFixture(t, nil)
-	db := f.book.Desk.orders.db
-	if db.Dialect != sqldb.Postgres {
-		t.Skip("several nodes share only a Postgres database (PARLA_TEST_DB=postgres)")
-	}
-	ctx := context.Background()
-	co := f.order(t, "Running on another node.")
-	if err := f.book.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f.pay(t, co.SessionID)
-	now := time.Now()
-	f.exec(t, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now(), attempted_by = ARRAY['live-node'] WHERE kind = 'fulfil'`)
-	f.exec(t, `UPDATE orders SET status = 'processing' WHERE id = ?`, co.OrderID)
-	f.exec(t, `INSERT INTO nodes (id, started_at, seen_at) VALUES ('live-node', ?, ?)`, millis(now), millis(now))
+	f, co := runningOnAnotherNode(t, "live-node")
+	db, ctx, now := f.book.Desk.orders.db, context.Background(), time.Now()
 	if _, err := New(ctx, f.book.cfg, f.deps); err != nil { // another node boots
 		t.Fatal(err)
 	}

@@ -37,6 +37,7 @@ func editedKey(resultKey string) string { return path.Dir(resultKey) + "/edited.
 
 // Editable is a delivered transcription as the editor opens it.
 type Editable struct {
+	Format   string // the format ordered ("json" when none was named)
 	Original providers.Transcript
 	Edited   *providers.Transcript // nil until the visitor saves
 }
@@ -98,9 +99,9 @@ func checkCueText(text string) error {
 	return nil
 }
 
-// editLimit is the latest time a cue may end: the recording's length, or the original's last
+// EditLimit is the latest time a cue may end: the recording's length, or the original's last
 // cue when the engine reported no length (or a shorter one).
-func editLimit(t providers.Transcript) time.Duration {
+func EditLimit(t providers.Transcript) time.Duration {
 	limit := t.Duration
 	for _, s := range t.Segments {
 		limit = max(limit, s.End)
@@ -145,7 +146,10 @@ func (b *Book) editable(ctx context.Context, o Order) (Kept, Editable, error) {
 	if k.Transcript == nil {
 		return k, Editable{}, ErrNoSegments
 	}
-	e := Editable{Original: *k.Transcript}
+	e := Editable{Format: k.Format, Original: *k.Transcript}
+	if e.Format == "" {
+		e.Format = "json"
+	}
 	e.Edited, err = b.readEdited(ctx, o)
 	return k, e, err
 }
@@ -165,7 +169,7 @@ func (b *Book) SaveEdit(ctx context.Context, o Order, segs []providers.Segment) 
 	if err != nil {
 		return providers.Transcript{}, err
 	}
-	if err := ValidateEdit(segs, editLimit(e.Original)); err != nil {
+	if err := ValidateEdit(segs, EditLimit(e.Original)); err != nil {
 		return providers.Transcript{}, err
 	}
 	t := edited(e.Original, segs)
@@ -198,17 +202,14 @@ func (b *Book) EditedFormat(ctx context.Context, o Order) (format string, ok boo
 	if o.Service == TTS {
 		return "", false, nil
 	}
-	k, e, err := b.editable(ctx, o)
+	e, err := b.Editable(ctx, o)
 	if errors.Is(err, ErrNoSegments) || err == nil && e.Edited == nil {
 		return "", false, nil
 	}
 	if err != nil {
 		return "", false, err
 	}
-	if k.Format == "" {
-		k.Format = "json"
-	}
-	return k.Format, true, nil
+	return e.Format, true, nil
 }
 
 // readEdited reads the stored edit; nil without one.

@@ -362,19 +362,34 @@ export async function previewTts(payload, { signal } = {}) {
  * @property {Cue[] | null} edited the visitor's saved cues, null before a save
  */
 
+/** @param {string} token */
 const transcriptPath = (token) => `/r/${encodeURIComponent(token)}/transcript`;
 
-/** @returns {Promise<EditableTranscript>} */
+/**
+ * @param {string} token the link's
+ * @param {CallOptions} [opts]
+ * @returns {Promise<EditableTranscript>}
+ */
 export async function getTranscript(token, opts) {
   return (await request("GET", transcriptPath(token), undefined, opts)).data;
 }
 
-/** Stores the visitor's cues; answers them as stored. @returns {Promise<{edited: Cue[]}>} */
+/**
+ * Stores the visitor's cues; answers them as stored.
+ * @param {string} token
+ * @param {Cue[]} cues
+ * @param {CallOptions} [opts]
+ * @returns {Promise<{edited: Cue[]}>}
+ */
 export async function saveTranscript(token, cues, opts) {
   return (await request("PUT", transcriptPath(token), { cues }, opts)).data;
 }
 
-/** Removes the visitor's edit: the link serves the original again. */
+/**
+ * Removes the visitor's edit: the link serves the original again.
+ * @param {string} token
+ * @param {CallOptions} [opts]
+ */
 export async function revertTranscript(token, opts) {
   await request("DELETE", transcriptPath(token), undefined, opts);
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"path"
 	"strings"
 	"time"
@@ -26,10 +25,9 @@ import (
 // The bounds of an edited transcript. A 3-hour talk is about 2,500 cues and 150,000
 // characters; the JSON body limit (api.DefaultBodyLimit, 1 MB) comes first for most edits.
 const (
-	MaxEditCues    = 20_000
-	MaxCueChars    = 2_000
-	MaxEditChars   = 600_000
-	maxEditedBytes = maxKept
+	MaxEditCues  = 20_000
+	MaxCueChars  = 2_000
+	MaxEditChars = 600_000
 )
 
 // editedKey is where the edited transcript of the result stored at resultKey lives.
@@ -214,21 +212,13 @@ func (b *Book) EditedFormat(ctx context.Context, o Order) (format string, ok boo
 
 // readEdited reads the stored edit; nil without one.
 func (b *Book) readEdited(ctx context.Context, o Order) (*providers.Transcript, error) {
-	obj, err := b.storage.Get(ctx, editedKey(o.ResultKey))
-	if errors.Is(err, providers.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the edit of order %s: %w", o.ID, err)
-	}
-	defer obj.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(obj.Body, maxEditedBytes))
-	if err != nil {
-		return nil, fmt.Errorf("reading the edit of order %s: %w", o.ID, err)
-	}
 	var t providers.Transcript
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, fmt.Errorf("decoding the edit of order %s: %w", o.ID, err)
+	found, err := readStored(ctx, b.storage, editedKey(o.ResultKey), &t)
+	if err != nil || !found {
+		if err != nil {
+			err = fmt.Errorf("the edit of order %s: %w", o.ID, err)
+		}
+		return nil, err
 	}
 	return &t, nil
 }

@@ -80,22 +80,31 @@ func (b *Book) Kept(ctx context.Context, o Order) (Kept, error) {
 	if o.ResultKey == "" {
 		return k, ErrLinkExpired
 	}
-	obj, err := b.storage.Get(ctx, keptKey(o.ResultKey))
+	if _, err := readStored(ctx, b.storage, keptKey(o.ResultKey), &k); err != nil {
+		return k, fmt.Errorf("what is kept of order %s: %w", o.ID, err)
+	}
+	return k, nil
+}
+
+// readStored decodes the JSON stored at key into v, reading at most maxKept bytes; found is
+// false, and v untouched, when nothing is stored there.
+func readStored(ctx context.Context, s providers.Storage, key string, v any) (found bool, err error) {
+	obj, err := s.Get(ctx, key)
 	if errors.Is(err, providers.ErrNotFound) {
-		return k, nil
+		return false, nil
 	}
 	if err != nil {
-		return k, fmt.Errorf("reading what is kept of order %s: %w", o.ID, err)
+		return false, fmt.Errorf("reading: %w", err)
 	}
 	defer obj.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(obj.Body, maxKept))
 	if err != nil {
-		return k, fmt.Errorf("reading what is kept of order %s: %w", o.ID, err)
+		return false, fmt.Errorf("reading: %w", err)
 	}
-	if err := json.Unmarshal(raw, &k); err != nil {
-		return k, fmt.Errorf("decoding what is kept of order %s: %w", o.ID, err)
+	if err := json.Unmarshal(raw, v); err != nil {
+		return false, fmt.Errorf("decoding: %w", err)
 	}
-	return k, nil
+	return true, nil
 }
 
 // ErrNoSegments is returned by OtherFormat for a speech order, or a transcription whose

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -37,18 +36,7 @@ func TestTranscriptEditorEndToEnd(t *testing.T) {
 	env := openai.env()
 	env["RATE_LIMIT"] = "10" // the editor's bucket: 40 a minute
 	h := startAppLogging(t, env, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	data, _ := os.ReadFile(testkit.Speech(t, t.TempDir(), "talk.mp3", testkit.SampleSentence))
-	up := h.upload("talk.mp3", data).json(t)
-	order := map[string]any{"filePath": up["file"].(map[string]any)["path"].(string), "fileName": "talk.mp3",
-		"response_format": "srt", "email": "listener@example.com", "emailVerify": "listener@example.com",
-		"locale": "ar", "language": "en"}
-	r := h.postJSON("/payment/sst/create-checkout-session", map[string]any{"order": order})
-	h.wantStatus(r, 200)
-	co := r.json(t)
-	h.wantStatus(h.do("POST", co["url"].(string)+"/pay", "", nil, nil), 303)
-	link := h.waitForLinkOf("sst", co["sessionId"].(string), 30*time.Second)
-	u, _ := url.Parse(link)
-	dl, page := u.Path, pageLink(u.Path)
+	dl, page := h.deliveredTranscript("ar")
 
 	// The link page leads to the editor, which is the app behind the link page's guards.
 	p := h.do("GET", page, "", nil, browser)

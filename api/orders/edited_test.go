@@ -166,18 +166,3 @@ func (f *fixture) keepTranscript(t *testing.T, o Order, tr providers.Transcript)
 		t.Fatal(err)
 	}
 }
-
-// A speech order has no transcript to edit.
-func TestNoEditOfSpeech(t *testing.T) {
-	f := newFixture(t, nil)
-	ctx := context.Background()
-	co := f.order(t, "Nothing to edit.")
-	f.pay(t, co.SessionID)
-	o := f.waitStatus(t, co.OrderID, Done)
-	if _, err := f.book.SaveEdit(ctx, o, []providers.Segment{seg(0, time.Second, "x")}); !errors.Is(err, ErrNoSegments) {
-		t.Errorf("editing speech: %v", err)
-	}
-	if _, ok, err := f.book.EditedFormat(ctx, o); ok || err != nil {
-		t.Errorf("speech edited? %t %v", ok, err)
-	}
-}

@@ -14,6 +14,9 @@ import "./editor.css";
 
 const draftKey = (token) => `edit:${token}`;
 const STEP_MS = 500;
+/** Cues rendered per frame: a 3-hour transcript (~2,500 cues) opens with its first ones
+ * editable at once, the rest following within a few frames. */
+const BATCH = 300;
 
 /** A cue's row; memoized, so that playing re-renders only the rows whose highlight changes. */
 const Row = memo(function Row({ cue, i, current, onText, onFocus, onCursor, onSeek, t }) {
@@ -64,6 +67,7 @@ export default function Editor({ token }) {
   const [replacement, setReplacement] = useState("");
   const [matchCase, setMatchCase] = useState(false);
   const [replaced, setReplaced] = useState(/** @type {number | null} */ (null));
+  const [shown, setShown] = useState(BATCH);
   const cursor = useRef({ i: 0, at: 0 });
   const video = useRef(/** @type {HTMLVideoElement | null} */ (null));
   const cues = hist.present;
@@ -90,6 +94,12 @@ export default function Editor({ token }) {
     );
     return () => ctl.abort();
   }, [token]);
+
+  useEffect(() => {
+    if (shown >= cues.length) return;
+    const id = setTimeout(() => setShown((n) => n + BATCH));
+    return () => clearTimeout(id);
+  }, [shown, cues.length]);
 
   // Unsaved edits survive a reload; written a moment after typing stops.
   useEffect(() => {
@@ -330,7 +340,7 @@ export default function Editor({ token }) {
         <ErrorNote code={error} />
       </div>
       <ol className="editor-cues" aria-label={t("editor.cues")}>
-        {cues.map((c, i) => (
+        {cues.slice(0, shown).map((c, i) => (
           <Row key={i} cue={c} i={i} current={i === current} onText={onText} onFocus={onFocus} onCursor={onCursor} onSeek={onSeek} t={t} />
         ))}
       </ol>

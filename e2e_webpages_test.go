@@ -36,18 +36,7 @@ func TestLinkPageEndToEnd(t *testing.T) {
 	requireMediaTools(t)
 	openai := startFakeOpenAI(t)
 	h := startApp(t, openai.env())
-	data, _ := os.ReadFile(testkit.Speech(t, t.TempDir(), "talk.mp3", testkit.SampleSentence))
-	up := h.upload("talk.mp3", data).json(t)
-	order := map[string]any{"filePath": up["file"].(map[string]any)["path"].(string), "fileName": "talk.mp3",
-		"response_format": "srt", "email": "listener@example.com", "emailVerify": "listener@example.com",
-		"locale": "es", "language": "en"}
-	r := h.postJSON("/payment/sst/create-checkout-session", map[string]any{"order": order})
-	h.wantStatus(r, 200)
-	co := r.json(t)
-	h.wantStatus(h.do("POST", co["url"].(string)+"/pay", "", nil, nil), 303)
-	link := h.waitForLinkOf("sst", co["sessionId"].(string), 30*time.Second)
-	u, _ := url.Parse(link)
-	dl, page := u.Path, pageLink(u.Path)
+	dl, page := h.deliveredTranscript("es")
 
 	// The letter: the page, a receipt with the amount in Spanish, no download link.
 	msg := mustRead(t, dirFiles(t, h.cfg.DataDir+"/outbox")[0])
@@ -137,6 +126,24 @@ func TestLinkPageEndToEnd(t *testing.T) {
 		t.Errorf("a JSON client gets %v", code)
 	}
 	h.wantStatus(h.do("POST", page+"/delete", "", nil, withHeaders(browser, "Sec-Fetch-Site", "same-origin")), 410)
+}
+
+// deliveredTranscript orders and pays an SRT transcript of a spoken sentence in the given
+// interface language, and returns its download path and its link page.
+func (h *harness) deliveredTranscript(locale string) (dl, page string) {
+	t := h.t
+	data, _ := os.ReadFile(testkit.Speech(t, t.TempDir(), "talk.mp3", testkit.SampleSentence))
+	up := h.upload("talk.mp3", data).json(t)
+	order := map[string]any{"filePath": up["file"].(map[string]any)["path"].(string), "fileName": "talk.mp3",
+		"response_format": "srt", "email": "listener@example.com", "emailVerify": "listener@example.com",
+		"locale": locale, "language": "en"}
+	r := h.postJSON("/payment/sst/create-checkout-session", map[string]any{"order": order})
+	h.wantStatus(r, 200)
+	co := r.json(t)
+	h.wantStatus(h.do("POST", co["url"].(string)+"/pay", "", nil, nil), 303)
+	link := h.waitForLinkOf("sst", co["sessionId"].(string), 30*time.Second)
+	u, _ := url.Parse(link)
+	return u.Path, pageLink(u.Path)
 }
 
 // An unknown link: a 404 page in the browser's language, JSON for API clients.

@@ -19,7 +19,8 @@ const presignTTL = 5 * time.Minute
 // download hands over a delivered result: GET from the app's own button and the API's
 // data link, POST from the link page's buttons (never from a letter's link). With format
 // (a query or form value), a transcription is rendered in that format from its kept
-// segments, at no charge. A browser asking for an unknown or lapsed link gets the 404/410
+// segments, at no charge; once the visitor saved an edit, every format, the ordered one
+// included, is rendered from it. A browser asking for an unknown or lapsed link gets the 404/410
 // page; other clients the JSON error.
 func (s *server) download(c *fiber.Ctx) error {
 	ctx := c.UserContext()
@@ -29,6 +30,12 @@ func (s *server) download(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderCacheControl, "private, no-store")
 	if format := c.Query("format", c.FormValue("format")); format != "" {
+		return s.otherFormat(c, o, format)
+	}
+	// A transcript the visitor corrected is rendered from the correction (editor.go).
+	if format, edited, err := s.deps.Book.EditedFormat(ctx, o); err != nil {
+		return err
+	} else if edited {
 		return s.otherFormat(c, o, format)
 	}
 	u, err := s.deps.Storage.PresignGet(ctx, o.ResultKey, o.ResultName, presignTTL)

@@ -93,6 +93,11 @@ var errorKinds = []errorKind{
 	{code: "order_expired", status: 410, message: "the result has expired and was removed"},
 	{code: "link_expired", status: 410, message: "this link has expired and the file was removed",
 		causes: []error{orders.ErrLinkExpired}},
+	// The transcript editor.
+	{code: "no_transcript", status: 404, message: "this link's file has no transcript to edit",
+		causes: []error{orders.ErrNoSegments}},
+	{code: "invalid_transcript", status: 400, message: "the edited transcript is not valid"},
+	{code: "cross_site", status: 403, message: "this change is accepted only from Parla's own page"},
 	// The built-in test checkout.
 	{code: "session_expired", status: 410, message: "this checkout has expired; start again",
 		causes: []error{stripe.ErrSessionExpired}},

@@ -159,6 +159,7 @@ func (s *server) renderLinkPage(c *fiber.Ctx, o orders.Order, notice string) err
 				v.Formats = append(v.Formats, pageFormat{Name: f, Label: mail.FormatName(f)})
 			}
 		}
+		v.Edit = editAddress(lng, o.LinkToken)
 	}
 	return s.sendPage(c, fiber.StatusOK, v)
 }
@@ -187,6 +188,7 @@ type pageView struct {
 	LeftFormat string
 	Token      string
 	Formats    []pageFormat
+	Edit       string                  // the transcript editor's address (editor.go); "" for speech
 	Tag, Dir   string                  // html lang and dir, from Lang
 	T          func(key string) string // the page's texts in its language
 	Script     template.JS
@@ -276,6 +278,13 @@ section{margin-block:1.5rem}
 <h2 id="formats">{{call .T "page.formats"}}</h2>
 <p class="small">{{call .T "page.formats_note"}}</p>
 <ul class="formats">{{range .Formats}}<li><form method="post" action="/d/{{$.Token}}"><input type="hidden" name="format" value="{{.Name}}"><button class="secondary" type="submit" data-format="{{.Name}}">{{.Label}}</button></form></li>{{end}}</ul>
+</section>
+{{- end}}
+{{- if .Edit}}
+<section aria-labelledby="edit">
+<h2 id="edit">{{call .T "page.edit_title"}}</h2>
+<p class="small">{{call .T "page.edit_note"}}</p>
+<p><a href="{{.Edit}}" data-testid="link-edit">{{call .T "page.edit"}}</a></p>
 </section>
 {{- end}}
 <section aria-labelledby="delete">

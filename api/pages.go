@@ -173,6 +173,12 @@ func (r *pageRenderer) render(index []byte, lang siteLanguage, route string) (ou
 	if !found {
 		page = notFoundPage
 	}
+	return r.renderPage(index, lang, route, page, found), found
+}
+
+// renderPage fills index with page's metadata; addresses (canonical, alternates, og:url)
+// only for a public route (found; a not-found page, or a private one, names none).
+func (r *pageRenderer) renderPage(index []byte, lang siteLanguage, route string, page sitePage, found bool) []byte {
 	ret := r.info.Retention
 	vars := map[string]string{"linkDays": strconv.Itoa(ret.LinkDays), "uploadHours": strconv.Itoa(ret.UploadHours),
 		"unpaidHours": strconv.Itoa(ret.UnpaidHours)}
@@ -221,5 +227,5 @@ func (r *pageRenderer) render(index []byte, lang siteLanguage, route string) (ou
 	s = titleTag.ReplaceAllLiteralString(s, "")
 	s = descTag.ReplaceAllLiteralString(s, "")
 	s = strings.Replace(s, "</head>", b.String()+"</head>", 1)
-	return []byte(s), found
+	return []byte(s)
 }

@@ -198,6 +198,14 @@ func New(cfg Config, deps Deps) *fiber.App {
 	app.Post("/d/:token", s.download)
 	app.Get("/r/:token", s.linkPage)
 	app.Post("/r/:token/delete", s.eraseNow)
+	// The transcript editor (editor.go): a bucket of its own, four times as generous as
+	// the checkouts, since every opening and every save counts.
+	edits := s.rateLimitTimes(4)
+	app.Get("/r/:token/transcript", edits, s.editorTranscript)
+	app.Put("/r/:token/transcript", edits, s.saveTranscript)
+	app.Delete("/r/:token/transcript", edits, s.revertTranscript)
+	app.Get("/r/:token/edit", edits, s.editorPage)
+	app.Get("/:lang/r/:token/edit", edits, s.editorPage)
 
 	if deps.Admin != nil {
 		deps.Admin(app)

@@ -551,6 +551,13 @@ func TestKeptAndEraseNow(t *testing.T) {
 	if _, _, _, err := f.book.OtherFormat(ctx, o, "vtt"); !errors.Is(err, ErrNoSegments) {
 		t.Errorf("a speech order in vtt: %v", err)
 	}
+	// Nor is there a transcript to edit.
+	if _, err := f.book.SaveEdit(ctx, o, []providers.Segment{{End: time.Second, Text: "x"}}); !errors.Is(err, ErrNoSegments) {
+		t.Errorf("editing speech: %v", err)
+	}
+	if _, ok, err := f.book.EditedFormat(ctx, o); ok || err != nil {
+		t.Errorf("speech edited? %t %v", ok, err)
+	}
 	if err := f.book.Erase(ctx, o); err != nil {
 		t.Fatal(err)
 	}

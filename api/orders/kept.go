@@ -58,10 +58,11 @@ func putKept(ctx context.Context, s providers.Storage, resultKey string, k Kept)
 	return nil
 }
 
-// deleteResult removes a result and what is kept with it; missing files are no error.
+// deleteResult removes a result and what is kept with it, the visitor's edit included;
+// missing files are no error.
 func deleteResult(ctx context.Context, s providers.Storage, resultKey string) error {
 	var errs []error
-	for _, key := range []string{resultKey, keptKey(resultKey)} {
+	for _, key := range []string{resultKey, keptKey(resultKey), editedKey(resultKey)} {
 		if err := s.Delete(ctx, key); err != nil && !errors.Is(err, providers.ErrNotFound) {
 			errs = append(errs, err)
 		}
@@ -79,22 +80,31 @@ func (b *Book) Kept(ctx context.Context, o Order) (Kept, error) {
 	if o.ResultKey == "" {
 		return k, ErrLinkExpired
 	}
-	obj, err := b.storage.Get(ctx, keptKey(o.ResultKey))
+	if _, err := readStored(ctx, b.storage, keptKey(o.ResultKey), &k); err != nil {
+		return k, fmt.Errorf("what is kept of order %s: %w", o.ID, err)
+	}
+	return k, nil
+}
+
+// readStored decodes the JSON stored at key into v, reading at most maxKept bytes; found is
+// false, and v untouched, when nothing is stored there.
+func readStored(ctx context.Context, s providers.Storage, key string, v any) (found bool, err error) {
+	obj, err := s.Get(ctx, key)
 	if errors.Is(err, providers.ErrNotFound) {
-		return k, nil
+		return false, nil
 	}
 	if err != nil {
-		return k, fmt.Errorf("reading what is kept of order %s: %w", o.ID, err)
+		return false, fmt.Errorf("reading: %w", err)
 	}
 	defer obj.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(obj.Body, maxKept))
 	if err != nil {
-		return k, fmt.Errorf("reading what is kept of order %s: %w", o.ID, err)
+		return false, fmt.Errorf("reading: %w", err)
 	}
-	if err := json.Unmarshal(raw, &k); err != nil {
-		return k, fmt.Errorf("decoding what is kept of order %s: %w", o.ID, err)
+	if err := json.Unmarshal(raw, v); err != nil {
+		return false, fmt.Errorf("decoding: %w", err)
 	}
-	return k, nil
+	return true, nil
 }
 
 // ErrNoSegments is returned by OtherFormat for a speech order, or a transcription whose
@@ -104,21 +114,19 @@ var ErrNoSegments = errors.New("no transcript kept for this order")
 // ErrUnknownFormat is returned by OtherFormat for a name not in providers.TranscriptFormats.
 var ErrUnknownFormat = errors.New("unknown transcript format")
 
-// OtherFormat renders a delivered transcription in another format from its kept segments,
-// at no charge, returning the file's bytes, attachment name and content type.
+// OtherFormat renders a delivered transcription in another format from its kept segments
+// (or the visitor's edit of them, edited.go), at no charge, returning the file's bytes,
+// attachment name and content type.
 func (b *Book) OtherFormat(ctx context.Context, o Order, format string) (body []byte, name, contentType string, err error) {
 	ext, contentType, ok := transcript.Info(format)
 	if !ok || format == "" {
 		return nil, "", "", ErrUnknownFormat
 	}
-	k, err := b.Kept(ctx, o)
+	_, e, err := b.editable(ctx, o)
 	if err != nil {
 		return nil, "", "", err
 	}
-	if k.Transcript == nil {
-		return nil, "", "", ErrNoSegments
-	}
-	body, err = transcript.Render(*k.Transcript, format)
+	body, err = transcript.Render(e.current(), format)
 	if err != nil {
 		return nil, "", "", err
 	}

@@ -19,8 +19,8 @@ import (
 var locales = []string{"en", "jp", "es", "ru", "zh", "ar"}
 
 // catalog maps a language to its texts by key, merged from the parts (letters.go,
-// linkpage.go, checkout.go). Read-only: nothing writes to it after initialization.
-var catalog = merge(letters, linkPage, testCheckout, products, samples)
+// linkpage.go, editor.go, checkout.go). Read-only: nothing writes to it after initialization.
+var catalog = merge(letters, linkPage, editorLink, testCheckout, products, samples)
 
 // Locales returns the interface languages the server writes in; en is the fallback.
 func Locales() []string { return append([]string(nil), locales...) }

@@ -17,6 +17,10 @@ const Tts = lazy(() => import("./screens/tts/Tts.jsx"));
 const Sst = lazy(() => import("./screens/sst/Sst.jsx"));
 const Vtt = lazy(() => import("./screens/vtt/Vtt.jsx"));
 const Confirmation = lazy(() => import("./screens/confirmation/Confirmation.jsx"));
+const Editor = lazy(() => import("./screens/editor/Editor.jsx"));
+
+/** The transcript editor's address: /r/{token}/edit (api/editor.go serves it to a live link). */
+const EDIT_ROUTE = /^\/r\/([^/]+)\/edit$/;
 
 // The menu; a service the server reports closed is left out (its page still says so).
 const NAV = [
@@ -29,6 +33,8 @@ const NAV = [
 /** The screen for a path, plus the keys naming and describing it (for the metadata; the
  * server renders the same ones first, api/pages.go sitePages). */
 function route(path) {
+  const edit = EDIT_ROUTE.exec(path.replace(/\/+$/, ""));
+  if (edit) return { title: "editor.title", el: <Editor token={edit[1]} /> };
   switch (path.replace(/\/+$/, "") || "/") {
     case "/":
       return { title: "nav.about", el: <About /> };

@@ -343,3 +343,53 @@ export async function previewTts(payload, { signal } = {}) {
   }
   return res.blob();
 }
+
+/**
+ * A cue of the transcript editor: times in whole milliseconds.
+ * @typedef {object} Cue
+ * @property {number} start
+ * @property {number} end
+ * @property {string} text
+ */
+
+/**
+ * A delivered transcript as the editor opens it (GET /r/{token}/transcript).
+ * @typedef {object} EditableTranscript
+ * @property {string} language
+ * @property {number} duration the latest a cue may end, in ms
+ * @property {string} format the format ordered
+ * @property {Cue[]} original
+ * @property {Cue[] | null} edited the visitor's saved cues, null before a save
+ */
+
+/** @param {string} token */
+const transcriptPath = (token) => `/r/${encodeURIComponent(token)}/transcript`;
+
+/**
+ * @param {string} token the link's
+ * @param {CallOptions} [opts]
+ * @returns {Promise<EditableTranscript>}
+ */
+export async function getTranscript(token, opts) {
+  return (await request("GET", transcriptPath(token), undefined, opts)).data;
+}
+
+/**
+ * Stores the visitor's cues; answers them as stored.
+ * @param {string} token
+ * @param {Cue[]} cues
+ * @param {CallOptions} [opts]
+ * @returns {Promise<{edited: Cue[]}>}
+ */
+export async function saveTranscript(token, cues, opts) {
+  return (await request("PUT", transcriptPath(token), { cues }, opts)).data;
+}
+
+/**
+ * Removes the visitor's edit: the link serves the original again.
+ * @param {string} token
+ * @param {CallOptions} [opts]
+ */
+export async function revertTranscript(token, opts) {
+  await request("DELETE", transcriptPath(token), undefined, opts);
+}

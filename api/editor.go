@@ -1,0 +1,164 @@
+package api
+
+import (
+	"errors"
+	"io/fs"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"parla/api/orders"
+	"parla/providers"
+)
+
+// The transcript editor (/r/{token}/edit) is a lazily loaded screen of the app; it reads and
+// saves through /r/{token}/transcript. The link's token is the only key, as for the link
+// page: whoever holds the letter's link may correct it. Saving and going back to the
+// original change what the link serves, so, like "delete now", they are obeyed only from
+// this site's own pages (sameOrigin). The text is the visitor's: handlers never log it.
+
+// editorCue is one cue on the wire: times in whole milliseconds.
+type editorCue struct {
+	Start int64  `json:"start"`
+	End   int64  `json:"end"`
+	Text  string `json:"text"`
+}
+
+// editorTranscript is GET /r/{token}/transcript's answer.
+type editorTranscript struct {
+	OK       bool        `json:"ok"`
+	Language string      `json:"language"`
+	Duration int64       `json:"duration"` // milliseconds: no cue may end after it
+	Format   string      `json:"format"`   // the format ordered
+	Original []editorCue `json:"original"`
+	Edited   []editorCue `json:"edited"` // null until the visitor saves
+}
+
+// cuesOf writes segments as the editor's cues.
+func cuesOf(segs []providers.Segment) []editorCue {
+	out := make([]editorCue, len(segs))
+	for i, s := range segs {
+		out[i] = editorCue{Start: s.Start.Milliseconds(), End: s.End.Milliseconds(), Text: s.Text}
+	}
+	return out
+}
+
+// segmentsOf reads the editor's cues back.
+func segmentsOf(cues []editorCue) []providers.Segment {
+	out := make([]providers.Segment, len(cues))
+	for i, c := range cues {
+		out[i] = providers.Segment{Start: time.Duration(c.Start) * time.Millisecond, End: time.Duration(c.End) * time.Millisecond, Text: c.Text}
+	}
+	return out
+}
+
+// editableOrder finds the link's order for the editor's JSON routes.
+func (s *server) editableOrder(c *fiber.Ctx) (orders.Order, error) {
+	o, err := s.deps.Book.Download(c.UserContext(), c.Params("token"))
+	if errors.Is(err, orders.ErrNotFound) {
+		return o, fail("not_found", "no such link")
+	}
+	return o, err
+}
+
+// editorTranscript answers the delivered transcript and the visitor's saved edit.
+func (s *server) editorTranscript(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderCacheControl, "private, no-store")
+	o, err := s.editableOrder(c)
+	if err != nil {
+		return err
+	}
+	e, err := s.deps.Book.Editable(c.UserContext(), o)
+	if err != nil {
+		return err
+	}
+	out := editorTranscript{OK: true, Language: e.Original.Language, Format: e.Format,
+		Duration: orders.EditLimit(e.Original).Milliseconds(), Original: cuesOf(e.Original.Segments)}
+	if e.Edited != nil {
+		out.Edited = cuesOf(e.Edited.Segments)
+	}
+	return c.JSON(out)
+}
+
+// saveTranscript stores the visitor's edit (PUT {cues: [...]}) and answers what was stored.
+func (s *server) saveTranscript(c *fiber.Ctx) error {
+	o, err := s.editableOrder(c)
+	if err != nil {
+		return err
+	}
+	if !sameOrigin(c) {
+		return fail("cross_site", "")
+	}
+	var body struct {
+		Cues []editorCue `json:"cues"`
+	}
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	t, err := s.deps.Book.SaveEdit(c.UserContext(), o, segmentsOf(body.Cues))
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"ok": true, "edited": cuesOf(t.Segments)})
+}
+
+// revertTranscript removes the visitor's edit: the link serves the original again.
+func (s *server) revertTranscript(c *fiber.Ctx) error {
+	o, err := s.editableOrder(c)
+	if err != nil {
+		return err
+	}
+	if !sameOrigin(c) {
+		return fail("cross_site", "")
+	}
+	if err := s.deps.Book.Revert(c.UserContext(), o); err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"ok": true})
+}
+
+// editAddress is the editor's address for a link, in the page's language (an interface id).
+func editAddress(lng, token string) string {
+	for _, l := range siteLanguages {
+		if l.id == lng {
+			return l.prefix() + "/r/" + token + "/edit"
+		}
+	}
+	return "/r/" + token + "/edit"
+}
+
+// editorSitePage names the editor's page; it has no canonical address (its own holds a
+// token), so it is rendered as a page without alternates.
+var editorSitePage = sitePage{title: "editor.title", description: "meta.description", noindex: true}
+
+// editorPage serves the app for /r/{token}/edit (and its language-prefixed address) to a
+// live link's holder, with the link page's guards: no caching, no referrer, no index. An
+// unknown or lapsed link gets the link page's 404/410.
+func (s *server) editorPage(c *fiber.Ctx) error {
+	if lng := c.Params("lang"); lng != "" {
+		if l, _, _ := locate("/" + lng); l.prefix() != "/"+lng {
+			return c.Next()
+		}
+	}
+	o, err := s.deps.Book.Download(c.UserContext(), c.Params("token"))
+	if err != nil {
+		return s.linkError(c, o, err)
+	}
+	if s.deps.UI == nil {
+		return c.Next()
+	}
+	index, err := fs.ReadFile(s.deps.UI, "index.html")
+	if err != nil {
+		return c.Next()
+	}
+	if s.pages != nil {
+		lang, _, _ := locate(c.Path())
+		index = s.pages.renderPage(index, lang, c.Path(), editorSitePage, false)
+		c.Set(fiber.HeaderContentLanguage, lang.hreflang)
+	}
+	c.Set(fiber.HeaderCacheControl, "private, no-store")
+	c.Set(fiber.HeaderReferrerPolicy, "no-referrer")
+	c.Set("X-Robots-Tag", "noindex")
+	c.Type("html", "utf-8")
+	return c.Send(index)
+}

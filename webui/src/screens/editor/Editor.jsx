@@ -1,0 +1,349 @@
+import { memo, useCallback, useEffect, useRef, useState } from "react";
+import { useTranslation } from "react-i18next";
+import { getTranscript, revertTranscript, saveTranscript } from "../../api.js";
+import Loader from "../../Loader.jsx";
+import * as C from "../../lib/cues.js";
+import { readJSON, remove, writeJSON } from "../../lib/storage.js";
+import ErrorNote from "../order/ErrorNote.jsx";
+import "./editor.css";
+
+// The transcript editor of a delivered link (/r/{token}/edit, api/editor.go): the cues with
+// their times, played along with the visitor's own recording (an object URL: never
+// uploaded) or a direct video link, edited, and saved beside the result. Unsaved edits are
+// kept in local storage under the link's token until they are saved or dropped.
+
+const draftKey = (token) => `edit:${token}`;
+const STEP_MS = 500;
+/** Cues rendered per frame: a 3-hour transcript (~2,500 cues) opens with its first ones
+ * editable at once, the rest following within a few frames. */
+const BATCH = 300;
+
+/** A cue's row; memoized, so that playing re-renders only the rows whose highlight changes. */
+const Row = memo(function Row({ cue, i, current, onText, onFocus, onCursor, onSeek, t }) {
+  const time = C.formatTime(cue.start);
+  return (
+    <li id={`cue-${i}`} className={current ? "cue current" : "cue"} aria-current={current ? "true" : undefined}>
+      <button type="button" className="cue-time" onClick={() => onSeek(i)} aria-label={t("editor.seek", { time })}>
+        <bdi dir="ltr">
+          {time} – {C.formatTime(cue.end)}
+        </bdi>
+      </button>
+      <textarea
+        id={`cue-text-${i}`}
+        dir="auto"
+        rows={2}
+        value={cue.text}
+        aria-label={t("editor.cue", { n: i + 1, time })}
+        onChange={(e) => onText(i, e.target.value)}
+        onFocus={() => onFocus(i)}
+        onSelect={(e) => onCursor(i, e.currentTarget.selectionStart)}
+      />
+    </li>
+  );
+});
+
+/** Focuses cue i's text, its cursor at `at` (the start by default). */
+function focusCue(i, at = 0) {
+  const el = /** @type {HTMLTextAreaElement | null} */ (document.getElementById(`cue-text-${i}`));
+  if (!el) return;
+  el.focus();
+  el.setSelectionRange(at, at);
+}
+
+export default function Editor({ token }) {
+  const { t, i18n } = useTranslation();
+  const [data, setData] = useState(/** @type {import("../../api.js").EditableTranscript | null} */ (null));
+  const [loadError, setLoadError] = useState("");
+  const [hist, setHist] = useState(() => C.history([]));
+  const [base, setBase] = useState(/** @type {import("../../api.js").Cue[]} */ ([]));
+  const [notice, setNotice] = useState("");
+  const [error, setError] = useState("");
+  const [saving, setSaving] = useState(false);
+  const [src, setSrc] = useState("");
+  const [link, setLink] = useState("");
+  const [current, setCurrent] = useState(-1);
+  const [shiftSec, setShiftSec] = useState("0.5");
+  const [find, setFind] = useState("");
+  const [replacement, setReplacement] = useState("");
+  const [matchCase, setMatchCase] = useState(false);
+  const [replaced, setReplaced] = useState(/** @type {number | null} */ (null));
+  const [shown, setShown] = useState(BATCH);
+  const cursor = useRef({ i: 0, at: 0 });
+  const video = useRef(/** @type {HTMLVideoElement | null} */ (null));
+  const cues = hist.present;
+  const cuesRef = useRef(cues);
+  cuesRef.current = cues;
+  const limit = data?.duration ?? 0;
+  const unsaved = data !== null && !C.sameCues(cues, base);
+
+  useEffect(() => {
+    const ctl = new AbortController();
+    getTranscript(token, { signal: ctl.signal }).then(
+      (d) => {
+        const saved = d.edited || d.original;
+        const draft = readJSON(draftKey(token));
+        const restore = Array.isArray(draft?.cues) && !C.sameCues(draft.cues, saved);
+        setData(d);
+        setBase(saved);
+        setHist(C.history(restore ? draft.cues : saved));
+        setNotice(restore ? "editor.restored" : d.edited ? "editor.editedVersion" : "");
+      },
+      (err) => {
+        if (err?.name !== "AbortError") setLoadError(err.code || "internal");
+      },
+    );
+    return () => ctl.abort();
+  }, [token]);
+
+  useEffect(() => {
+    if (shown >= cues.length) return;
+    const id = setTimeout(() => setShown((n) => n + BATCH));
+    return () => clearTimeout(id);
+  }, [shown, cues.length]);
+
+  // Unsaved edits survive a reload; written a moment after typing stops.
+  useEffect(() => {
+    if (!data) return;
+    const id = setTimeout(() => (unsaved ? writeJSON(draftKey(token), { cues }) : remove(draftKey(token))), 300);
+    return () => clearTimeout(id);
+  }, [data, cues, unsaved, token]);
+
+  // The object URL of a chosen file lives as long as it is the source.
+  useEffect(() => () => (src.startsWith("blob:") ? URL.revokeObjectURL(src) : undefined), [src]);
+
+  const change = useCallback((next, tag) => setHist((h) => C.record(h, next(h.present), tag)), []);
+  const onText = useCallback((i, text) => change((cs) => C.editText(cs, i, text), `text:${i}`), [change]);
+  const onFocus = useCallback((i) => {
+    cursor.current = { i, at: cursor.current.i === i ? cursor.current.at : 0 };
+  }, []);
+  const onCursor = useCallback((i, at) => {
+    cursor.current = { i, at };
+  }, []);
+  const seekTo = useCallback((ms) => {
+    const v = video.current;
+    if (v && v.src) v.currentTime = Math.max(0, ms) / 1000;
+    setCurrent(C.cueAt(cuesRef.current, ms));
+  }, []);
+  const onSeek = useCallback((i) => seekTo(cuesRef.current[i]?.start ?? 0), [seekTo]);
+
+  // The highlight follows the recording, every frame while it plays.
+  useEffect(() => {
+    const v = video.current;
+    if (!v) return;
+    let frame = 0;
+    const follow = () => {
+      const i = C.cueAt(cuesRef.current, v.currentTime * 1000);
+      setCurrent((prev) => {
+        if (i !== prev && i >= 0 && !v.paused && document.activeElement?.tagName !== "TEXTAREA") {
+          document.getElementById(`cue-${i}`)?.scrollIntoView({ block: "nearest" });
+        }
+        return i;
+      });
+      if (!v.paused) frame = requestAnimationFrame(follow);
+    };
+    v.addEventListener("play", follow);
+    v.addEventListener("seeked", follow);
+    return () => {
+      cancelAnimationFrame(frame);
+      v.removeEventListener("play", follow);
+      v.removeEventListener("seeked", follow);
+    };
+  }, [data]);
+
+  const undo = () => setHist(C.undo);
+  const redo = () => setHist(C.redo);
+  const split = () => {
+    const { i, at } = cursor.current;
+    change((cs) => C.splitCue(cs, i, at));
+    setTimeout(() => focusCue(i + 1));
+  };
+  const merge = () => {
+    const { i } = cursor.current;
+    const at = cues[i]?.text.length ?? 0;
+    change((cs) => C.mergeNext(cs, i));
+    setTimeout(() => focusCue(i, at));
+  };
+  const shiftMs = () => Math.round(Number(shiftSec.replace(",", ".")) * 1000) || 0;
+  const shiftOne = () => change((cs) => C.shiftCue(cs, cursor.current.i, shiftMs(), limit));
+  const shiftEvery = () => change((cs) => C.shiftAll(cs, shiftMs(), limit));
+  const replaceEverywhere = () => {
+    const r = C.replaceAll(cues, find, replacement, { matchCase });
+    setReplaced(r.count);
+    change(() => r.cues);
+  };
+
+  const save = async () => {
+    if (saving) return;
+    setSaving(true);
+    setError("");
+    setNotice("");
+    try {
+      const { edited } = await saveTranscript(token, C.forSaving(cues));
+      setBase(edited);
+      change(() => (C.sameCues(edited, cues) ? cues : edited));
+      remove(draftKey(token));
+      setNotice("editor.saved");
+    } catch (err) {
+      setError(err.code || "internal");
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  const backToOriginal = async () => {
+    if (!data || !window.confirm(t("editor.originalConfirm"))) return;
+    setError("");
+    try {
+      await revertTranscript(token);
+      remove(draftKey(token));
+      setBase(data.original);
+      setHist(C.history(data.original));
+      setNotice("editor.reverted");
+    } catch (err) {
+      setError(err.code || "internal");
+    }
+  };
+
+  const onKeyDown = (e) => {
+    const v = video.current;
+    const mod = e.ctrlKey || e.metaKey;
+    let done = true;
+    if (e.altKey && !mod) {
+      const i = Math.max(current, cursor.current.i);
+      switch (e.code) {
+        case "KeyK":
+          if (v?.src) v.paused ? v.play().catch(() => {}) : v.pause();
+          break;
+        case "KeyJ":
+        case "KeyL":
+          if (v?.src) seekTo(v.currentTime * 1000 + (e.code === "KeyJ" ? -STEP_MS : STEP_MS));
+          break;
+        case "ArrowUp":
+        case "ArrowDown": {
+          const to = Math.min(Math.max(i + (e.code === "ArrowUp" ? -1 : 1), 0), cues.length - 1);
+          seekTo(cues[to]?.start ?? 0);
+          focusCue(to);
+          break;
+        }
+        default:
+          done = false;
+      }
+    } else if (mod && !e.altKey && (e.code === "KeyZ" || e.code === "KeyY")) {
+      e.code === "KeyY" || e.shiftKey ? redo() : undo();
+    } else if (mod && !e.altKey && e.code === "KeyS") {
+      save();
+    } else done = false;
+    if (done) e.preventDefault();
+  };
+
+  const pickFile = (e) => {
+    const f = e.target.files?.[0];
+    if (f) setSrc(URL.createObjectURL(f));
+  };
+  const playLink = (e) => {
+    e.preventDefault();
+    if (/^https?:\/\//i.test(link.trim())) setSrc(link.trim());
+  };
+
+  if (loadError) {
+    return (
+      <section className="card">
+        <h1>{t("editor.title")}</h1>
+        <ErrorNote code={loadError} />
+      </section>
+    );
+  }
+  if (!data) return <Loader label={t("editor.loading")} />;
+
+  return (
+    <section className="editor" onKeyDown={onKeyDown} data-testid="editor">
+      <div className="editor-side">
+        <h1>{t("editor.title")}</h1>
+        <p className="lead">{t("editor.intro")}</p>
+        <p>
+          <a href={`/r/${encodeURIComponent(token)}?lang=${i18n.language}`}>{t("editor.backToLink")}</a>
+        </p>
+        <fieldset className="editor-media">
+          <legend>{t("editor.media")}</legend>
+          <label className="editor-field">
+            <span>{t("editor.pickFile")}</span>
+            <input type="file" accept="audio/*,video/*" onChange={pickFile} data-testid="editor-file" />
+          </label>
+          <form className="editor-row" onSubmit={playLink}>
+            <label className="editor-field">
+              <span>{t("editor.link")}</span>
+              <input type="url" dir="ltr" value={link} onChange={(e) => setLink(e.target.value)} />
+            </label>
+            <button type="submit">{t("editor.useLink")}</button>
+          </form>
+          <video ref={video} src={src || undefined} controls playsInline className="editor-player" data-testid="editor-player" />
+        </fieldset>
+        <p className="small">{t("editor.keys")}</p>
+        <div className="editor-tools" role="group" aria-label={t("editor.tools")}>
+          <button type="button" onClick={split} data-testid="editor-split">
+            {t("editor.split")}
+          </button>
+          <button type="button" onClick={merge} data-testid="editor-merge">
+            {t("editor.merge")}
+          </button>
+          <label className="editor-field">
+            <span>{t("editor.shiftBy")}</span>
+            <input type="text" inputMode="decimal" dir="ltr" size={6} value={shiftSec} onChange={(e) => setShiftSec(e.target.value)} />
+          </label>
+          <button type="button" onClick={shiftOne}>
+            {t("editor.shiftOne")}
+          </button>
+          <button type="button" onClick={shiftEvery}>
+            {t("editor.shiftAll")}
+          </button>
+          <button type="button" onClick={undo} disabled={!hist.past.length}>
+            {t("editor.undo")}
+          </button>
+          <button type="button" onClick={redo} disabled={!hist.future.length}>
+            {t("editor.redo")}
+          </button>
+        </div>
+        <form
+          className="editor-tools"
+          onSubmit={(e) => {
+            e.preventDefault();
+            replaceEverywhere();
+          }}
+        >
+          <label className="editor-field">
+            <span>{t("editor.find")}</span>
+            <input type="text" dir="auto" value={find} onChange={(e) => setFind(e.target.value)} data-testid="editor-find" />
+          </label>
+          <label className="editor-field">
+            <span>{t("editor.replaceWith")}</span>
+            <input type="text" dir="auto" value={replacement} onChange={(e) => setReplacement(e.target.value)} data-testid="editor-replace" />
+          </label>
+          <label>
+            <input type="checkbox" checked={matchCase} onChange={(e) => setMatchCase(e.target.checked)} /> {t("editor.matchCase")}
+          </label>
+          <button type="submit" data-testid="editor-replace-all">
+            {t("editor.replaceAll")}
+          </button>
+          {replaced !== null && <span role="status">{t("editor.replaced", { count: replaced })}</span>}
+        </form>
+        <div className="editor-tools">
+          <button type="button" className="primary" onClick={save} disabled={saving} data-testid="editor-save">
+            {saving ? t("editor.saving") : t("editor.save")}
+          </button>
+          <button type="button" onClick={backToOriginal} data-testid="editor-original">
+            {t("editor.original")}
+          </button>
+        </div>
+        <p role="status" data-testid="editor-status">
+          {[notice && !(notice === "editor.saved" && unsaved) && t(notice), unsaved && t("editor.unsaved")].filter(Boolean).join(" ")}
+        </p>
+        <ErrorNote code={error} />
+      </div>
+      <ol className="editor-cues" aria-label={t("editor.cues")}>
+        {cues.slice(0, shown).map((c, i) => (
+          <Row key={i} cue={c} i={i} current={i === current} onText={onText} onFocus={onFocus} onCursor={onCursor} onSeek={onSeek} t={t} />
+        ))}
+      </ol>
+    </section>
+  );
+}

@@ -1,0 +1,87 @@
+import { fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import Editor from "../src/screens/editor/Editor.jsx";
+import { json } from "./fixtures.js";
+
+const TRANSCRIPT = {
+  ok: true,
+  language: "english",
+  duration: 6000,
+  format: "srt",
+  original: [
+    { start: 0, end: 2000, text: "Hello Ortiga, welcome." },
+    { start: 2000, end: 4000, text: "ortiga said hi." },
+  ],
+  edited: null,
+};
+
+/** Answers the editor's calls, recording them. */
+function serve() {
+  const calls = [];
+  vi.stubGlobal(
+    "fetch",
+    vi.fn(async (url, init = {}) => {
+      calls.push({ url, method: init.method, body: init.body && JSON.parse(init.body) });
+      if (init.method === "PUT") return json(200, { ok: true, edited: JSON.parse(init.body).cues });
+      if (init.method === "DELETE") return json(200, { ok: true });
+      return json(200, TRANSCRIPT);
+    }),
+  );
+  return calls;
+}
+
+afterEach(() => vi.unstubAllGlobals());
+
+describe("the transcript editor", () => {
+  it("edits, replaces everywhere, splits by keyboard, saves, and keeps drafts over a reload", async () => {
+    const calls = serve();
+    const { unmount } = render(<Editor token="tok" />);
+    const first = await screen.findByRole("textbox", { name: /Cue 1,/ });
+    expect(calls[0]).toMatchObject({ url: "/r/tok/transcript", method: "GET" });
+
+    fireEvent.change(screen.getByTestId("editor-find"), { target: { value: "ortiga" } });
+    fireEvent.change(screen.getByTestId("editor-replace"), { target: { value: "Ortega" } });
+    fireEvent.click(screen.getByTestId("editor-replace-all"));
+    expect(first).toHaveProperty("value", "Hello Ortega, welcome.");
+    expect(screen.getByText("Replacements: 2")).toBeTruthy();
+
+    first.focus();
+    first.setSelectionRange(13, 13);
+    fireEvent.select(first);
+    fireEvent.click(screen.getByTestId("editor-split"));
+    expect(screen.getAllByRole("textbox", { name: /^Cue \d/ })).toHaveLength(3);
+    fireEvent.keyDown(first, { code: "KeyZ", ctrlKey: true });
+    expect(screen.getAllByRole("textbox", { name: /^Cue \d/ })).toHaveLength(2);
+    fireEvent.keyDown(first, { code: "KeyY", ctrlKey: true });
+    expect(screen.getAllByRole("textbox", { name: /^Cue \d/ })).toHaveLength(3);
+
+    // Unsaved: kept in local storage, restored after a reload.
+    await waitFor(() => expect(localStorage.getItem("edit:tok")).toContain("Ortega"));
+    unmount();
+    render(<Editor token="tok" />);
+    await screen.findByText(/unsaved changes from before are back/);
+    expect(screen.getAllByRole("textbox", { name: /^Cue \d/ })).toHaveLength(3);
+
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await screen.findByText(/Saved\./);
+    const put = calls.find((c) => c.method === "PUT");
+    expect(put.body.cues.map((c) => c.text)).toEqual(["Hello Ortega,", "welcome.", "Ortega said hi."]);
+    await waitFor(() => expect(localStorage.getItem("edit:tok")).toBeNull());
+  });
+
+  it("goes back to the original after asking", async () => {
+    const calls = serve();
+    vi.stubGlobal("confirm", () => true);
+    render(<Editor token="tok" />);
+    await screen.findByRole("textbox", { name: /Cue 1,/ });
+    fireEvent.click(screen.getByRole("button", { name: "Back to the original" }));
+    await screen.findByText("The original transcript is back.");
+    expect(calls.at(-1)).toMatchObject({ url: "/r/tok/transcript", method: "DELETE" });
+  });
+
+  it("says when the link has no transcript", async () => {
+    vi.stubGlobal("fetch", vi.fn(async () => json(404, { ok: false, error: { code: "no_transcript" } })));
+    render(<Editor token="tok" />);
+    expect((await screen.findByTestId("error")).dataset.code).toBe("no_transcript");
+  });
+});

@@ -86,7 +86,7 @@ func (s *server) saveTranscript(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if !sameOrigin(c) {
+	if !sameOrigin(c, s.cfg.PublicURL) {
 		return fail("cross_site", "")
 	}
 	var body struct {
@@ -108,7 +108,7 @@ func (s *server) revertTranscript(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if !sameOrigin(c) {
+	if !sameOrigin(c, s.cfg.PublicURL) {
 		return fail("cross_site", "")
 	}
 	if err := s.deps.Book.Revert(c.UserContext(), o); err != nil {

@@ -1,11 +1,14 @@
 package media
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
+	"math"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +20,33 @@ import (
 func packetMeasureArgs(path string) []string {
 	return []string{"-nostdin", "-hide_banner", "-loglevel", "error", "-protocol_whitelist", "file",
 		"-i", fileURL(path), "-map", "0:a:0", "-c", "copy", "-f", "null", "-progress", "pipe:1", "-nostats", "-"}
+}
+
+// filterMeasureArgs is the measure before issue 22: samples counted and silences found by
+// ffmpeg's filters on the file's own clock (asetpts restarts when a stream changes its
+// parameters mid-stream). It is the "before" of BenchmarkMeasure25MB.
+func filterMeasureArgs(path string) []string {
+	args := []string{"-nostdin", "-hide_banner", "-loglevel", "info"}
+	args = append(args, localInput(path)...)
+	return append(args, "-map", "0:a:0", "-af", "asetpts=N/SR/TB,silencedetect=noise=-35dB:duration=0.5",
+		"-f", "null", "-progress", "pipe:1", "-nostats", "-")
+}
+
+// parseProgressTime returns the last out_time_us that ffmpeg's -progress output reports;
+// 0 when there is none.
+func parseProgressTime(out []byte) time.Duration {
+	var last time.Duration
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		v, ok := strings.CutPrefix(sc.Text(), "out_time_us=")
+		if !ok {
+			continue
+		}
+		if us, err := strconv.ParseInt(v, 10, 64); err == nil && us > 0 && us <= math.MaxInt64/int64(time.Microsecond) {
+			last = time.Duration(us) * time.Microsecond
+		}
+	}
+	return last
 }
 
 // sampleMeasureArgs is the sample count without the speech measure (MeasureArgs before

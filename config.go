@@ -39,6 +39,7 @@ type Config struct {
 	MaxUploadBytes int64         // UPLOAD_MAX_BYTES: largest audio upload (default 25 MB)
 	UploadTTL      time.Duration // UPLOAD_TTL: unpaid uploads are deleted after this (default 24h)
 	VTTMaxDuration time.Duration // VTT_MAX_DURATION: longest video taken (default 3h)
+	STTMaxDuration time.Duration // STT_MAX_DURATION: longest upload taken (default 3h)
 	// ALLOW_PRIVATE_URLS=1 lets video links reach loopback and private addresses: for local
 	// development and tests only.
 	AllowPrivateURLs bool
@@ -165,6 +166,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		MaxUploadBytes:       integer("UPLOAD_MAX_BYTES", 25<<20, 1),
 		UploadTTL:            duration("UPLOAD_TTL", 24*time.Hour),
 		VTTMaxDuration:       duration("VTT_MAX_DURATION", 3*time.Hour),
+		STTMaxDuration:       duration("STT_MAX_DURATION", 3*time.Hour),
 		AllowPrivateURLs:     boolean("ALLOW_PRIVATE_URLS"),
 		StripeSecretKey:      get("STRIPE_SECRET_KEY", ""),
 		StripeWebhookSecret:  get("STRIPE_WEBHOOK_SECRET", ""),

@@ -212,6 +212,7 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 		UploadDir: filepath.Join(cfg.DataDir, "uploads"), UploadTTL: cfg.UploadTTL,
 		SharedUploads:  a.db.Dialect == sqldb.Postgres,
 		VTTMaxDuration: cfg.VTTMaxDuration,
+		STTMaxDuration: cfg.STTMaxDuration,
 		Pricing:        cfg.Pricing,
 		ImageURL:       cfg.PublicURL + "/favicon.svg",
 		TTS: orders.TTSLimits{Voices: providers.Voices, Formats: providers.SpeechFormats,

@@ -32,6 +32,9 @@ type Config struct {
 	UploadTTL     time.Duration // unpaid uploads are swept after this (24 h)
 	// VTTMaxDuration is the longest video taken for transcription (3 h).
 	VTTMaxDuration time.Duration
+	// STTMaxDuration is the longest upload taken for transcription (3 h); measuring one
+	// stops just past it.
+	STTMaxDuration time.Duration
 	TTS            TTSLimits
 	Pricing        Pricing
 	ImageURL       string // line-item image shown on the hosted checkout
@@ -66,6 +69,7 @@ func (c *Config) defaults() {
 	def(&c.TempTTL, 6*time.Hour)
 	def(&c.UploadTTL, 24*time.Hour)
 	def(&c.VTTMaxDuration, 3*time.Hour)
+	def(&c.STTMaxDuration, 3*time.Hour)
 	def(&c.RetryBase, 5*time.Second)
 	def(&c.PollInterval, 100*time.Millisecond)
 	def(&c.JobTimeout, 2*time.Hour)

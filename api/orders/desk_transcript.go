@@ -58,9 +58,13 @@ func (d *Desk) AcceptUpload(ctx context.Context, path, fileName string, size int
 	if d.audio == nil {
 		return Upload{}, 0, d.Available(STT)
 	}
-	m, err := d.audio.CheckSpeech(ctx, path)
+	longest := d.cfg.STTMaxDuration
+	m, err := d.audio.CheckUpload(ctx, path, longest)
+	if err == nil && m.Length > longest {
+		err = media.ErrTooLong
+	}
 	if err != nil {
-		return Upload{}, 0, audioError(err)
+		return Upload{}, 0, d.uploadError(err)
 	}
 	if !m.HasSpeech() {
 		return Upload{}, 0, noSpeech(m.Length)
@@ -82,6 +86,17 @@ func (d *Desk) AcceptUpload(ctx context.Context, path, fileName string, size int
 func noSpeech(length time.Duration) error {
 	return bad("no_speech", "no speech found: the %s of this recording hold less than %s of sound above %s",
 		length.Round(time.Second), media.SpeechFloor, media.SilenceThreshold)
+}
+
+// uploadError is audioError for an upload's bounded measure.
+func (d *Desk) uploadError(err error) error {
+	switch {
+	case errors.Is(err, media.ErrTooLong):
+		return bad("audio_too_long", "the recording is longer than the %s we take", d.cfg.STTMaxDuration)
+	case errors.Is(err, media.ErrTooDense):
+		return bad("audio_too_dense", "the file unpacks into far more audio than a recording of its size holds")
+	}
+	return audioError(err)
 }
 
 // audioError turns a media check failure into what the visitor is told.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -221,4 +222,110 @@ func TestUploadLimit(t *testing.T) {
 	if d := MeasureDeadline(25 << 20); d != 110*time.Second {
 		t.Errorf("MeasureDeadline of 25 MiB: %v", d)
 	}
+}
+
+// fuzzCodecs are the codecs and containers FuzzMeasureMixedStream joins segments in: the
+// muxer and its extension, and the encoder with its options.
+var fuzzCodecs = []struct {
+	muxer string
+	enc   []string
+}{
+	{"mpegts", []string{"-c:a", "aac", "-b:a", "32k"}},
+	{"mpegts", []string{"-c:a", "mp2", "-b:a", "64k"}},
+	{"mpegts", []string{"-c:a", "libmp3lame", "-b:a", "32k"}},
+	{"adts", []string{"-c:a", "aac", "-b:a", "32k"}},
+	{"mp3", []string{"-c:a", "libmp3lame", "-b:a", "32k"}},
+}
+
+// fuzzRates are the sample rates a segment may have (every codec above takes them all).
+var fuzzRates = []int{16000, 22050, 24000, 32000, 44100, 48000}
+
+// fuzzSegments is where FuzzMeasureMixedStream keeps the segments it encoded, by their
+// parameters, for the whole run: encoding is most of an input's cost.
+var fuzzSegments sync.Map
+
+// fuzzSegment returns the bytes of one encoded segment: a tone (or silence) of the given
+// parameters, encoded alone, its timestamps starting at 0.
+func fuzzSegment(t *testing.T, codec, rate, channels int, length time.Duration, silent bool) []byte {
+	key := fmt.Sprint(codec, rate, channels, length, silent)
+	if data, ok := fuzzSegments.Load(key); ok {
+		return data.([]byte)
+	}
+	c := fuzzCodecs[codec]
+	src := fmt.Sprintf("sine=frequency=440:sample_rate=%d:duration=%s", rate, seconds(length))
+	if silent {
+		src = fmt.Sprintf("anullsrc=r=%d:cl=mono:d=%s", rate, seconds(length))
+	}
+	out := filepath.Join(os.TempDir(), fmt.Sprintf("parla-fuzz-%d-%d.seg", os.Getpid(), time.Now().UnixNano()))
+	defer os.Remove(out)
+	args := append([]string{"-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", src,
+		"-ac", strconv.Itoa(channels)}, c.enc...)
+	testkit.Run(t, "ffmpeg", append(args, "-f", c.muxer, "file:"+out)...)
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fuzzSegments.Store(key, data)
+	return data
+}
+
+// FuzzMeasureMixedStream: an upload made of segments whose codec, sample rate, channel
+// count and loudness change from one to the next, each with timestamps from 0 (issue 22,
+// item 8), is either refused with one of the measure's errors or priced at the length of
+// the samples the engine decodes from it, never less; and the engine, capped at the priced
+// length (EngineLimit), is given no more than that length and its margin.
+//
+// Each pair of input bytes is a segment: the first picks the codec (of the first segment:
+// all of them share it, as a muxer would) and sample rate, the second the channels, the
+// loudness and the length (0.2 to 3.3 s). At most six segments.
+func FuzzMeasureMixedStream(f *testing.F) {
+	testkit.Binary(f, "ffmpeg")
+	testkit.Binary(f, "ffprobe")
+	f.Add([]byte{0x00, 0x0a, 0x02, 0x0b, 0x00, 0x0a, 0x02, 0x0b}) // the issue's: AAC 16 kHz mono, 22.05 kHz stereo
+	f.Add([]byte{0x13, 0x04, 0x15, 0x85, 0x10, 0x1f})            // mp2, rates and channels changing
+	f.Add([]byte{0x30, 0x00, 0x33, 0x01, 0x35, 0x40})            // ADTS, one segment silent
+	r := New(Config{MaxConcurrent: 2})
+	f.Fuzz(func(t *testing.T, spec []byte) {
+		if len(spec) < 2 {
+			return
+		}
+		codec := int(spec[0]>>4) % len(fuzzCodecs)
+		var data []byte
+		for i := 0; i+1 < len(spec) && i < 12; i += 2 {
+			rate := fuzzRates[int(spec[i]&0x0f)%len(fuzzRates)]
+			channels := 1 + int(spec[i+1]&1)
+			silent := spec[i+1]&0x40 != 0
+			length := 200*time.Millisecond + time.Duration(spec[i+1]>>1&0x1f)*100*time.Millisecond
+			data = append(data, fuzzSegment(t, codec, rate, channels, length, silent)...)
+		}
+		path := filepath.Join(t.TempDir(), "upload")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		m, err := r.CheckUpload(ctx, path, time.Hour)
+		if err != nil {
+			for _, known := range []error{ErrUnreadable, ErrDurationMismatch, ErrNoAudio, ErrTooLong, ErrTooDense} {
+				if errors.Is(err, known) {
+					return
+				}
+			}
+			t.Fatalf("refused with an unknown error: %v", err)
+		}
+		samples, err := r.DecodePCM(ctx, path, 0, 0)
+		if err != nil {
+			t.Fatalf("measured %v, but the engine decodes nothing: %v", m.Length, err)
+		}
+		heard := time.Duration(len(samples)) * time.Second / PCMRate
+		if m.Length < heard-time.Millisecond {
+			t.Fatalf("priced %v, the engine hears %v", m.Length, heard)
+		}
+		capped, err := r.DecodePCM(ctx, path, m.Length, EngineLimit(m.Length))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Duration(len(capped)) * time.Second / PCMRate; got > EngineLimit(m.Length) {
+			t.Fatalf("priced %v, the capped engine hears %v", m.Length, got)
+		}
+	})
 }

@@ -282,8 +282,8 @@ func FuzzMeasureMixedStream(f *testing.F) {
 	testkit.Binary(f, "ffmpeg")
 	testkit.Binary(f, "ffprobe")
 	f.Add([]byte{0x00, 0x0a, 0x02, 0x0b, 0x00, 0x0a, 0x02, 0x0b}) // the issue's: AAC 16 kHz mono, 22.05 kHz stereo
-	f.Add([]byte{0x13, 0x04, 0x15, 0x85, 0x10, 0x1f})            // mp2, rates and channels changing
-	f.Add([]byte{0x30, 0x00, 0x33, 0x01, 0x35, 0x40})            // ADTS, one segment silent
+	f.Add([]byte{0x13, 0x04, 0x15, 0x85, 0x10, 0x1f})             // mp2, rates and channels changing
+	f.Add([]byte{0x30, 0x00, 0x33, 0x01, 0x35, 0x40})             // ADTS, one segment silent
 	r := New(Config{MaxConcurrent: 2})
 	f.Fuzz(func(t *testing.T, spec []byte) {
 		if len(spec) < 2 {

@@ -74,7 +74,7 @@ func (r *Runner) CheckUpload(ctx context.Context, path string, longest time.Dura
 	deadline := MeasureDeadline(st.Size())
 	mctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
-	m, err := r.checkBounded(mctx, abs, limit, past)
+	m, err := r.checkBounded(mctx, abs, longest, limit, past)
 	if err != nil && ctx.Err() == nil && errors.Is(mctx.Err(), context.DeadlineExceeded) {
 		return Measurement{}, fmt.Errorf("%w: measuring took more than %s", ErrTooDense, deadline)
 	}
@@ -83,16 +83,18 @@ func (r *Runner) CheckUpload(ctx context.Context, path string, longest time.Dura
 
 // checkBounded is CheckUpload's work once it has its slot: probe, then decode at most
 // limit and a second (so that reaching limit is told from ending at it), refusing with
-// past what reaches it.
-func (r *Runner) checkBounded(ctx context.Context, abs string, limit time.Duration, past error) (Measurement, error) {
+// past what reaches it. A header that claims more than longest is refused at once.
+func (r *Runner) checkBounded(ctx context.Context, abs string, longest, limit time.Duration, past error) (Measurement, error) {
 	info, err := r.Probe(ctx, abs)
 	if err != nil {
 		return Measurement{}, probeError(ctx, err)
 	}
-	if info.Duration > limit+max(2*time.Second, limit/20) {
+	if longest > 0 && info.Duration > longest+max(2*time.Second, longest/20) {
 		// A header may overstate the samples by this much (checkDurations): beyond it the
-		// file is too long or lying, refused either way, and without decoding anything.
-		return Measurement{}, fmt.Errorf("%w: the header says %s", past, info.Duration.Round(time.Second))
+		// file is too long or lying, refused either way, and without decoding anything. A
+		// header that claims more than the file's size allows is left to the decode: it
+		// stops at that limit, or finds a liar (ErrDurationMismatch).
+		return Measurement{}, fmt.Errorf("%w: the header says %s", ErrTooLong, info.Duration.Round(time.Second))
 	}
 	scan := &silenceScan{limit: int64((limit + time.Second) / (time.Second / PCMRate))}
 	err = run(ctx, r.ffmpeg, PCMArgs(abs, limit+time.Second), nil, scan)

@@ -144,6 +144,29 @@ func BenchmarkMeasure25MB(b *testing.B) {
 			b.ReportMetric(cpu[0].Seconds()/n, "speech-cpu-s")
 			b.ReportMetric(cpu[1].Seconds()/n, "samples-cpu-s")
 		})
+		// The measure before issue 22 (filters on the file's own clock) and now (the
+		// engines' samples, silences found in Go), alternated and timed alike.
+		b.Run(f.name+"/before-vs-after", func(b *testing.B) {
+			var wall, cpu [2]time.Duration
+			for b.Loop() {
+				for i, measure := range []func() error{
+					func() error { return r.FFmpeg(context.Background(), filterMeasureArgs(path), nil, io.Discard) },
+					func() error { _, err := r.Measure(context.Background(), path); return err },
+				} {
+					c0, t0 := childCPU(), time.Now()
+					if err := measure(); err != nil {
+						b.Fatal(err)
+					}
+					wall[i] += time.Since(t0)
+					cpu[i] += childCPU() - c0
+				}
+			}
+			n := float64(b.N)
+			b.ReportMetric(wall[0].Seconds()/n, "before-s")
+			b.ReportMetric(wall[1].Seconds()/n, "after-s")
+			b.ReportMetric(cpu[0].Seconds()/n, "before-ffmpeg-cpu-s")
+			b.ReportMetric(cpu[1].Seconds()/n, "after-ffmpeg-cpu-s")
+		})
 		b.Run(f.name+"/packets", func(b *testing.B) {
 			for b.Loop() {
 				var out bytes.Buffer

@@ -124,48 +124,17 @@ func BenchmarkMeasure25MB(b *testing.B) {
 		// ffmpeg used (user + system of the finished child), which other jobs on a busy
 		// machine disturb far less than the wall clock.
 		b.Run(f.name+"/speech-vs-samples", func(b *testing.B) {
-			var wall, cpu [2]time.Duration
-			for b.Loop() {
-				for i, measure := range []func() error{
-					func() error { _, err := r.Measure(context.Background(), path); return err },
-					func() error { return r.FFmpeg(context.Background(), sampleMeasureArgs(path), nil, io.Discard) },
-				} {
-					c0, t0 := childCPU(), time.Now()
-					if err := measure(); err != nil {
-						b.Fatal(err)
-					}
-					wall[i] += time.Since(t0)
-					cpu[i] += childCPU() - c0
-				}
-			}
-			n := float64(b.N)
-			b.ReportMetric(wall[0].Seconds()/n, "speech-s")
-			b.ReportMetric(wall[1].Seconds()/n, "samples-s")
-			b.ReportMetric(cpu[0].Seconds()/n, "speech-cpu-s")
-			b.ReportMetric(cpu[1].Seconds()/n, "samples-cpu-s")
+			alternate(b, [2]string{"speech", "samples"},
+				func() error { _, err := r.Measure(context.Background(), path); return err },
+				func() error { return r.FFmpeg(context.Background(), sampleMeasureArgs(path), nil, io.Discard) })
 		})
 		// The measure before issue 22 (filters on the file's own clock) and now (the
-		// engines' samples, silences found in Go), alternated and timed alike.
+		// engines' samples, silences found in Go: in this process, so in the wall clock
+		// but not in the ffmpeg CPU), alternated and timed alike.
 		b.Run(f.name+"/before-vs-after", func(b *testing.B) {
-			var wall, cpu [2]time.Duration
-			for b.Loop() {
-				for i, measure := range []func() error{
-					func() error { return r.FFmpeg(context.Background(), filterMeasureArgs(path), nil, io.Discard) },
-					func() error { _, err := r.Measure(context.Background(), path); return err },
-				} {
-					c0, t0 := childCPU(), time.Now()
-					if err := measure(); err != nil {
-						b.Fatal(err)
-					}
-					wall[i] += time.Since(t0)
-					cpu[i] += childCPU() - c0
-				}
-			}
-			n := float64(b.N)
-			b.ReportMetric(wall[0].Seconds()/n, "before-s")
-			b.ReportMetric(wall[1].Seconds()/n, "after-s")
-			b.ReportMetric(cpu[0].Seconds()/n, "before-ffmpeg-cpu-s")
-			b.ReportMetric(cpu[1].Seconds()/n, "after-ffmpeg-cpu-s")
+			alternate(b, [2]string{"before", "after"},
+				func() error { return r.FFmpeg(context.Background(), filterMeasureArgs(path), nil, io.Discard) },
+				func() error { _, err := r.Measure(context.Background(), path); return err })
 		})
 		b.Run(f.name+"/packets", func(b *testing.B) {
 			for b.Loop() {
@@ -178,6 +147,27 @@ func BenchmarkMeasure25MB(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// alternate runs two measures in turn b.N times and reports each one's mean wall clock
+// (<name>-s) and ffmpeg CPU (<name>-cpu-s).
+func alternate(b *testing.B, names [2]string, measures ...func() error) {
+	var wall, cpu [2]time.Duration
+	for b.Loop() {
+		for i, measure := range measures[:2] {
+			c0, t0 := childCPU(), time.Now()
+			if err := measure(); err != nil {
+				b.Fatal(err)
+			}
+			wall[i] += time.Since(t0)
+			cpu[i] += childCPU() - c0
+		}
+	}
+	n := float64(b.N)
+	for i, name := range names {
+		b.ReportMetric(wall[i].Seconds()/n, name+"-s")
+		b.ReportMetric(cpu[i].Seconds()/n, name+"-cpu-s")
 	}
 }
 

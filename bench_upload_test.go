@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,6 +112,12 @@ func (p *process) peakRSS(tb testing.TB) int64 {
 
 // uploadFile posts path as the form's file; chunked sends it without a length.
 func (p *process) uploadFile(path string, chunked bool) (int, []byte, error) {
+	return p.uploadFileCtx(context.Background(), path, chunked)
+}
+
+// uploadFileCtx is uploadFile that gives up (closes its connection) when ctx ends: the
+// visitor leaves.
+func (p *process) uploadFileCtx(ctx context.Context, path string, chunked bool) (int, []byte, error) {
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
 	go func() {
@@ -136,7 +143,7 @@ func (p *process) uploadFile(path string, chunked bool) (int, []byte, error) {
 		}
 		body, length = &buf, int64(buf.Len())
 	}
-	req, _ := http.NewRequest("POST", p.base+"/services/sst/uploadaudio", body)
+	req, _ := http.NewRequestWithContext(ctx, "POST", p.base+"/services/sst/uploadaudio", body)
 	req.ContentLength = length
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	resp, err := http.DefaultClient.Do(req)
@@ -288,4 +295,118 @@ func childrenCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// flacBomb writes the decode bomb of issue 22 with ffmpeg: hours of a constant level at
+// 8 kHz in FLAC frames of 65,535 samples (a constant subframe each, about 13 bytes), piped
+// so that STREAMINFO leaves the length unknown. 24 hours take about 180 KB: enough for the
+// server to decode up to STT_MAX_DURATION (3 h) before it refuses it, the costliest bomb it
+// still measures.
+func flacBomb(tb testing.TB, dir string, hours int) string {
+	path := filepath.Join(dir, fmt.Sprintf("bomb-%dh.flac", hours))
+	out, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer out.Close()
+	cmd := exec.Command(testkit.Binary(tb, "ffmpeg"), "-nostdin", "-loglevel", "error", "-f", "lavfi",
+		"-i", fmt.Sprintf("aevalsrc=0.25:s=8000:d=%d", hours*3600), "-c:a", "flac", "-frame_size", "65535", "-f", "flac", "pipe:1")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = out, &stderr
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf("ffmpeg: %v: %s", err, stderr.Bytes())
+	}
+	return path
+}
+
+// preview asks the server for a preview of a sentence of its own (previews are cached by
+// text) and returns how long the answer took.
+func (p *process) preview(tb testing.TB, i int) time.Duration {
+	body := fmt.Sprintf(`{"text":"Preview number %d. The quick brown fox jumps over the lazy dog.","voice":"nova","speed":1,"format":"opus","language":"en","locale":"en"}`, i)
+	start := time.Now()
+	resp, err := http.Post(p.base+"/api/tts/preview", "application/json", strings.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != 200 {
+		tb.Fatalf("preview: %d", resp.StatusCode)
+	}
+	return time.Since(start)
+}
+
+// ffmpegChildren counts the ffmpeg processes the server runs now.
+func (p *process) ffmpegChildren() int {
+	n := 0
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 || !strings.Contains(s[:i], "(ffmpeg") {
+			continue
+		}
+		if fields := strings.Fields(s[i+1:]); len(fields) > 1 && fields[1] == strconv.Itoa(p.cmd.Process.Pid) {
+			n++
+		}
+	}
+	return n
+}
+
+// BenchmarkPreviewUnderBombs: target — a preview's latency while four decode-bomb uploads
+// are measured, and just after their visitors left, is within 2× of idle (issue 22, item
+// 2). Visitors' measures run in a pool of their own and stop when the visitor leaves; a
+// bomb is refused within seconds. Reported in milliseconds (medians of 3 previews), with
+// how long one bomb takes to be refused and how many ffmpeg processes were left a moment
+// after the visitors left.
+func BenchmarkPreviewUnderBombs(b *testing.B) {
+	requireMediaTools(b)
+	bomb := flacBomb(b, b.TempDir(), 24)
+	p, _ := startBinary(b, "RATE_LIMIT=0", "STT_ENGINE=openai", "OPENAI_API_KEY=sk-unused")
+	n := 0
+	median := func() time.Duration {
+		var d [3]time.Duration
+		for i := range d {
+			n++
+			d[i] = p.preview(b, n)
+		}
+		slices.Sort(d[:])
+		return d[1]
+	}
+	p.preview(b, 0) // warm up: the voice and the encoder are loaded once
+	var idle, under, after, refused time.Duration
+	left := 0
+	for b.Loop() {
+		idle += median()
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() { p.uploadFileCtx(ctx, bomb, false) })
+		}
+		time.Sleep(500 * time.Millisecond) // the uploads arrived and their measures run
+		under += median()
+		cancel() // the visitors leave
+		wg.Wait()
+		after += p.preview(b, -n)
+		time.Sleep(200 * time.Millisecond)
+		left += p.ffmpegChildren()
+		start := time.Now()
+		status, body, err := p.uploadFile(bomb, false)
+		refused += time.Since(start)
+		if err != nil || status != 422 {
+			b.Fatalf("a bomb: %d %s %v; want refused", status, body, err)
+		}
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Milliseconds()) / float64(b.N) }
+	b.ReportMetric(ms(idle), "idle-ms")
+	b.ReportMetric(ms(under), "under-4-bombs-ms")
+	b.ReportMetric(ms(after), "after-visitors-left-ms")
+	b.ReportMetric(float64(under)/float64(idle), "under/idle")
+	b.ReportMetric(ms(refused), "bomb-refused-ms")
+	b.ReportMetric(float64(left)/float64(b.N), "ffmpeg-left")
 }

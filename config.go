@@ -42,6 +42,7 @@ type Config struct {
 	MaxUploadBytes int64         // UPLOAD_MAX_BYTES: largest audio upload (default 25 MB)
 	UploadTTL      time.Duration // UPLOAD_TTL: unpaid uploads are deleted after this (default 24h)
 	VTTMaxDuration time.Duration // VTT_MAX_DURATION: longest video taken (default 3h)
+	STTMaxDuration time.Duration // STT_MAX_DURATION: longest upload taken (default 3h)
 	// ALLOW_PRIVATE_URLS=1 lets video links reach loopback and private addresses: for local
 	// development and tests only.
 	AllowPrivateURLs bool
@@ -215,6 +216,7 @@ func (r *envReader) readDatabase(c *Config) {
 func (r *envReader) readLimits(c *Config) {
 	c.MaxUploadBytes = r.integer("UPLOAD_MAX_BYTES", api.DefaultMaxUploadBytes, 1)
 	c.UploadTTL = r.duration("UPLOAD_TTL", orders.DefaultUploadTTL)
+	c.STTMaxDuration = r.duration("STT_MAX_DURATION", orders.DefaultSTTMaxDuration)
 	c.UploadQuotaPerClient = r.integer("UPLOAD_QUOTA_PER_CLIENT", orders.DefaultUploadQuotaPerClient, 0)
 	c.UploadQuotaTotal = r.integer("UPLOAD_QUOTA_TOTAL", orders.DefaultUploadQuotaTotal, 0)
 	c.VTTMaxDuration = r.duration("VTT_MAX_DURATION", orders.DefaultVTTMaxDuration)

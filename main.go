@@ -210,6 +210,7 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 		LowDisk:        health.Short(cfg.DataDir, uint64(cfg.ReadyMinFree)),
 		SharedUploads:  a.db.Dialect == sqldb.Postgres,
 		VTTMaxDuration: cfg.VTTMaxDuration,
+		STTMaxDuration: cfg.STTMaxDuration,
 		Pricing:        cfg.Pricing,
 		ImageURL:       cfg.PublicURL + "/favicon.svg",
 		TTS: orders.TTSLimits{Voices: providers.Voices, Formats: providers.SpeechFormats,

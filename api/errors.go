@@ -60,6 +60,8 @@ var errorKinds = []errorKind{
 	{code: "not_audio", status: 422, message: "the file has no audio track"},
 	{code: "unreadable_audio", status: 422, message: "the file is not audio we can read"},
 	{code: "no_speech", status: 422, message: "we found no speech in this recording, so there is nothing to transcribe"},
+	{code: "audio_too_long", status: 422, message: "the recording is longer than we take; split it into shorter files"},
+	{code: "audio_too_dense", status: 422, message: "the file unpacks into far more audio than a recording of its size holds"},
 	{code: "upload_not_found", status: 404, message: "the upload is unknown, expired or already paid for; upload the file again",
 		causes: []error{orders.ErrUploadNotFound}},
 	{code: "upload_quota", status: 429, message: "this address keeps as many unpaid uploads as it may; order one of them, or try again once they expire"},

@@ -51,7 +51,13 @@ func (s orderHandlers) uploadAudio(c *fiber.Ctx) error {
 		os.Remove(f.Name())
 		return refuseBody(c, err)
 	}
-	u, amount, err := book.Intake.AcceptUpload(c.UserContext(), f.Name(), name, client, size)
+	// The measure ends when the visitor leaves (the connection is watched: fasthttp has no
+	// per-request cancellation), or at its deadline (media.MeasureDeadline) if they stay.
+	ctx, stop := watchConn(c.UserContext(), c.Context().Conn())
+	u, amount, err := book.Intake.AcceptUpload(ctx, f.Name(), name, client, size)
+	if stop() {
+		c.Context().SetConnectionClose()
+	}
 	if err != nil {
 		return err
 	}

@@ -1,15 +1,10 @@
 package media
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -21,83 +16,41 @@ var (
 	ErrDurationMismatch = errors.New("duration in the header does not match the content")
 )
 
-// MeasureArgs builds the ffmpeg arguments that decode every sample of the first audio
-// stream of the local file at path and report, on standard output, the time those samples
-// last, and on standard error the silences in them (see speech.go). Container timestamps can lie (an MP4 whose timescales are multiplied by 100 says a
-// hundredth of its length, and so does a stream copy that follows them); the decoded
-// samples are what an engine transcribes, so they set the price.
-func MeasureArgs(path string) []string {
-	return measureArgs(localInput(path))
-}
-
-// RemoteMeasureArgs is MeasureArgs for a relayed link: url must be a relay URL, never a
-// visitor's link.
+// RemoteMeasureArgs is PCMArgs for a relayed link (url must be a relay URL, never a
+// visitor's link): the samples the engine will get, which the measure counts.
 func RemoteMeasureArgs(url string) []string {
-	return measureArgs([]string{"-protocol_whitelist", relayWhitelist, "-format_whitelist", MediaFormats, "-i", url})
+	args := append([]string{}, globalArgs...)
+	args = append(args, "-protocol_whitelist", relayWhitelist, "-format_whitelist", MediaFormats, "-i", url)
+	return append(args, pcmOutput(0)...)
 }
 
-func measureArgs(input []string) []string {
-	// silencedetect reports at the info level; -nostats keeps the progress line out.
-	args := []string{"-nostdin", "-hide_banner", "-loglevel", "info"}
-	args = append(args, input...)
-	return append(args,
-		"-map", "0:a:0",
-		// Every frame's timestamp becomes the number of samples decoded before it over the
-		// decoder's own rate, so the time reached is the samples' length, whatever the
-		// container said; silencedetect, after it, reports times on that clock too.
-		"-af", "asetpts=N/SR/TB,"+silenceFilter(),
-		"-f", "null",
-		"-progress", "pipe:1", "-nostats",
-		"-",
-	)
-}
-
-// Measure returns the length of the first audio stream of the local file at path as its
-// decoded samples say, not as its header or timestamps claim, and how much of it is
-// speech, in one decoding pass.
+// Measure returns the length of the first audio stream of the local file at path and how
+// much of it is speech, in one decoding pass: the length of the very samples the engines
+// get (PCMArgs), not what the header or the timestamps claim. Container timestamps can lie
+// (an MP4 whose timescales are multiplied by 100 says a hundredth of its length), and a
+// stream whose sample rate or channels change mid-stream makes ffmpeg rebuild its filters,
+// which restarts any count kept on the file's own clock; the samples an engine transcribes
+// are what set the price.
 func (r *Runner) Measure(ctx context.Context, path string) (Measurement, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return Measurement{}, fmt.Errorf("measuring %s: %w", path, err)
 	}
-	m, err := r.measure(ctx, MeasureArgs(abs))
-	if err != nil {
+	scan := &silenceScan{}
+	if err := r.FFmpeg(ctx, PCMArgs(abs, 0), nil, scan); err != nil {
 		return Measurement{}, fmt.Errorf("measuring %s: %w", filepath.Base(path), err)
 	}
-	return m, nil
+	return scan.measurement(), nil
 }
 
 // MeasureRemote is Measure for a relayed link (url must be a relay URL). The whole audio
 // is decoded, so the whole file is read.
 func (r *Runner) MeasureRemote(ctx context.Context, url string) (Measurement, error) {
-	return r.measure(ctx, RemoteMeasureArgs(url))
-}
-
-func (r *Runner) measure(ctx context.Context, args []string) (Measurement, error) {
-	var out bytes.Buffer
-	var silences silenceLog
-	if err := r.ffmpegLog(ctx, args, &out, &silences); err != nil {
+	scan := &silenceScan{}
+	if err := r.FFmpeg(ctx, RemoteMeasureArgs(url), nil, scan); err != nil {
 		return Measurement{}, err
 	}
-	return silences.measurement(parseProgressTime(out.Bytes())), nil
-}
-
-// parseProgressTime returns the last out_time_us that ffmpeg's -progress output reports;
-// 0 when there is none.
-func parseProgressTime(out []byte) time.Duration {
-	var last time.Duration
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		v, ok := strings.CutPrefix(sc.Text(), "out_time_us=")
-		if !ok {
-			continue
-		}
-		// Beyond about 292 years a time.Duration would wrap: not a length, ignored.
-		if us, err := strconv.ParseInt(v, 10, 64); err == nil && us > 0 && us <= math.MaxInt64/int64(time.Microsecond) {
-			last = time.Duration(us) * time.Microsecond
-		}
-	}
-	return last
+	return scan.measurement(), nil
 }
 
 // CheckAudio makes sure the local file at path is audio we can transcribe and returns its
@@ -115,22 +68,33 @@ func (r *Runner) CheckAudio(ctx context.Context, path string) (time.Duration, er
 func (r *Runner) CheckSpeech(ctx context.Context, path string) (Measurement, error) {
 	info, err := r.Probe(ctx, path)
 	if err != nil {
-		if errors.Is(err, ErrNoAudio) || ctx.Err() != nil {
-			return Measurement{}, err
-		}
-		return Measurement{}, fmt.Errorf("%w: %w", ErrUnreadable, err)
+		return Measurement{}, probeError(ctx, err)
 	}
 	m, err := r.Measure(ctx, path)
 	if err != nil {
-		if ctx.Err() != nil {
-			return Measurement{}, err
-		}
-		return Measurement{}, fmt.Errorf("%w: %w", ErrUnreadable, err)
+		return Measurement{}, measureError(ctx, err)
 	}
 	if _, err := checkDurations(info.Duration, m.Length); err != nil {
 		return Measurement{}, err
 	}
 	return m, nil
+}
+
+// probeError is what a failed probe means for a check: no audio, the check cancelled, or
+// a file we cannot read (ErrUnreadable).
+func probeError(ctx context.Context, err error) error {
+	if errors.Is(err, ErrNoAudio) || ctx.Err() != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrUnreadable, err)
+}
+
+// measureError is what a failed decode means for a check: cancelled, or unreadable.
+func measureError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrUnreadable, err)
 }
 
 // checkDurations decides the duration to trust from the header's claim and the decoded

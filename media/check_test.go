@@ -14,23 +14,14 @@ import (
 	"parla/providers/testkit"
 )
 
-func TestMeasureArgs(t *testing.T) {
-	got := MeasureArgs("/tmp/-x:y.mp3")
-	want := []string{"-nostdin", "-hide_banner", "-loglevel", "info", "-protocol_whitelist", "file",
-		"-format_whitelist", MediaFormats, "-i", "file:/tmp/-x:y.mp3", "-map", "0:a:0",
-		"-af", "asetpts=N/SR/TB,silencedetect=noise=-35dB:duration=0.5", "-f", "null", "-progress", "pipe:1", "-nostats", "-"}
+// A relayed link is measured on the samples the engine gets, as a local file is.
+func TestRemoteMeasureArgs(t *testing.T) {
+	got := RemoteMeasureArgs("http://127.0.0.1:9/r/x")
+	want := []string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-protocol_whitelist", relayWhitelist,
+		"-format_whitelist", MediaFormats, "-i", "http://127.0.0.1:9/r/x",
+		"-map", "0:a:0", "-ac", "1", "-ar", "16000", "-f", "f32le", "pipe:1"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("args\n got %q\nwant %q", got, want)
-	}
-}
-
-func TestParseProgressTime(t *testing.T) {
-	out := "frame=0\nout_time_us=1000000\nprogress=continue\nout_time_us=N/A\nout_time_us=4982676\nprogress=end\n"
-	if got := parseProgressTime([]byte(out)); got != 4982676*time.Microsecond {
-		t.Fatalf("got %v", got)
-	}
-	if got := parseProgressTime([]byte("progress=end\n")); got != 0 {
-		t.Fatalf("got %v for no time", got)
 	}
 }
 

@@ -65,14 +65,21 @@ func ceilDiv(a, b time.Duration) time.Duration {
 
 // ReencodeArgs builds the ffmpeg arguments that turn the first audio stream of the local
 // file in (any format ffmpeg reads, video included) into a small mono MP3 for speech
-// recognition at out, with bitrate in bits per second (SpeechBitrate).
-func ReencodeArgs(in, out string, bitrate int) []string {
+// recognition at out, with bitrate in bits per second (SpeechBitrate), and at most limit
+// of it (0: all; EngineLimit of the paid length).
+func ReencodeArgs(in, out string, bitrate int, limit time.Duration) []string {
 	args := append([]string(nil), globalArgs...)
 	// A local file and nothing it points to (see MediaFormats).
 	args = append(args, localInput(in)...)
 	args = append(args,
 		// The first audio stream only: no video, cover art, subtitles or second soundtrack.
 		"-map", "0:a:0",
+	)
+	if limit > 0 {
+		// Never more than was paid for goes to the engine, whatever the measure said.
+		args = append(args, "-t", seconds(limit))
+	}
+	args = append(args,
 		"-ac", "1",
 		"-ar", strconv.Itoa(SpeechSampleRate),
 		"-c:a", "libmp3lame",

@@ -80,7 +80,7 @@ func TestPlanChunksInvariants(t *testing.T) {
 }
 
 func TestReencodeArgs(t *testing.T) {
-	got := ReencodeArgs("/up/-odd:name.mkv", "/tmp/x/audio.mp3", 32000)
+	got := ReencodeArgs("/up/-odd:name.mkv", "/tmp/x/audio.mp3", 32000, 0)
 	want := []string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y",
 		"-protocol_whitelist", "file", "-format_whitelist", MediaFormats, "-i", "file:/up/-odd:name.mkv",
 		"-map", "0:a:0", "-ac", "1", "-ar", "16000",
@@ -88,6 +88,14 @@ func TestReencodeArgs(t *testing.T) {
 		"-map_metadata", "-1", "-protocol_whitelist", "file", "-f", "mp3", "file:/tmp/x/audio.mp3"}
 	if !slices.Equal(got, want) {
 		t.Errorf("args\n got %q\nwant %q", got, want)
+	}
+}
+
+// The engine is given at most the paid length and its margin (EngineLimit).
+func TestReencodeArgsLimit(t *testing.T) {
+	got := ReencodeArgs("/up/a.mkv", "/tmp/x/audio.mp3", 32000, 90500*time.Millisecond)
+	if i := slices.Index(got, "-t"); i < 0 || got[i+1] != "90.500" || i > slices.Index(got, "-ac") || i < slices.Index(got, "-i") {
+		t.Errorf("args %q: want -t 90.500 among the output options", got)
 	}
 }
 

@@ -1,14 +1,10 @@
 package media
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
-	"math/big"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -89,41 +85,4 @@ func probeSeconds(s string) time.Duration {
 		return 0
 	}
 	return time.Duration(f * float64(time.Second))
-}
-
-// FuzzParseProgressTime: the measured duration is the last positive out_time_us line of
-// ffmpeg's -progress output, in microseconds, worked out in arbitrary precision; never
-// negative; 0 when there is none.
-func FuzzParseProgressTime(f *testing.F) {
-	f.Add([]byte("frame=0\nout_time_us=1000000\nprogress=continue\nout_time_us=N/A\nout_time_us=4982676\nprogress=end\n"))
-	f.Add([]byte("out_time_us=9223372036854775807\n"))
-	f.Fuzz(func(t *testing.T, out []byte) {
-		got := parseProgressTime(out)
-		var last *big.Int
-		sc := bufio.NewScanner(bytes.NewReader(out))
-		for sc.Scan() {
-			// Lines as bufio.ScanLines cuts them (a final "\r" dropped); a line longer than
-			// bufio.MaxScanTokenSize ends the reading in both.
-			v, ok := strings.CutPrefix(sc.Text(), "out_time_us=")
-			if !ok {
-				continue
-			}
-			if us, err := strconv.ParseInt(v, 10, 64); err == nil && us > 0 {
-				last = new(big.Int).Mul(big.NewInt(us), big.NewInt(int64(time.Microsecond)))
-			}
-		}
-		switch {
-		case last == nil:
-			if got != 0 {
-				t.Fatalf("parseProgressTime(%q) = %v, want 0", out, got)
-			}
-		case !last.IsInt64() || last.Int64() > math.MaxInt64/int64(time.Microsecond):
-			// Beyond about 292 years: not a length, the line is ignored.
-			if got < 0 {
-				t.Fatalf("parseProgressTime(%q) = %v", out, got)
-			}
-		case got != time.Duration(last.Int64()) || got < 0:
-			t.Fatalf("parseProgressTime(%q) = %v, want %s ns", out, got, last)
-		}
-	})
 }

@@ -64,11 +64,11 @@ func TestVisitorFilesNeverOpenOtherFiles(t *testing.T) {
 			if d, err := r.CheckAudio(ctx, path); err == nil {
 				t.Errorf("CheckAudio accepted it as %v of audio", d)
 			}
-			if samples, err := r.DecodePCM(ctx, path, 0); err == nil || len(samples) > 0 {
+			if samples, err := r.DecodePCM(ctx, path, 0, 0); err == nil || len(samples) > 0 {
 				t.Errorf("DecodePCM decoded %d samples (err %v)", len(samples), err)
 			}
 			out := filepath.Join(t.TempDir(), "re.mp3")
-			if err := r.FFmpeg(ctx, ReencodeArgs(path, out, SpeechBitrate), nil, nil); err == nil {
+			if err := r.FFmpeg(ctx, ReencodeArgs(path, out, SpeechBitrate, 0), nil, nil); err == nil {
 				t.Error("ReencodeArgs re-encoded it")
 			}
 		})

@@ -37,7 +37,7 @@ func BenchmarkDecodePCM(b *testing.B) {
 	runtime.ReadMemStats(&before)
 	n := 0
 	for b.Loop() {
-		samples, err := r.DecodePCM(context.Background(), path, info.Duration)
+		samples, err := r.DecodePCM(context.Background(), path, info.Duration, 0)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -19,10 +19,14 @@ func TestPCMArgs(t *testing.T) {
 		"-nostdin", "-hide_banner", "-loglevel", "error", "-y",
 		"-protocol_whitelist", "file", "-format_whitelist", MediaFormats,
 		"-i", "file:/tmp/up/-rf:x.mp4",
-		"-vn", "-ac", "1", "-ar", "16000", "-f", "f32le", "pipe:1",
+		"-map", "0:a:0", "-ac", "1", "-ar", "16000", "-f", "f32le", "pipe:1",
 	}
-	if got := PCMArgs("/tmp/up/-rf:x.mp4"); !slices.Equal(got, want) {
+	if got := PCMArgs("/tmp/up/-rf:x.mp4", 0); !slices.Equal(got, want) {
 		t.Errorf("PCMArgs =\n%q\nwant\n%q", got, want)
+	}
+	limited := slices.Insert(slices.Clone(want), slices.Index(want, "-ac"), "-t", "62.000")
+	if got := PCMArgs("/tmp/up/-rf:x.mp4", 62*time.Second); !slices.Equal(got, limited) {
+		t.Errorf("PCMArgs with a limit =\n%q\nwant\n%q", got, limited)
 	}
 }
 
@@ -124,7 +128,7 @@ func TestDecodePCM(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, expect := range []time.Duration{dur, 0, dur / 4} {
-				samples, err := r.DecodePCM(context.Background(), tt.path, expect)
+				samples, err := r.DecodePCM(context.Background(), tt.path, expect, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -156,26 +160,26 @@ func TestDecodePCMFailures(t *testing.T) {
 	}
 	video := ffmpegFile(t, "mp4", "-f", "lavfi", "-i", "color=s=64x64:d=1")
 	t.Run("not media", func(t *testing.T) {
-		_, err := r.DecodePCM(context.Background(), text, time.Second)
+		_, err := r.DecodePCM(context.Background(), text, time.Second, 0)
 		if err == nil || errors.Is(err, ErrNoAudio) {
 			t.Fatalf("err = %v, want a decoding error", err)
 		}
 	})
 	t.Run("video without audio", func(t *testing.T) {
-		_, err := r.DecodePCM(context.Background(), video, time.Second)
+		_, err := r.DecodePCM(context.Background(), video, time.Second, 0)
 		if !errors.Is(err, ErrNoAudio) {
 			t.Fatalf("err = %v, want ErrNoAudio", err)
 		}
 	})
 	t.Run("missing file", func(t *testing.T) {
-		if _, err := r.DecodePCM(context.Background(), filepath.Join(dir, "gone.mp3"), 0); err == nil {
+		if _, err := r.DecodePCM(context.Background(), filepath.Join(dir, "gone.mp3"), 0, 0); err == nil {
 			t.Fatal("no error")
 		}
 	})
 	t.Run("cancelled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		if _, err := r.DecodePCM(ctx, text, 0); !errors.Is(err, context.Canceled) {
+		if _, err := r.DecodePCM(ctx, text, 0, 0); !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
 	})

@@ -39,6 +39,10 @@ type Config struct {
 	// MaxConcurrent caps simultaneous ffmpeg processes (ffprobe is not capped: it is cheap
 	// and must not queue behind a long encode). Default runtime.NumCPU().
 	MaxConcurrent int
+	// MaxVisitors caps the measures of visitors' uploads (CheckUpload), which run in a pool
+	// of their own: paid work and previews never wait behind a visitor's file, however
+	// costly. Default half of runtime.NumCPU(), at least 1.
+	MaxVisitors int
 	// TempDir holds the short-lived files of encoders that must seek back in their output
 	// (flac). Default os.TempDir().
 	TempDir string
@@ -50,6 +54,7 @@ type Runner struct {
 	ffmpeg, ffprobe string
 	tempDir         string
 	sem             chan struct{}
+	visitors        chan struct{} // CheckUpload's own slots
 }
 
 // New returns a Runner for cfg, filling in defaults. It does not check that the tools exist;
@@ -64,11 +69,15 @@ func New(cfg Config) *Runner {
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = runtime.NumCPU()
 	}
+	if cfg.MaxVisitors <= 0 {
+		cfg.MaxVisitors = max(1, runtime.NumCPU()/2)
+	}
 	return &Runner{
-		ffmpeg:  cfg.FFmpeg,
-		ffprobe: cfg.FFprobe,
-		tempDir: cfg.TempDir,
-		sem:     make(chan struct{}, cfg.MaxConcurrent),
+		ffmpeg:   cfg.FFmpeg,
+		ffprobe:  cfg.FFprobe,
+		tempDir:  cfg.TempDir,
+		sem:      make(chan struct{}, cfg.MaxConcurrent),
+		visitors: make(chan struct{}, cfg.MaxVisitors),
 	}
 }
 
@@ -86,36 +95,32 @@ func (r *Runner) Check() error {
 // FFmpeg runs ffmpeg with args, feeding stdin (may be nil) and streaming its standard
 // output to stdout (may be nil). It waits for a free slot under the concurrency cap first.
 func (r *Runner) FFmpeg(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
-	select {
-	case r.sem <- struct{}{}:
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for an ffmpeg slot: %w", ctx.Err())
+	release, err := slot(ctx, r.sem)
+	if err != nil {
+		return err
 	}
-	defer func() { <-r.sem }()
-	return run(ctx, r.ffmpeg, args, stdin, stdout, nil)
+	defer release()
+	return run(ctx, r.ffmpeg, args, stdin, stdout)
 }
 
-// ffmpegLog is FFmpeg with ffmpeg's whole standard error also written to log, for filters
-// that report there (silencedetect).
-func (r *Runner) ffmpegLog(ctx context.Context, args []string, stdout, log io.Writer) error {
+// slot waits for a free place in pool and returns what gives it back.
+func slot(ctx context.Context, pool chan struct{}) (func(), error) {
 	select {
-	case r.sem <- struct{}{}:
+	case pool <- struct{}{}:
+		return func() { <-pool }, nil
 	case <-ctx.Done():
-		return fmt.Errorf("waiting for an ffmpeg slot: %w", ctx.Err())
+		return nil, fmt.Errorf("waiting for an ffmpeg slot: %w", ctx.Err())
 	}
-	defer func() { <-r.sem }()
-	return run(ctx, r.ffmpeg, args, nil, stdout, log)
 }
 
 // FFprobe runs ffprobe with args and streams its standard output to stdout.
 func (r *Runner) FFprobe(ctx context.Context, args []string, stdout io.Writer) error {
-	return run(ctx, r.ffprobe, args, nil, stdout, nil)
+	return run(ctx, r.ffprobe, args, nil, stdout)
 }
 
-// run executes one program. The stderr tail is folded into the error (and all of stderr
-// copied to log when it is not nil), and a cancelled context is reported as such rather
-// than as "signal: killed".
-func run(ctx context.Context, program string, args []string, stdin io.Reader, stdout, log io.Writer) error {
+// run executes one program. The stderr tail is folded into the error, and a cancelled
+// context is reported as such rather than as "signal: killed".
+func run(ctx context.Context, program string, args []string, stdin io.Reader, stdout io.Writer) error {
 	if _, err := exec.LookPath(program); err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrMissingTool, program, err)
 	}
@@ -124,9 +129,6 @@ func run(ctx context.Context, program string, args []string, stdin io.Reader, st
 	cmd.Stdout = stdout
 	stderr := &TailBuffer{Limit: stderrLimit}
 	cmd.Stderr = stderr
-	if log != nil {
-		cmd.Stderr = io.MultiWriter(stderr, log)
-	}
 	// Without a delay, Wait can hang on a copying goroutine whose reader never ends after
 	// the process was killed; give the pipes a moment, then give up on them.
 	cmd.WaitDelay = 5 * time.Second

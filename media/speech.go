@@ -1,17 +1,17 @@
 package media
 
 import (
-	"bytes"
 	"cmp"
+	"errors"
 	"math"
 	"slices"
-	"strconv"
 	"time"
 )
 
-// The speech measure. ffmpeg's silencedetect filter, in the same decoding pass that counts
-// the samples (MeasureArgs), reports every stretch of at least SilenceMinimum during which
-// no sample rises above SilenceThreshold. What is left of the length is counted as speech.
+// The speech measure. In the same decoding pass that counts the samples the engines get
+// (PCMArgs), every stretch of at least SilenceMinimum during which no sample rises to
+// SilenceThreshold is a silence (silenceScan, the rule of ffmpeg's silencedetect filter,
+// which measured before on the file's own clock). What is left of the length is speech.
 //
 // The numbers were chosen on espeak-ng speech, generated noise and digital silence:
 // -35 dBFS (an amplitude of 0.018) keeps every word of espeak-ng's speech and the quiet end
@@ -24,9 +24,9 @@ import (
 // sound, not voices: music or loud noise counts as speech, which errs on the visitor's
 // side (they are only refused a file that is, in effect, silent).
 const (
-	// SilenceThreshold is the level below which a sample is silent (silencedetect's noise).
+	// SilenceThreshold is the level below which a sample is silent (silentBelow).
 	SilenceThreshold = "-35dB"
-	// SilenceMinimum is the shortest stretch of silence counted (silencedetect's duration).
+	// SilenceMinimum is the shortest stretch of silence counted.
 	SilenceMinimum = 500 * time.Millisecond
 	// SpeechFloor is the least speech a file must hold to be transcribed: below it, a file
 	// is refused before payment. It is shorter than any spoken word (espeak-ng says "Yes."
@@ -52,87 +52,77 @@ type Measurement struct {
 // HasSpeech reports whether the file holds at least SpeechFloor of speech.
 func (m Measurement) HasSpeech() bool { return m.Speech >= SpeechFloor }
 
-// silenceFilter is the silencedetect filter of the measure; it follows asetpts, so the
-// times it reports are those of the decoded samples.
-func silenceFilter() string {
-	return "silencedetect=noise=" + SilenceThreshold + ":duration=" +
-		strconv.FormatFloat(SilenceMinimum.Seconds(), 'f', -1, 64)
+// silentBelow is SilenceThreshold as a sample's amplitude: 10^(-35/20).
+var silentBelow = float32(math.Pow(10, -35.0/20))
+
+// silenceRun is SilenceMinimum in samples at PCMRate.
+const silenceRun = int64(SilenceMinimum / (time.Second / PCMRate))
+
+// silenceScan reads the mono float32 samples at PCMRate that the engines get (PCMArgs)
+// as ffmpeg writes them, and counts them and the silences in them: a stretch of at least
+// SilenceMinimum in which no sample rises to SilenceThreshold. Times are sample counts,
+// so nothing the container says about time can move them. Past limit samples (0: none)
+// it takes no more, and its Write fails so that ffmpeg stops.
+type silenceScan struct {
+	split f32Split
+	limit int64
+	n     int64 // samples counted
+	quiet int64 // silent samples in a row, up to the last one counted
+	spans []Span
 }
 
-// silenceLog collects silencedetect's reports from ffmpeg's standard error as it is
-// written, line by line, so a long file's log is never held whole.
-type silenceLog struct {
-	partial   []byte
-	spans     []Span
-	open      time.Duration // start of a silence not yet ended, when inSilence
-	inSilence bool
-}
+// errPastLimit stops ffmpeg once a scan has counted its limit.
+var errPastLimit = errors.New("past the length limit")
 
-// maxLogLine bounds a line kept while waiting for its end; silencedetect's are under 100
-// bytes, and longer lines (a file's metadata) are not ours to read.
-const maxLogLine = 512
-
-func (l *silenceLog) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexAny(p, "\r\n")
-		if i < 0 {
-			if len(l.partial)+len(p) <= maxLogLine {
-				l.partial = append(l.partial, p...)
-			} else {
-				l.partial = append(l.partial[:0], "\x00"...) // too long: spoil the line
-			}
-			break
-		}
-		line := p[:i]
-		if len(l.partial) > 0 {
-			line = append(l.partial, line...)
-		}
-		l.line(line)
-		l.partial = l.partial[:0]
-		p = p[i+1:]
+// Write counts the whole samples in p. It fails with errPastLimit once limit samples are
+// counted, never otherwise.
+func (s *silenceScan) Write(p []byte) (int, error) {
+	if s.full() {
+		return 0, errPastLimit
 	}
-	return n, nil
+	s.split.each(p, s.sample)
+	return len(p), nil
 }
 
-// line reads one line of ffmpeg's log.
-func (l *silenceLog) line(line []byte) {
-	kind, at, ok := parseSilenceLine(line)
-	if !ok {
+func (s *silenceScan) sample(x float32) {
+	if s.full() {
 		return
 	}
-	switch kind {
-	case "silence_start":
-		if !l.inSilence {
-			l.open, l.inSilence = at, true
-		}
-	case "silence_end":
-		start := time.Duration(0) // an end without a start: silence from the beginning
-		if l.inSilence {
-			start = l.open
-		}
-		l.spans = append(l.spans, Span{start, at})
-		l.inSilence = false
+	if x < silentBelow && x > -silentBelow {
+		s.quiet++
+	} else {
+		s.closeSilence()
+		s.quiet = 0
+	}
+	s.n++
+}
+
+// full reports that the scan counted its limit.
+func (s *silenceScan) full() bool { return s.limit > 0 && s.n >= s.limit }
+
+// closeSilence keeps the stretch of silent samples that ends at the last one counted, if
+// it is long enough to be a silence.
+func (s *silenceScan) closeSilence() {
+	if s.quiet >= silenceRun {
+		s.spans = append(s.spans, Span{samplesTime(s.n - s.quiet), samplesTime(s.n)})
 	}
 }
 
-// measurement completes the log with the length the samples reached: a silence still
-// open at the end lasts to it, and every span is kept within [0, length].
-func (l *silenceLog) measurement(length time.Duration) Measurement {
-	if len(l.partial) > 0 {
-		l.line(l.partial)
-		l.partial = nil
-	}
-	spans := l.spans
-	if l.inSilence {
-		spans = append(spans, Span{l.open, length})
-	}
-	return speechOf(length, spans)
+// measurement is what the samples counted so far hold; a silence still open at the end
+// lasts to it.
+func (s *silenceScan) measurement() Measurement {
+	s.closeSilence()
+	s.quiet = 0
+	return speechOf(samplesTime(s.n), s.spans)
 }
 
-// edgeSnap: silencedetect prints times with 6 significant digits (0.1 s for a 7-hour
-// file), so a silence that runs to the end of a file may be reported to end a little
-// before it. A silence within edgeSnap of the start or the end reaches it.
+// samplesTime is how long n samples at PCMRate last.
+func samplesTime(n int64) time.Duration {
+	return time.Duration(n) * (time.Second / PCMRate)
+}
+
+// edgeSnap: a silence within edgeSnap of the start or the end of a file reaches it (the
+// quiet fade of a recording's first and last words is no speech worth paying for).
 const edgeSnap = 100 * time.Millisecond
 
 // speechOf returns the measurement of a file of the given length with these silences:
@@ -170,45 +160,4 @@ func speechOf(length time.Duration, silences []Span) Measurement {
 		silent += s.End - s.Start
 	}
 	return Measurement{Length: length, Speech: length - silent, Silences: merged}
-}
-
-// silencePrefix starts every line silencedetect writes; lines of the file's own metadata
-// are indented, so a tag cannot pass for a report.
-var silencePrefix = []byte("[silencedetect @ ")
-
-// parseSilenceLine reads one silencedetect report, "[silencedetect @ 0x…] silence_start:
-// 5.85" or "… silence_end: 26.151 | silence_duration: 20.3", returning its kind and time.
-// Anything else, or a time that is not a number of seconds in [0, 1e9], is not a report.
-func parseSilenceLine(line []byte) (kind string, at time.Duration, ok bool) {
-	rest, found := bytes.CutPrefix(line, silencePrefix)
-	if !found {
-		return "", 0, false
-	}
-	i := bytes.Index(rest, []byte("] "))
-	if i < 0 {
-		return "", 0, false
-	}
-	rest = rest[i+2:]
-	for _, k := range []string{"silence_start", "silence_end"} {
-		v, found := bytes.CutPrefix(rest, []byte(k+": "))
-		if !found {
-			continue
-		}
-		if j := bytes.IndexByte(v, ' '); j >= 0 {
-			v = v[:j]
-		}
-		secs, err := strconv.ParseFloat(string(v), 64)
-		if err != nil || math.IsNaN(secs) || secs < 0 || secs > 1e9 {
-			return "", 0, false
-		}
-		return k, time.Duration(math.Round(secs * float64(time.Second))), true
-	}
-	return "", 0, false
-}
-
-// parseSilences reads a whole ffmpeg log of a file whose samples last length.
-func parseSilences(log []byte, length time.Duration) Measurement {
-	var l silenceLog
-	l.Write(log)
-	return l.measurement(length)
 }

@@ -2,6 +2,9 @@ package media
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -10,31 +13,6 @@ import (
 
 	"parla/providers/testkit"
 )
-
-func TestParseSilenceLine(t *testing.T) {
-	for _, c := range []struct {
-		line string
-		kind string
-		at   time.Duration
-	}{
-		{"[silencedetect @ 0x55f1e5c717c0] silence_start: 5.85025", "silence_start", 5850250 * time.Microsecond},
-		{"[silencedetect @ 0x55f1e5c717c0] silence_end: 26.151 | silence_duration: 20.3008", "silence_end", 26151 * time.Millisecond},
-		{"[silencedetect @ 0x1] silence_start: 0", "silence_start", 0},
-		{"[silencedetect @ 0x1] silence_start: -0.01", "", 0},           // negative: not a time
-		{"[silencedetect @ 0x1] silence_start: nan", "", 0},             // not a number
-		{"[silencedetect @ 0x1] silence_start: 1e12", "", 0},            // beyond any file
-		{"[silencedetect @ 0x1] silence_duration: 3", "", 0},            // not a start or end
-		{"    title   : [silencedetect @ 0x1] silence_start: 1", "", 0}, // a tag quoting a report
-		{"[aresample @ 0x1] silence_start: 1", "", 0},
-		{"[silencedetect @ 0x1 silence_start: 1", "", 0},
-		{"", "", 0},
-	} {
-		kind, at, ok := parseSilenceLine([]byte(c.line))
-		if kind != c.kind || at != c.at || ok != (c.kind != "") {
-			t.Errorf("parseSilenceLine(%q) = %q, %v, %v; want %q, %v", c.line, kind, at, ok, c.kind, c.at)
-		}
-	}
-}
 
 func TestSpeechOf(t *testing.T) {
 	s := time.Second
@@ -62,35 +40,59 @@ func TestSpeechOf(t *testing.T) {
 	}
 }
 
-// A log as ffmpeg 5.1 writes it for speech, a pause, and silence to the end of the file
-// (which it closes itself at the end), cut into writes at awkward places.
-func TestSilenceLogAcrossWrites(t *testing.T) {
-	log := "Input #0, mp3, from 'file:/tmp/x.mp3':\n  Metadata:\n    title           : [silencedetect @ 0x1] silence_end: 99\n" +
-		"Stream mapping:\n  Stream #0:0 -> #0:0 (mp3 (mp3float) -> pcm_s16le (native))\n" +
-		"[silencedetect @ 0x55f1e5c717c0] silence_start: 2.5\n" +
-		"[silencedetect @ 0x55f1e5c717c0] silence_end: 3.5 | silence_duration: 1\n" +
-		"[silencedetect @ 0x55f1e5c717c0] silence_start: 5.85025\r" +
-		"size=N/A time=00:00:26.15 bitrate=N/A speed=1.63e+03x    \n" +
-		"[silencedetect @ 0x55f1e5c717c0] silence_end: 26.151 | silence_duration: 20.3008\n"
-	want := speechOf(26151*time.Millisecond, []Span{{2500 * time.Millisecond, 3500 * time.Millisecond}, {5850250 * time.Microsecond, 26151 * time.Millisecond}})
-	for _, step := range []int{1, 7, 64, len(log)} {
-		var l silenceLog
-		for i := 0; i < len(log); i += step {
-			l.Write([]byte(log[i:min(i+step, len(log))]))
+// f32Bytes is samples as ffmpeg's f32le output writes them.
+func f32Bytes(samples []float32) []byte {
+	out := make([]byte, 0, 4*len(samples))
+	for _, x := range samples {
+		out = binary.LittleEndian.AppendUint32(out, math.Float32bits(x))
+	}
+	return out
+}
+
+// stretch is n samples at level.
+func stretch(level float32, d time.Duration) []float32 {
+	return slices.Repeat([]float32{level}, int(d/(time.Second/PCMRate)))
+}
+
+// Sound, a pause shorter than SilenceMinimum, sound, a silence, sound, and silence to the
+// end, cut into writes at awkward places (samples split between writes).
+func TestSilenceScanAcrossWrites(t *testing.T) {
+	ms := time.Millisecond
+	var samples []float32
+	for _, part := range [][]float32{
+		stretch(0.5, 1000*ms), stretch(0, 300*ms), stretch(-0.2, 700*ms),
+		stretch(0.01, 1500*ms), stretch(0.1, 500*ms), stretch(-0.001, 2000*ms),
+	} {
+		samples = append(samples, part...)
+	}
+	raw := f32Bytes(samples)
+	want := speechOf(6000*ms, []Span{{2000 * ms, 3500 * ms}, {4000 * ms, 6000 * ms}})
+	for _, step := range []int{1, 7, 4096, len(raw)} {
+		s := &silenceScan{}
+		for i := 0; i < len(raw); i += step {
+			if n, err := s.Write(raw[i:min(i+step, len(raw))]); err != nil || n != min(step, len(raw)-i) {
+				t.Fatalf("Write = %d, %v", n, err)
+			}
 		}
-		got := l.measurement(26151 * time.Millisecond)
-		if got.Speech != want.Speech || !slices.Equal(got.Silences, want.Silences) {
+		got := s.measurement()
+		if got.Length != want.Length || got.Speech != want.Speech || !slices.Equal(got.Silences, want.Silences) {
 			t.Errorf("writes of %d: %+v; want %+v", step, got, want)
 		}
 	}
-	// An older ffmpeg that leaves the last silence open: it lasts to the end.
-	open := parseSilences([]byte("[silencedetect @ 0x1] silence_start: 4\n[silencedetect @ 0x1] silence_start: 5"), 10*time.Second)
-	if open.Speech != 4*time.Second {
-		t.Errorf("open silence: %+v", open)
+}
+
+// A scan with a limit counts no more than it, and then refuses to read on.
+func TestSilenceScanLimit(t *testing.T) {
+	s := &silenceScan{limit: PCMRate}
+	raw := f32Bytes(stretch(0.5, 3*time.Second))
+	if _, err := s.Write(raw); err != nil {
+		t.Fatal(err)
 	}
-	// An end whose start was not seen: silence from the beginning.
-	if m := parseSilences([]byte("[silencedetect @ 0x1] silence_end: 3 | silence_duration: 3\n"), 10*time.Second); m.Speech != 7*time.Second {
-		t.Errorf("end without start: %+v", m)
+	if _, err := s.Write(raw[:4]); !errors.Is(err, errPastLimit) {
+		t.Fatalf("a write past the limit: %v", err)
+	}
+	if m := s.measurement(); m.Length != time.Second || m.Speech != time.Second {
+		t.Fatalf("%+v", m)
 	}
 }
 
@@ -156,23 +158,28 @@ func TestMeasureSpeech(t *testing.T) {
 	}
 }
 
-// FuzzParseSilences: whatever ffmpeg's log says (a file's tags end up in it), the measure
-// never panics, speech lies in [0, length], the silences are ordered, disjoint and within
-// the file, and speech is the length minus them.
-func FuzzParseSilences(f *testing.F) {
-	f.Add([]byte("[silencedetect @ 0x1] silence_start: 5.85025\n[silencedetect @ 0x1] silence_end: 26.151 | silence_duration: 20.3\n"), int64(26e9))
-	f.Add([]byte("[silencedetect @ 0x1] silence_end: 3\n[silencedetect @ 0x1] silence_start: 1e9\n"), int64(10e9))
-	f.Fuzz(func(t *testing.T, log []byte, length int64) {
-		m := parseSilences(log, time.Duration(length))
-		if m.Speech < 0 || m.Speech > m.Length || m.Length < 0 {
-			t.Fatalf("speech %v of %v", m.Speech, m.Length)
+// FuzzSilenceScan: whatever samples ffmpeg writes, however cut, the measure never panics,
+// its length is the whole samples written, speech lies in [0, length], the silences are
+// ordered, disjoint and within the file, and speech is the length minus them.
+func FuzzSilenceScan(f *testing.F) {
+	f.Add(f32Bytes(append(stretch(0.5, time.Second), stretch(0, time.Second)...)), uint16(7))
+	f.Add([]byte{0, 0, 0x80, 0x7f, 0, 0, 0xc0, 0x7f, 1}, uint16(1)) // +Inf, NaN, a stray byte
+	f.Fuzz(func(t *testing.T, raw []byte, step uint16) {
+		s := &silenceScan{}
+		n := max(int(step), 1)
+		for i := 0; i < len(raw); i += n {
+			s.Write(raw[i:min(i+n, len(raw))])
+		}
+		m := s.measurement()
+		if m.Length != samplesTime(int64(len(raw)/4)) || m.Speech < 0 || m.Speech > m.Length {
+			t.Fatalf("speech %v of %v for %d bytes", m.Speech, m.Length, len(raw))
 		}
 		silent := time.Duration(0)
-		for i, s := range m.Silences {
-			if s.Start < 0 || s.End > m.Length || s.End <= s.Start || (i > 0 && s.Start <= m.Silences[i-1].End) {
+		for i, sp := range m.Silences {
+			if sp.Start < 0 || sp.End > m.Length || sp.End <= sp.Start || (i > 0 && sp.Start <= m.Silences[i-1].End) {
 				t.Fatalf("silences %v in %v", m.Silences, m.Length)
 			}
-			silent += s.End - s.Start
+			silent += sp.End - sp.Start
 		}
 		if m.Speech != m.Length-silent {
 			t.Fatalf("speech %v, length %v, silent %v", m.Speech, m.Length, silent)

@@ -39,6 +39,9 @@ type Config struct {
 	LowDisk func() bool
 	// VTTMaxDuration is the longest video taken for transcription (DefaultVTTMaxDuration).
 	VTTMaxDuration time.Duration
+	// STTMaxDuration is the longest upload taken for transcription (DefaultSTTMaxDuration); measuring one
+	// stops just past it.
+	STTMaxDuration time.Duration
 	TTS            TTSLimits
 	Pricing        Pricing
 	ImageURL       string // line-item image shown on the hosted checkout
@@ -71,6 +74,7 @@ const (
 	DefaultTempTTL        = 6 * time.Hour
 	DefaultUploadTTL      = 24 * time.Hour
 	DefaultVTTMaxDuration = 3 * time.Hour
+	DefaultSTTMaxDuration = 3 * time.Hour
 	DefaultRetryBase      = 5 * time.Second
 	DefaultPollInterval   = 100 * time.Millisecond
 	// DefaultJobTimeout is long enough for a long video transcribed on a CPU.
@@ -105,6 +109,7 @@ func (c *Config) defaults() {
 	def(&c.TempTTL, DefaultTempTTL)
 	def(&c.UploadTTL, DefaultUploadTTL)
 	def(&c.VTTMaxDuration, DefaultVTTMaxDuration)
+	def(&c.STTMaxDuration, DefaultSTTMaxDuration)
 	def(&c.RetryBase, DefaultRetryBase)
 	def(&c.PollInterval, DefaultPollInterval)
 	def(&c.JobTimeout, DefaultJobTimeout)

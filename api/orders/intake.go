@@ -77,9 +77,13 @@ func (in *Intake) AcceptUpload(ctx context.Context, path, fileName, client strin
 	if err := in.uploads.fits(ctx, client, size); err != nil {
 		return Upload{}, 0, err
 	}
-	m, err := in.audio.CheckSpeech(ctx, path)
+	longest := in.cfg.STTMaxDuration
+	m, err := in.audio.CheckUpload(ctx, path, longest)
+	if err == nil && m.Length > longest {
+		err = media.ErrTooLong
+	}
 	if err != nil {
-		return Upload{}, 0, audioError(err)
+		return Upload{}, 0, in.uploadError(err)
 	}
 	if !m.HasSpeech() {
 		return Upload{}, 0, noSpeech(m.Length)
@@ -136,4 +140,15 @@ func (in *Intake) AnalyzeLink(ctx context.Context, raw string) (links.LinkInfo, 
 		return info, 0, noSpeech(info.Duration)
 	}
 	return info, in.QuoteSeconds(VTT, info.Duration), nil
+}
+
+// uploadError is audioError for an upload's bounded measure.
+func (in *Intake) uploadError(err error) error {
+	switch {
+	case errors.Is(err, media.ErrTooLong):
+		return bad("audio_too_long", "the recording is longer than the %s we take", in.cfg.STTMaxDuration)
+	case errors.Is(err, media.ErrTooDense):
+		return bad("audio_too_dense", "the file unpacks into far more audio than a recording of its size holds")
+	}
+	return audioError(err)
 }

@@ -18,9 +18,12 @@ import (
 
 // AudioChecker reads the real duration of a local media file and how much of it is
 // speech, refusing files that are not audio we can transcribe (media.Runner does this with
-// ffprobe and ffmpeg).
+// ffprobe and ffmpeg). CheckUpload is the bounded measure of a visitor's upload: at most
+// longest of audio, and no more than the file's size allows (media.ErrTooLong,
+// media.ErrTooDense).
 type AudioChecker interface {
 	CheckSpeech(ctx context.Context, path string) (media.Measurement, error)
+	CheckUpload(ctx context.Context, path string, longest time.Duration) (media.Measurement, error)
 }
 
 // LinkResolver analyses video links and fetches their audio (links.Resolver).

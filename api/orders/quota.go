@@ -35,20 +35,22 @@ func (u *Uploads) usage(ctx context.Context, client string) (total, mine int64, 
 }
 
 // reserve holds size bytes of the quotas for an upload of client's being kept, or refuses
-// it (upload_quota: the client's own bound; uploads_full: everyone's). Call release once
-// the upload is recorded, or given up.
-func (u *Uploads) reserve(ctx context.Context, client string, size int64) (release func(), err error) {
+// it (upload_quota: the client's own bound; uploads_full: everyone's). settle ends the
+// hold, running record (the upload's row; nil when it is given up) under the quota's lock,
+// so that no other upload sees its bytes twice (kept and held) or not at all.
+func (u *Uploads) reserve(ctx context.Context, client string, size int64) (settle func(record func() error) error, err error) {
 	q := &u.quota
 	if q.perClient <= 0 && q.total <= 0 {
-		return func() {}, nil
+		return func(record func() error) error {
+			if record == nil {
+				return nil
+			}
+			return record()
+		}, nil
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	total, mine, err := u.usage(ctx, client)
-	if err != nil {
-		return nil, err
-	}
-	if err := q.judge(total+q.pendingTotal+size, mine+q.pending[client]+size); err != nil {
+	if err := u.checkLocked(ctx, client, size); err != nil {
 		return nil, err
 	}
 	if q.pending == nil {
@@ -56,14 +58,29 @@ func (u *Uploads) reserve(ctx context.Context, client string, size int64) (relea
 	}
 	q.pending[client] += size
 	q.pendingTotal += size
-	return func() {
+	return func(record func() error) (err error) {
 		q.mu.Lock()
 		defer q.mu.Unlock()
+		if record != nil {
+			err = record()
+		}
 		q.pendingTotal -= size
 		if q.pending[client] -= size; q.pending[client] <= 0 {
 			delete(q.pending, client)
 		}
+		return err
 	}, nil
+}
+
+// checkLocked judges size more bytes of client's against what is kept and being kept;
+// the caller holds the quota's lock.
+func (u *Uploads) checkLocked(ctx context.Context, client string, size int64) error {
+	q := &u.quota
+	total, mine, err := u.usage(ctx, client)
+	if err != nil {
+		return err
+	}
+	return q.judge(total+q.pendingTotal+size, mine+q.pending[client]+size)
 }
 
 // judge refuses bytes past a quota: the client's own first, the more precise answer.
@@ -91,12 +108,14 @@ func (in *Intake) UploadAllowed(ctx context.Context, client string) error {
 	return in.uploads.fits(ctx, client, 1) // any upload has a byte
 }
 
-// fits says whether size more bytes of client's fit in the quotas now, holding nothing.
+// fits says whether size more bytes of client's fit in the quotas now, holding nothing
+// (a hold, even for a moment, would make an upload being kept at once look over quota).
 func (u *Uploads) fits(ctx context.Context, client string, size int64) error {
-	release, err := u.reserve(ctx, client, size)
-	if err != nil {
-		return err
+	q := &u.quota
+	if q.perClient <= 0 && q.total <= 0 {
+		return nil
 	}
-	release()
-	return nil
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return u.checkLocked(ctx, client, size)
 }

@@ -38,6 +38,15 @@ func (lengthInFile) CheckSpeech(_ context.Context, path string) (media.Measureme
 	return media.Measurement{Length: d, Speech: d}, nil
 }
 
+// CheckUpload is CheckSpeech, refusing "dense" as a decode bomb; the longest taken is the
+// Desk's to enforce.
+func (l lengthInFile) CheckUpload(ctx context.Context, path string, _ time.Duration) (media.Measurement, error) {
+	if data, _ := os.ReadFile(path); string(data) == "dense" {
+		return media.Measurement{}, media.ErrTooDense
+	}
+	return l.CheckSpeech(ctx, path)
+}
+
 // scriptedTranscriber returns two one-second segments, at the start and the middle of the
 // request's duration, and records the requests it got.
 type scriptedTranscriber struct {
@@ -284,6 +293,28 @@ func TestUploadsAreRefusedCleanly(t *testing.T) {
 	o, _ := f.book.orders.Get(context.Background(), co.OrderID)
 	if !strings.Contains(string(o.Params), `"format":"json"`) {
 		t.Errorf("empty format should mean json: %s", o.Params)
+	}
+}
+
+// An upload longer than STTMaxDuration (3 h by default) is refused, not priced (issue 22:
+// a 28 KB file was sold as 4.6 hours), and leaves nothing behind.
+func TestUploadLongerThanTheLongestTakenIsRefused(t *testing.T) {
+	f := newFixture(t, nil)
+	var ie *InputError
+	for _, content := range []string{"3h0m1s", "91h"} {
+		_, amount, err := f.upload(t, content)
+		if !errors.As(err, &ie) || ie.Code != "audio_too_long" {
+			t.Errorf("%s: %v (priced %d), want audio_too_long", content, err, amount)
+		}
+	}
+	if _, _, err := f.upload(t, "dense"); !errors.As(err, &ie) || ie.Code != "audio_too_dense" {
+		t.Errorf("a decode bomb: %v, want audio_too_dense", err)
+	}
+	if _, _, err := f.upload(t, "3h"); err != nil {
+		t.Errorf("exactly 3 h: %v", err)
+	}
+	if n := len(files(t, f.uploads)) + len(files(t, f.tmp)); n != 1 {
+		t.Errorf("%d files kept, want the one taken", n)
 	}
 }
 

@@ -61,17 +61,20 @@ func uploadRef(id string) string {
 // keep moves the checked file at path under a new upload id and records it as client's,
 // within the quotas (quota.go).
 func (u *Uploads) keep(ctx context.Context, path, fileName, client string, size int64, d time.Duration) (Upload, error) {
-	release, err := u.reserve(ctx, client, size)
+	settle, err := u.reserve(ctx, client, size)
 	if err != nil {
 		return Upload{}, err
 	}
-	defer release()
 	up := Upload{ID: randomString(18), FileName: displayName(fileName), Size: size, Duration: d, CreatedAt: u.now()}
 	if err := u.files.keep(ctx, up.ID, path, size); err != nil {
+		settle(nil)
 		return Upload{}, fmt.Errorf("keeping upload: %w", err)
 	}
-	_, err = u.db.ExecContext(ctx, `INSERT INTO uploads (id, file_name, size, duration_ms, created_at, client)
-		VALUES (?, ?, ?, ?, ?, ?)`, up.ID, up.FileName, up.Size, up.Duration.Milliseconds(), millis(up.CreatedAt), client)
+	err = settle(func() error {
+		_, err := u.db.ExecContext(ctx, `INSERT INTO uploads (id, file_name, size, duration_ms, created_at, client)
+			VALUES (?, ?, ?, ?, ?, ?)`, up.ID, up.FileName, up.Size, up.Duration.Milliseconds(), millis(up.CreatedAt), client)
+		return err
+	})
 	if err != nil {
 		u.files.remove(context.WithoutCancel(ctx), up.ID)
 		return Upload{}, fmt.Errorf("recording %s: %w", uploadRef(up.ID), err)

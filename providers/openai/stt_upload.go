@@ -40,7 +40,7 @@ func (t *Transcriber) prepare(ctx context.Context, path string, hint time.Durati
 		return upload{path: path, name: "audio." + ext, size: src.size, duration: src.duration}, nil
 	}
 	out := filepath.Join(dir, "audio.mp3")
-	if err := t.media.FFmpeg(ctx, media.ReencodeArgs(path, out, media.SpeechBitrate), nil, nil); err != nil {
+	if err := t.media.FFmpeg(ctx, media.ReencodeArgs(path, out, media.SpeechBitrate, media.EngineLimit(hint)), nil, nil); err != nil {
 		return upload{}, fmt.Errorf("re-encoding %s of audio: %w", src.duration, err)
 	}
 	enc, err := t.describe(ctx, out, src.duration)

@@ -155,7 +155,7 @@ func (e *Engine) Transcribe(ctx context.Context, req providers.TranscribeRequest
 	}
 	p := &progress{report: req.Report}
 	p.set(0)
-	samples, err := e.media.DecodePCM(ctx, req.Path, req.Duration)
+	samples, err := e.media.DecodePCM(ctx, req.Path, req.Duration, media.EngineLimit(req.Duration))
 	if err != nil {
 		return providers.Transcript{}, fmt.Errorf("whisper: %w", err)
 	}

@@ -138,7 +138,7 @@ func TestSpliceAndClock(t *testing.T) {
 // The silence rule on real audio: espeak-ng speech 10 s into the file is found there.
 func TestSilenceRuleOnSpeech(t *testing.T) {
 	path, total, spoken := speechAfter(t, 10*time.Second, 3*time.Second)
-	samples, err := media.New(media.Config{}).DecodePCM(context.Background(), path, total)
+	samples, err := media.New(media.Config{}).DecodePCM(context.Background(), path, total, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,7 +120,7 @@ func TestWhisperTranscribes(t *testing.T) {
 func TestWhisperSileroVAD(t *testing.T) {
 	e, _ := realEngine(t, VADSilero)
 	path, total, spoken := speechAfter(t, 10*time.Second, 5*time.Second)
-	samples, err := e.media.DecodePCM(context.Background(), path, total)
+	samples, err := e.media.DecodePCM(context.Background(), path, total, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func cpuTime() time.Duration {
 func BenchmarkFindSpeech(b *testing.B) {
 	e, _ := realEngine(b, VADSilero)
 	wav, dur := benchAudio(b)
-	samples, err := e.media.DecodePCM(context.Background(), wav, dur)
+	samples, err := e.media.DecodePCM(context.Background(), wav, dur, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -139,6 +139,9 @@ func TestTestCheckoutExpiry(t *testing.T) {
 			if got, _ := tc.GetCheckout(ctx, created.ID); got.Status != "expired" {
 				t.Errorf("at expiry: status %q, want expired", got.Status)
 			}
+			if got, _ := tc.Get(ctx, created.ID); got.ClosedEarly {
+				t.Error("a session that ran out of time reads as replaced")
+			}
 			if _, err := tc.Pay(ctx, created.ID); !errors.Is(err, ErrSessionExpired) {
 				t.Errorf("Pay of an expired session = %v, want ErrSessionExpired", err)
 			}
@@ -149,6 +152,30 @@ func TestTestCheckoutExpiry(t *testing.T) {
 				t.Errorf("Cancel of an expired session = %q, %v; want the cancel URL", u, err)
 			}
 		})
+	}
+}
+
+// A session closed by ExpireCheckout (a newer checkout of the order replaced it) is expired
+// and says it was closed early, so its page can tell the visitor why.
+func TestTestCheckoutClosedEarly(t *testing.T) {
+	tc, c := newTestCheckout(t)
+	ctx := context.Background()
+	created, err := tc.CreateCheckout(ctx, testRequest(c, "ord_replaced"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := tc.Get(ctx, created.ID); s.ClosedEarly {
+		t.Fatal("an open session reads as closed early")
+	}
+	if _, err := tc.ExpireCheckout(ctx, created.ID); err != nil {
+		t.Fatal(err)
+	}
+	s, err := tc.Get(ctx, created.ID)
+	if err != nil || s.Status != "expired" || !s.ClosedEarly {
+		t.Fatalf("after ExpireCheckout: %+v, %v", s, err)
+	}
+	if _, err := tc.Pay(ctx, created.ID); !errors.Is(err, ErrSessionExpired) {
+		t.Errorf("Pay of a replaced session = %v, want ErrSessionExpired", err)
 	}
 }
 

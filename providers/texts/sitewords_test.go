@@ -29,3 +29,34 @@ func TestServicesNamedAsTheSiteNamesThem(t *testing.T) {
 		}
 	}
 }
+
+// The link page's header and footer say what the site's header and footer say.
+func TestSiteWordsAreTheSites(t *testing.T) {
+	for _, lng := range Locales() {
+		raw, err := os.ReadFile(filepath.Join("..", "..", "webui", "src", "locales", lng, "translation.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		type title struct {
+			Title string `json:"title"`
+		}
+		var site struct {
+			App struct {
+				Slogan string `json:"slogan"`
+			} `json:"app"`
+			Legal struct {
+				FooterLabel             string `json:"footerLabel"`
+				Terms, Privacy, Refunds title
+			} `json:"legal"`
+		}
+		if err := json.Unmarshal(raw, &site); err != nil {
+			t.Fatal(err)
+		}
+		for key, want := range map[string]string{"site.slogan": site.App.Slogan, "site.legal": site.Legal.FooterLabel,
+			"site.terms": site.Legal.Terms.Title, "site.privacy": site.Legal.Privacy.Title, "site.refunds": site.Legal.Refunds.Title} {
+			if got := catalog[lng][key]; got != want {
+				t.Errorf("%s %s = %q, the site says %q", lng, key, got, want)
+			}
+		}
+	}
+}

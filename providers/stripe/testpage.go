@@ -27,8 +27,9 @@ main { max-width: 32rem; margin: 2rem auto; background: #fff; border-radius: .5r
 button { font-size: 1rem; padding: .7rem 1.4rem; border-radius: .4rem; border: 1px solid #888; background: #fff; cursor: pointer; }
 button.pay { background: #0a7d32; border-color: #0a7d32; color: #fff; }
 /* An address stays one left-to-right piece, moved whole to the next line when it fits
-   there: in Arabic at 320 px it broke at its hyphen and the halves swapped places. */
-.email { display: inline-block; max-inline-size: 100%; direction: ltr; unicode-bidi: isolate; overflow-wrap: anywhere; }
+   there, else cut where the line ends rather than at its hyphen (in Arabic at 320 px it
+   broke at the hyphen and the halves swapped places). */
+.email { display: inline-block; max-inline-size: 100%; direction: ltr; unicode-bidi: isolate; overflow-wrap: anywhere; word-break: break-all; }
 </style>
 </head>
 <body>

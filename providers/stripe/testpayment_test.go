@@ -81,12 +81,8 @@ func TestTestCheckoutPayFlow(t *testing.T) {
 }
 
 func TestTestCheckoutCancel(t *testing.T) {
-	tc, c := newTestCheckout(t)
+	tc, s := openSession(t, "ord_1")
 	ctx := context.Background()
-	s, err := tc.CreateCheckout(ctx, testRequest(c, "ord_1"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	cancel, err := tc.Cancel(ctx, s.ID)
 	if err != nil || cancel != publicURL+"/tts" {
 		t.Fatalf("Cancel = %q, %v; want the cancel URL", cancel, err)
@@ -158,12 +154,8 @@ func TestTestCheckoutExpiry(t *testing.T) {
 // A session closed by ExpireCheckout (a newer checkout of the order replaced it) is expired
 // and says it was closed early, so its page can tell the visitor why.
 func TestTestCheckoutClosedEarly(t *testing.T) {
-	tc, c := newTestCheckout(t)
+	tc, created := openSession(t, "ord_replaced")
 	ctx := context.Background()
-	created, err := tc.CreateCheckout(ctx, testRequest(c, "ord_replaced"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if s, _ := tc.Get(ctx, created.ID); s.ClosedEarly {
 		t.Fatal("an open session reads as closed early")
 	}

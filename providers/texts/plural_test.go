@@ -1,13 +1,6 @@
 package texts
 
-import (
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"regexp"
-	"slices"
-	"testing"
-)
+import "testing"
 
 // CLDR's categories for whole numbers, as Intl.PluralRules gives them in the browser.
 func TestPluralCategory(t *testing.T) {
@@ -46,49 +39,6 @@ func TestCount(t *testing.T) {
 	} {
 		if got := In(c.locale).Count(c.key, c.n); got != c.want {
 			t.Errorf("%s %s(%d) = %q, want %q", c.locale, c.key, c.n, got, c.want)
-		}
-	}
-}
-
-// Go's plural forms are those the web UI's locale files use (i18next, by Intl.PluralRules),
-// but for Japanese: "jp" is no language tag, so i18next gives it the default one/other,
-// whose forms are the same there; CLDR's Japanese has other alone.
-func TestPluralFormsAgreeWithTheLocaleFiles(t *testing.T) {
-	suffix := regexp.MustCompile(`_(zero|one|two|few|many|other)$`)
-	for _, lng := range Locales() {
-		raw, err := os.ReadFile(filepath.Join("..", "..", "webui", "src", "locales", lng, "translation.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		used := map[string]bool{}
-		var walk func(v any, key string)
-		walk = func(v any, key string) {
-			if m, ok := v.(map[string]any); ok {
-				for k, sub := range m {
-					walk(sub, k)
-				}
-				return
-			}
-			if m := suffix.FindStringSubmatch(key); m != nil {
-				used[m[1]] = true
-			}
-		}
-		var root any
-		if err := json.Unmarshal(raw, &root); err != nil {
-			t.Fatal(err)
-		}
-		walk(root, "")
-		var files []string
-		for _, c := range []string{"zero", "one", "two", "few", "many", "other"} {
-			if used[c] {
-				files = append(files, c)
-			}
-		}
-		if lng == "jp" {
-			files = []string{"other"}
-		}
-		if got := PluralForms(lng); !slices.Equal(got, files) {
-			t.Errorf("%s: Go's plural forms %v, the locale files' %v", lng, got, files)
 		}
 	}
 }

@@ -40,6 +40,15 @@ async function overflowing(page) {
   });
 }
 
+/** Adds what `build` makes to the page at `path`, 320 px wide, and checks that the measure names it. */
+async function measureCatches(page, path, name, build) {
+  await page.setViewportSize({ width: 320, height: 700 });
+  await page.goto(`${BASE}${path}`, { waitUntil: "networkidle" });
+  await page.evaluate(build);
+  const bad = await overflowing(page);
+  assert(bad.some((b) => b.startsWith(name)), `not caught: ${bad.join("; ")}`);
+}
+
 async function main() {
   const { page, pageErrors, shot, setLang, close } = await openBrowser();
   try {
@@ -94,19 +103,15 @@ async function main() {
       assert(await page.evaluate(() => document.querySelector('[data-voice="fable"] audio').paused), "Space did not pause");
     });
 
-    await check("the layout measure catches a select whose label is cut at 320 px", async () => {
-      await page.setViewportSize({ width: 320, height: 700 });
-      await page.goto(`${BASE}/tts`, { waitUntil: "networkidle" });
-      await page.evaluate(() => {
+    await check("the layout measure catches a select whose label is cut at 320 px", () =>
+      measureCatches(page, "/tts", "select#probe-select", () => {
         const s = document.createElement("select");
         s.id = "probe-select";
         s.style.cssText = "inline-size:8rem";
         s.append(new Option("Определить автоматически"));
         document.querySelector("main").append(s);
-      });
-      const bad = await overflowing(page);
-      assert(bad.some((b) => b.startsWith("select#probe-select")), `not caught: ${bad.join("; ")}`);
-    });
+      }),
+    );
 
     await check("the file chooser speaks the interface language and opens from the keyboard", async () => {
       await page.setViewportSize({ width: 320, height: 700 });
@@ -122,19 +127,15 @@ async function main() {
       await setLang("en");
     });
 
-    await check("the layout measure catches a 347 px wide file input at 320 px", async () => {
-      await page.setViewportSize({ width: 320, height: 700 });
-      await page.goto(`${BASE}/sst`, { waitUntil: "networkidle" });
-      await page.evaluate(() => {
+    await check("the layout measure catches a 347 px wide file input at 320 px", () =>
+      measureCatches(page, "/sst", "input#probe", () => {
         const i = document.createElement("input");
         i.type = "file";
         i.style.cssText = "min-width:347px;display:block"; // min-width beats the stylesheet's max-width: 100%
         i.id = "probe";
         document.querySelector("main").append(i);
-      });
-      const bad = await overflowing(page);
-      assert(bad.some((b) => b.startsWith("input#probe")), `not caught: ${bad.join("; ")}`);
-    });
+      }),
+    );
 
     for (const lng of ["en", "jp", "es", "ru", "zh", "ar"]) {
       for (const path of PAGES) {

@@ -45,6 +45,19 @@ func TestOrderKeyTakesOnePayment(t *testing.T) {
 	if r := h.do("POST", url1+"/pay", "", nil, nil); r.status == 303 {
 		t.Fatalf("the replaced checkout could still be paid: %d %s", r.status, r.header.Get("Location"))
 	}
+	// In the browser, the first tab's Pay leads back to its page, which says why and links
+	// back to the form, in the visitor's language (not the JSON error above).
+	r := h.do("POST", url1+"/pay", "application/x-www-form-urlencoded", nil, browser)
+	if loc := r.header.Get("Location"); r.status != 303 || !strings.HasSuffix(url1, loc) {
+		t.Fatalf("a browser's Pay of the replaced checkout: %d to %q", r.status, loc)
+	}
+	page := h.do("GET", url1, "", nil, browser)
+	h.wantStatus(page, 200)
+	for _, want := range []string{"replaced by a newer one", ">Back</a>"} {
+		if !strings.Contains(string(page.body), want) {
+			t.Errorf("the replaced checkout's page lacks %q:\n%s", want, page.body)
+		}
+	}
 	if m := ask(); m["paid"] != false {
 		t.Fatalf("nothing is paid yet, but the key says %v", m)
 	}
@@ -58,7 +71,7 @@ func TestOrderKeyTakesOnePayment(t *testing.T) {
 	}
 
 	// A third tab, or Back to the form, tries to pay again: refused.
-	r := h.postJSON("/payment/tts/create-checkout-session", order("Second tab's text, a little longer."))
+	r = h.postJSON("/payment/tts/create-checkout-session", order("Second tab's text, a little longer."))
 	h.wantStatus(r, 409)
 	body := r.json(t)
 	e, _ := body["error"].(map[string]any)

@@ -30,7 +30,7 @@ func withHeaders(base map[string]string, more ...string) map[string]string {
 }
 
 // The link page of a delivered transcript: what it is, its expiry, the download (a POST),
-// the other formats at no charge, and "delete now" (refused cross-site); afterwards the
+// the other formats at no charge, and "delete now" (asked first, refused cross-site); afterwards the
 // page and /d/ answer 410 in the order's language, and JSON clients keep their JSON.
 func TestLinkPageEndToEnd(t *testing.T) {
 	requireMediaTools(t)
@@ -104,7 +104,20 @@ func TestLinkPageEndToEnd(t *testing.T) {
 		}
 	}
 	h.wantStatus(h.do("GET", dl, "", nil, nil), 200)
-	del := h.do("POST", page+"/delete", "application/x-www-form-urlencoded", nil,
+	// The page's button asks first (no script needed) and erases nothing yet.
+	ask := h.do("POST", page+"/delete", "application/x-www-form-urlencoded", nil,
+		withHeaders(browser, "Sec-Fetch-Site", "same-origin", "Origin", h.base))
+	h.wantStatus(ask, 200)
+	for _, want := range []string{"¿Eliminar este archivo?", `name="confirm" value="yes"`, `href="` + page + `"`} {
+		if !strings.Contains(string(ask.body), want) {
+			t.Errorf("the confirmation lacks %q: %s", want, ask.body)
+		}
+	}
+	h.wantStatus(h.do("GET", dl, "", nil, nil), 200)
+	// Its yes is refused from another site too.
+	h.wantStatus(h.do("POST", page+"/delete", "application/x-www-form-urlencoded", []byte("confirm=yes"),
+		withHeaders(browser, "Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example")), 403)
+	del := h.do("POST", page+"/delete", "application/x-www-form-urlencoded", []byte("confirm=yes"),
 		withHeaders(browser, "Sec-Fetch-Site", "same-origin", "Origin", h.base))
 	h.wantStatus(del, 200)
 	if !strings.Contains(string(del.body), "se han borrado de nuestros servidores") {

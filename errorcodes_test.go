@@ -44,7 +44,8 @@ func recordErrorCode(r reply) {
 // test named beside each makes that cause against a local server speaking the vendor's
 // protocol, and api's TestClassify turns it into the code.
 var producedElsewhere = map[string]string{
-	"video_unavailable": "media/links TestYouTubeAnalyze (YouTube refuses a private or removed video)",
+	"video_unavailable":    "media/links TestYouTubeAnalyze (YouTube refuses a private or removed video)",
+	"platform_unreachable": "media/links TestYouTubeAnalyzeUnreachable (YouTube's player API answers 5xx, garbage or nothing)",
 	// No engine of an untagged build lacks translation; the whisper test model is English-only.
 	"translation_unavailable": "TestWhisperEngineOrderEndToEnd (-tags whisper, make whisper-test: the English-only test model refuses a translate order at checkout) and api/orders TestTranslationRefusedWhenTheEngineCannot",
 }

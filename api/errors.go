@@ -80,6 +80,8 @@ var errorKinds = []errorKind{
 		causes: []error{links.ErrNotMedia}},
 	{code: "video_too_long", status: 422, message: "the video is longer than we take; try a shorter one",
 		causes: []error{links.ErrTooLong}},
+	{code: "platform_unreachable", status: 502, message: "we cannot reach YouTube right now; the link is probably fine, try again in a few minutes",
+		causes: []error{links.ErrPlatformUnreachable}},
 	{code: "source_unreachable", status: 422, message: "the site of this link did not answer as expected; check the link",
 		causes: []error{links.ErrSourceUnreachable}},
 	// Sessions, results and downloads.

@@ -148,6 +148,7 @@ func TestClassify(t *testing.T) {
 		{wrap(links.ErrNotMedia), "not_media", 422},
 		{wrap(links.ErrTooLong), "video_too_long", 422},
 		{wrap(links.ErrSourceUnreachable), "source_unreachable", 422},
+		{wrap(links.ErrPlatformUnreachable), "platform_unreachable", 502},
 		{wrap(stripe.ErrSessionExpired), "session_expired", 410},
 		{wrap(stripe.ErrSessionPaid), "session_paid", 409},
 		{wrap(stripe.ErrBadSignature), "invalid_signature", 400},

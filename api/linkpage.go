@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"html/template"
 	"net"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -36,8 +36,9 @@ func (s *server) linkPage(c *fiber.Ctx) error {
 	return s.renderLinkPage(c, o, "")
 }
 
-// eraseNow deletes the result and what is kept with it, at the visitor's request. Only a
-// form posted by the page itself is obeyed (see sameOrigin): another site cannot make a
+// eraseNow deletes the result and what is kept with it, at the visitor's request: the
+// page's button leads to a confirmation, whose own form (confirm=yes) erases. Only a form
+// posted by the page itself is obeyed (see sameOrigin): another site cannot make a
 // visitor's browser delete their file.
 func (s *server) eraseNow(c *fiber.Ctx) error {
 	ctx := c.UserContext()
@@ -50,10 +51,15 @@ func (s *server) eraseNow(c *fiber.Ctx) error {
 		return s.sendPage(c, fiber.StatusForbidden, pageView{Lang: lng, Title: pageText(lng, "crosssite.title"),
 			Notice: pageText(lng, "crosssite.body")})
 	}
+	lng := pageLocale(c, o.Locale)
+	if c.FormValue("confirm") != "yes" {
+		// The page's button asks first; only the confirmation's own form says yes.
+		return s.sendPage(c, fiber.StatusOK, pageView{Lang: lng, Title: pageText(lng, "confirm.title"),
+			Token: o.LinkToken, Confirm: true})
+	}
 	if err := s.deps.Book.Erase(ctx, o); err != nil {
 		return err
 	}
-	lng := pageLocale(c, o.Locale)
 	return s.sendPage(c, fiber.StatusOK, pageView{Lang: lng, Title: pageText(lng, "deleted.title"),
 		Notice: pageText(lng, "deleted.body"), Done: true})
 }
@@ -152,7 +158,7 @@ func (s *server) renderLinkPage(c *fiber.Ctx, o orders.Order, notice string) err
 		What: mail.ReceiptLines(lng, service, p), File: o.ResultName,
 		Expiry:    strings.ReplaceAll(tr.Get("delivered.expiry"), "{date}", mail.FormatDate(lng, o.LinkExpiresAt)),
 		ExpiresAt: o.LinkExpiresAt.UTC().Format(time.RFC3339), Left: timeLeft(lng, o.LinkExpiresAt.Sub(s.deps.Book.Config().Now())),
-		LeftFormat: pageText(lng, "page.left"), Token: o.LinkToken}
+		LeftFormat: pageText(lng, "page.left"), Units: countdownUnits(tr), Token: o.LinkToken}
 	if k.Transcript != nil {
 		for _, f := range providers.TranscriptFormats {
 			if f != k.Format {
@@ -164,14 +170,25 @@ func (s *server) renderLinkPage(c *fiber.Ctx, o orders.Order, notice string) err
 	return s.sendPage(c, fiber.StatusOK, v)
 }
 
-// timeLeft writes a countdown (days, hours, minutes) in the locale's short units.
+// timeLeft writes a countdown (days, hours, minutes) in the locale's units, each in the
+// plural form its number takes (9 أيام, 11 يومًا).
 func timeLeft(lng string, d time.Duration) string {
 	if d < 0 {
 		d = 0
 	}
 	mins := int64(d / time.Minute)
-	return strings.NewReplacer("{d}", strconv.FormatInt(mins/(24*60), 10),
-		"{h}", strconv.FormatInt(mins/60%24, 10), "{m}", strconv.FormatInt(mins%60, 10)).Replace(pageText(lng, "page.left"))
+	tr := texts.In(lng)
+	return strings.NewReplacer("{d}", tr.Count("page.days", mins/(24*60)),
+		"{h}", tr.Count("page.hours", mins/60%24), "{m}", tr.Count("page.minutes", mins%60)).Replace(tr.Get("page.left"))
+}
+
+// countdownUnits are the countdown's units in every plural form of the language, as JSON
+// for the script, which picks the form with the browser's Intl.PluralRules (the same CLDR
+// rules as texts.PluralCategory).
+func countdownUnits(tr texts.Lang) string {
+	b, _ := json.Marshal(map[string]map[string]string{"d": tr.Forms("page.days"), "h": tr.Forms("page.hours"),
+		"m": tr.Forms("page.minutes")})
+	return string(b)
 }
 
 // pageView is one link page (or its 404/410/403 form, which has only Title and Notice).
@@ -186,7 +203,10 @@ type pageView struct {
 	ExpiresAt  string // RFC 3339, for the countdown script
 	Left       string
 	LeftFormat string
+	Units      string // countdownUnits
 	Token      string
+	Confirm    bool   // the step before "delete now" erases
+	Home       string // the site's home in the page's language (/, /es…)
 	Formats    []pageFormat
 	Edit       string                  // the transcript editor's address (editor.go); "" for speech
 	Tag, Dir   string                  // html lang and dir, from Lang
@@ -198,7 +218,7 @@ type pageFormat struct{ Name, Label string }
 
 func (s *server) sendPage(c *fiber.Ctx, status int, v pageView) error {
 	tr := texts.In(v.Lang)
-	v.Tag, v.Dir, v.T = tr.Tag(), tr.Dir(), tr.Get
+	v.Tag, v.Dir, v.T, v.Home = tr.Tag(), tr.Dir(), tr.Get, homeOf(tr.Code())
 	v.Script = countdownScript
 	var b bytes.Buffer
 	if err := linkPageTemplate.Execute(&b, v); err != nil {
@@ -215,10 +235,22 @@ func (s *server) sendPage(c *fiber.Ctx, status int, v pageView) error {
 
 func pageText(lng, key string) string { return texts.In(lng).Get(key) }
 
+// homeOf is the site's address prefix in the interface language id: "" for English, /es,
+// /ja… (the SPA's own addresses, api/pages.go).
+func homeOf(id string) string {
+	for _, l := range siteLanguages {
+		if l.id == id {
+			return l.prefix()
+		}
+	}
+	return ""
+}
+
 // countdownScript ticks the countdown; the page's Content-Security-Policy allows it by its
 // hash and no other script.
-const countdownScript = `(function(){var t=document.querySelector('[data-testid=link-left]');if(!t)return;var end=Date.parse(t.getAttribute('datetime')),f=t.getAttribute('data-format');
-function tick(){var m=Math.max(0,Math.floor((end-Date.now())/60000));t.textContent=f.replace('{d}',Math.floor(m/1440)).replace('{h}',Math.floor(m/60)%24).replace('{m}',m%60);}
+const countdownScript = `(function(){var t=document.querySelector('[data-testid=link-left]');if(!t)return;var end=Date.parse(t.getAttribute('datetime')),f=t.getAttribute('data-format'),u=JSON.parse(t.getAttribute('data-units')),pr=new Intl.PluralRules(document.documentElement.lang);
+function n(k,v){var forms=u[k];return (forms[pr.select(v)]||forms.other).replace('{n}',v);}
+function tick(){var m=Math.max(0,Math.floor((end-Date.now())/60000));t.textContent=f.replace('{d}',n('d',Math.floor(m/1440))).replace('{h}',n('h',Math.floor(m/60)%24)).replace('{m}',n('m',m%60));}
 tick();setInterval(tick,30000);t.setAttribute('data-ticking','');})();`
 
 // pagePolicy lets the page use its inline style and its one script, load nothing else,
@@ -237,29 +269,48 @@ var linkPageTemplate = template.Must(template.New("link").Parse(`<!DOCTYPE html>
 <meta name="robots" content="noindex">
 <title>{{.Title}} · Parla</title>
 <style>
-body{margin:0;background:#f4f4f5;color:#18181b;font-family:system-ui,-apple-system,'Segoe UI',Roboto,'Noto Sans','Noto Sans Arabic',sans-serif;line-height:1.6}
-main{max-width:36rem;margin:0 auto;padding:1.5rem;background:#fff;min-height:100vh;box-sizing:border-box;overflow-wrap:break-word}
-.brand{font-weight:700;font-size:1.4rem;color:#4338ca;text-decoration:none}
-h1{font-size:1.5rem;margin:1rem 0}
+:root{--fg:#1b1f24;--muted:#57606a;--bg:#f6f8fa;--card:#fff;--line:#d0d7de;--accent:#1f4e79;--accent-fg:#fff;--danger:#b3261e;--focus:#0b62d6;--radius:10px}
+body{margin:0;background:var(--bg);color:var(--fg);font-family:system-ui,-apple-system,'Segoe UI',Roboto,'Noto Sans','Noto Sans Arabic','Noto Sans CJK SC',sans-serif;line-height:1.5;display:flex;flex-direction:column;min-height:100vh}
+*{box-sizing:border-box}
+a{color:var(--accent)}
+:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
+.site-header{padding:1rem 1.25rem;background:var(--accent);color:var(--accent-fg)}
+.brand-title{color:inherit;text-decoration:none;font-size:1.6rem;font-weight:700}
+.slogan{margin:0;opacity:.9}
+main{flex:1;width:calc(100% - 1rem);max-width:40rem;margin:1.5rem auto;padding:1.25rem;background:var(--card);border:1px solid var(--line);border-radius:var(--radius);overflow-wrap:break-word}
+h1{font-size:1.6rem;margin:0 0 1rem}
+h1,h2{overflow-wrap:anywhere}
+h2{font-size:1.15rem}
 ul{padding-inline-start:1.25rem}
-button{font:inherit;cursor:pointer;border-radius:6px;padding:.6rem 1.1rem;border:1px solid #4338ca}
-.primary{background:#4338ca;color:#fff;font-weight:700}
-.secondary{background:#fff;color:#4338ca}
-.danger{background:#fff;color:#b91c1c;border-color:#b91c1c}
+button{font:inherit;cursor:pointer;border-radius:8px;padding:.55rem 1.1rem;border:1px solid var(--accent)}
+.primary{background:var(--accent);color:var(--accent-fg);font-weight:600}
+.secondary{background:var(--card);color:var(--accent)}
+.danger{background:var(--card);color:var(--danger);border-color:var(--danger)}
 .formats{display:flex;flex-wrap:wrap;gap:.5rem;list-style:none;padding:0}
 section{margin-block:1.5rem}
 .notice{padding:.75rem 1rem;background:#ecfdf5;border-inline-start:4px solid #059669}
-.small{font-size:.9rem;color:#52525b}
+.small{font-size:.9rem;color:var(--muted)}
+.site-footer{display:flex;flex-wrap:wrap;gap:.5rem 1rem;justify-content:center;padding:1rem;border-top:1px solid var(--line);color:var(--muted);font-size:.9rem}
 </style>
 </head>
 <body>
+<header class="site-header">
+<a class="brand-title" href="{{.Home}}/">Parla</a>
+<p class="slogan">{{call .T "site.slogan"}}</p>
+</header>
 <main>
-<a class="brand" href="/">Parla</a>
 <h1>{{.Title}}</h1>
 {{- if .Notice}}
 <p class="notice" role="status" data-testid="link-notice">{{.Notice}}</p>
 {{- end}}
-{{- if .Token}}
+{{- if .Confirm}}
+<p>{{call .T "page.delete_note"}}</p>
+<form method="post" action="/r/{{.Token}}/delete">
+<input type="hidden" name="confirm" value="yes">
+<button class="danger" type="submit" data-testid="link-delete-confirm">{{call .T "confirm.yes"}}</button>
+</form>
+<p><a href="/r/{{.Token}}" data-testid="link-keep">{{call .T "confirm.keep"}}</a></p>
+{{- else if .Token}}
 <section aria-labelledby="what">
 <h2 id="what">{{call .T "page.what"}}</h2>
 <ul data-testid="link-what">{{range .What}}<li>{{.}}</li>{{end}}</ul>
@@ -268,7 +319,7 @@ section{margin-block:1.5rem}
 <section aria-labelledby="when">
 <h2 id="when">{{call .T "page.when"}}</h2>
 <p>{{.Expiry}}</p>
-<p>{{call .T "page.left_label"}} <time data-testid="link-left" datetime="{{.ExpiresAt}}" data-format="{{.LeftFormat}}">{{.Left}}</time></p>
+<p>{{call .T "page.left_label"}} <time data-testid="link-left" datetime="{{.ExpiresAt}}" data-format="{{.LeftFormat}}" data-units="{{.Units}}">{{.Left}}</time></p>
 </section>
 <form method="post" action="/d/{{.Token}}">
 <button class="primary" type="submit" data-testid="link-download">{{call .T "page.download"}}</button>
@@ -296,8 +347,13 @@ section{margin-block:1.5rem}
 </section>
 <script>{{.Script}}</script>
 {{- end}}
-<p><a href="/">{{call .T "page.home"}}</a></p>
+<p><a href="{{.Home}}/">{{call .T "page.home"}}</a></p>
 </main>
+<footer class="site-footer" role="group" aria-label="{{call .T "site.legal"}}">
+<a href="{{.Home}}/terms">{{call .T "site.terms"}}</a>
+<a href="{{.Home}}/privacy">{{call .T "site.privacy"}}</a>
+<a href="{{.Home}}/refunds">{{call .T "site.refunds"}}</a>
+</footer>
 </body>
 </html>
 `))

@@ -1,13 +1,21 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"parla/providers/texts"
 )
 
 // The page's language: ?lang=, then the order's, then the first of the browser's that we
@@ -43,6 +51,58 @@ func TestTimeLeft(t *testing.T) {
 	}
 	if got := timeLeft("en", -time.Hour); got != "0 d 0 h 0 min" {
 		t.Errorf("past: %q", got)
+	}
+	// Each unit in its plural form (CLDR): 9 days are أيام, 2 hours ساعتان, 11 minutes دقيقة.
+	for d, want := range map[time.Duration]string{
+		d: "9 أيام و23 ساعة و59 دقيقة",
+		2*24*time.Hour + 2*time.Hour + 11*time.Minute: "2 يومان و2 ساعتان و11 دقيقة",
+		3*time.Hour + 5*time.Minute:                   "0 يوم و3 ساعات و5 دقائق",
+	} {
+		if got := timeLeft("ar", d); got != want {
+			t.Errorf("ar %s: %q, want %q", d, got, want)
+		}
+	}
+}
+
+// The countdown's script gets every plural form of each unit, for Intl.PluralRules to pick.
+func TestCountdownUnits(t *testing.T) {
+	var units map[string]map[string]string
+	if err := json.Unmarshal([]byte(countdownUnits(texts.In("ar"))), &units); err != nil {
+		t.Fatal(err)
+	}
+	if units["d"]["few"] != "{n} أيام" || units["m"]["two"] != "{n} دقيقتان" || len(units["h"]) != 6 {
+		t.Errorf("ar units: %v", units)
+	}
+}
+
+// The link page wears the site's colours: its style's variables are the SPA's own
+// (webui/src/styles.css), with the same values.
+func TestLinkPageUsesTheSitesColours(t *testing.T) {
+	css, err := os.ReadFile(filepath.Join("..", "webui", "src", "styles.css"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := linkPageTemplate.Execute(&b, pageView{Lang: "es", Title: "x", T: texts.In("es").Get, Home: "/es"}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	vars := regexp.MustCompile(`(--[a-z-]+):\s*([^;}]+)`)
+	found := vars.FindAllStringSubmatch(page, -1)
+	if len(found) < 8 {
+		t.Fatalf("the page defines %d colour variables", len(found))
+	}
+	for _, m := range found {
+		want := m[1] + ": " + strings.TrimSpace(m[2]) + ";"
+		if !strings.Contains(string(css), want) {
+			t.Errorf("%s is not the site's (styles.css lacks %q)", m[1], want)
+		}
+	}
+	for _, want := range []string{`class="site-header"`, `<a class="brand-title" href="/es/">Parla</a>`, "paga solo por lo que usas",
+		`class="site-footer"`, `<a href="/es/privacy">Política de privacidad</a>`, `<a href="/es/terms">`, `<a href="/es/refunds">`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"net/url"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -36,7 +37,7 @@ func (s paymentHandlers) testCheckoutPay(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	successURL, err := s.deps.Test.Pay(ctx, c.Params("id"))
 	if err != nil {
-		return err
+		return s.backToTestPage(c, err)
 	}
 	// Tell the order book at once, as Stripe's webhook would.
 	ts, err := s.deps.Test.Get(ctx, c.Params("id"))
@@ -56,9 +57,21 @@ func (s paymentHandlers) testCheckoutCancel(c *fiber.Ctx) error {
 	}
 	cancelURL, err := s.deps.Test.Cancel(c.UserContext(), c.Params("id"))
 	if err != nil {
-		return err
+		return s.backToTestPage(c, err)
 	}
 	return c.Redirect(cancelURL, fiber.StatusSeeOther)
+}
+
+// backToTestPage answers a browser whose Pay or Cancel came too late (the session expired,
+// was replaced by a second tab's checkout, or is already paid) with the session's own page,
+// which says so in the visitor's language and links onwards; API clients keep the JSON
+// error.
+func (s paymentHandlers) backToTestPage(c *fiber.Ctx, err error) error {
+	late := errors.Is(err, stripe.ErrSessionExpired) || errors.Is(err, stripe.ErrSessionPaid)
+	if !late || !wantsHTML(c) {
+		return err
+	}
+	return c.Redirect("/checkout/test/"+url.PathEscape(c.Params("id")), fiber.StatusSeeOther)
 }
 
 func (s paymentHandlers) stripeWebhook(c *fiber.Ctx) error {

@@ -6,6 +6,7 @@ package links
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -26,6 +27,11 @@ var (
 	// ErrSourceUnreachable: the source did not answer as it should (timeout, 4xx/5xx,
 	// too many redirects, too big).
 	ErrSourceUnreachable = errors.New("source unreachable")
+	// ErrPlatformUnreachable: the platform itself (YouTube) could not be reached or gave an
+	// answer we could not read: our side's trouble, not the visitor's link, which a
+	// private or removed video (ErrVideoUnavailable) is. It is an ErrSourceUnreachable too,
+	// so fulfilment retries it as any source failure.
+	ErrPlatformUnreachable = fmt.Errorf("platform unreachable: %w", ErrSourceUnreachable)
 )
 
 // LinkInfo is what analysing a video link found.

@@ -127,7 +127,7 @@ func youTubeWatchURL(id string) string {
 // Analyze reads the title and duration of video id from YouTube's player API without
 // downloading it. Live and upcoming streams fail with ErrLiveStream; private, age-gated,
 // removed or blocked videos with ErrVideoUnavailable; network and protocol failures with
-// ErrSourceUnreachable.
+// ErrPlatformUnreachable (an ErrSourceUnreachable).
 func (y *YouTube) Analyze(ctx context.Context, id string) (LinkInfo, error) {
 	v, err := y.video(ctx, y.client(), id)
 	if err != nil {
@@ -154,7 +154,7 @@ func (y *YouTube) FetchAudio(ctx context.Context, id string, dst string) error {
 	}
 	stream, _, err := c.GetStreamContext(ctx, v, f)
 	if err != nil {
-		return fmt.Errorf("%w: youtube %s: opening audio stream: %w", ErrSourceUnreachable, id, err)
+		return fmt.Errorf("%w: youtube %s: opening audio stream: %w", ErrPlatformUnreachable, id, err)
 	}
 	defer stream.Close()
 	if err := saveStream(dst, stream, y.maxBytes); err != nil {
@@ -197,8 +197,9 @@ func youTubeError(id string, v *youtube.Video, err error) error {
 		// The answer was read and named the video, but offered nothing to download.
 		return fmt.Errorf("%w: youtube %s: %w", ErrVideoUnavailable, id, err)
 	default:
-		// HTTP status, network, timeout, or an answer the library could not read.
-		return fmt.Errorf("%w: youtube %s: %w", ErrSourceUnreachable, id, err)
+		// HTTP status, network, timeout, or an answer the library could not read: YouTube's
+		// trouble or ours, not the link's.
+		return fmt.Errorf("%w: youtube %s: %w", ErrPlatformUnreachable, id, err)
 	}
 }
 

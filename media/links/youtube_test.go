@@ -155,6 +155,9 @@ func TestPickAudioFormat(t *testing.T) {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("err = %v, want %v", err, tt.wantErr)
 				}
+				if errors.Is(err, ErrPlatformUnreachable) {
+					t.Errorf("a video YouTube answered for reads as YouTube unreachable: %v", err)
+				}
 				return
 			}
 			if err != nil {
@@ -434,6 +437,9 @@ func TestYouTubeAnalyze(t *testing.T) {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("err = %v, want %v", err, tt.wantErr)
 				}
+				if errors.Is(err, ErrPlatformUnreachable) {
+					t.Errorf("a video YouTube answered for reads as YouTube unreachable: %v", err)
+				}
 			} else {
 				if err != nil {
 					t.Fatal(err)
@@ -506,6 +512,9 @@ func TestYouTubeAnalyzeUnreachable(t *testing.T) {
 			if !errors.Is(err, ErrSourceUnreachable) || !errors.As(err, &code) || int(code) != tt.status {
 				t.Fatalf("err = %v, want ErrSourceUnreachable with status %d", err, tt.status)
 			}
+			if !errors.Is(err, ErrPlatformUnreachable) {
+				t.Errorf("err = %v, want ErrPlatformUnreachable (our trouble, not the link's)", err)
+			}
 		})
 	}
 
@@ -515,15 +524,15 @@ func TestYouTubeAnalyzeUnreachable(t *testing.T) {
 		}))
 		defer srv.Close()
 		y := NewYouTube(YouTubeConfig{HTTPClient: &http.Client{Transport: ytRewrite{addr: srv.Listener.Addr().String()}}})
-		if _, err := y.Analyze(context.Background(), "NormalVid01"); !errors.Is(err, ErrSourceUnreachable) {
-			t.Fatalf("err = %v, want ErrSourceUnreachable", err)
+		if _, err := y.Analyze(context.Background(), "NormalVid01"); !errors.Is(err, ErrSourceUnreachable) || !errors.Is(err, ErrPlatformUnreachable) {
+			t.Fatalf("err = %v, want ErrSourceUnreachable and ErrPlatformUnreachable", err)
 		}
 	})
 
 	t.Run("nothing listening", func(t *testing.T) {
 		y := NewYouTube(YouTubeConfig{HTTPClient: &http.Client{Transport: ytRewrite{addr: testkit.FreePort(t)}}})
-		if _, err := y.Analyze(context.Background(), "NormalVid01"); !errors.Is(err, ErrSourceUnreachable) {
-			t.Fatalf("err = %v, want ErrSourceUnreachable", err)
+		if _, err := y.Analyze(context.Background(), "NormalVid01"); !errors.Is(err, ErrSourceUnreachable) || !errors.Is(err, ErrPlatformUnreachable) {
+			t.Fatalf("err = %v, want ErrSourceUnreachable and ErrPlatformUnreachable", err)
 		}
 	})
 

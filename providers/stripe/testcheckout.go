@@ -107,6 +107,7 @@ type TestSession struct {
 	SuccessURL    string // {CHECKOUT_SESSION_ID} already replaced
 	CancelURL     string
 	Status        string // open, complete, expired
+	ClosedEarly   bool   // expired by ExpireCheckout before its time: a newer checkout of the order replaced it
 	PaymentStatus string // unpaid, paid
 	PaymentIntent string // pi_test_…, once paid
 	CustomerName  string // once paid
@@ -218,6 +219,8 @@ func (tc *TestCheckout) Get(ctx context.Context, sessionID string) (TestSession,
 	if paid.Valid {
 		s.PaidAt = time.Unix(paid.Int64, 0).UTC()
 	}
+	// Only ExpireCheckout stores expired; time's expiry is worked out here.
+	s.ClosedEarly = s.Status == "expired"
 	if s.Status == "open" && !tc.now().Before(s.ExpiresAt) {
 		s.Status = "expired"
 	}

@@ -53,6 +53,17 @@ func testRequest(c *clock, orderID string) providers.CheckoutRequest {
 	}
 }
 
+// openSession is a new test checkout holding one open session, for orderID.
+func openSession(t *testing.T, orderID string) (*TestCheckout, providers.CheckoutSession) {
+	t.Helper()
+	tc, c := newTestCheckout(t)
+	s, err := tc.CreateCheckout(context.Background(), testRequest(c, orderID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tc, s
+}
+
 func TestTestCheckoutSameOrderSameSession(t *testing.T) {
 	tc, c := newTestCheckout(t)
 	ctx := context.Background()

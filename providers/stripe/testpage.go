@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"strings"
 
 	"parla/providers/texts"
 )
@@ -27,6 +26,10 @@ main { max-width: 32rem; margin: 2rem auto; background: #fff; border-radius: .5r
 .actions { display: flex; gap: 1rem; margin-top: 1.5rem; }
 button { font-size: 1rem; padding: .7rem 1.4rem; border-radius: .4rem; border: 1px solid #888; background: #fff; cursor: pointer; }
 button.pay { background: #0a7d32; border-color: #0a7d32; color: #fff; }
+/* An address stays one left-to-right piece, moved whole to the next line when it fits
+   there, else cut where the line ends rather than at its hyphen (in Arabic at 320 px it
+   broke at the hyphen and the halves swapped places). */
+.email { display: inline-block; max-inline-size: 100%; direction: ltr; unicode-bidi: isolate; overflow-wrap: anywhere; word-break: break-all; }
 </style>
 </head>
 <body>
@@ -36,7 +39,7 @@ button.pay { background: #0a7d32; border-color: #0a7d32; color: #fff; }
   <h1>{{.Name}}</h1>
   {{if .Description}}<p class="muted">{{.Description}}</p>{{end}}
   <p class="amount" data-testid="amount">{{.Amount}}</p>
-  {{if .Email}}<p class="muted">{{call .T "checkout.receipt"}} <bdi>{{.Email}}</bdi></p>{{end}}
+  {{if .Email}}<p class="muted">{{call .T "checkout.receipt"}} <bdi class="email" dir="ltr" data-testid="email">{{.Email}}</bdi></p>{{end}}
   {{if eq .Status "open"}}
   <p class="muted">{{call .T "checkout.explain"}}</p>
   <p class="muted" data-testid="terms">{{call .T "checkout.terms_pre"}}<a href="/terms" target="_blank" rel="noopener">{{call .T "checkout.terms"}}</a>{{call .T "checkout.terms_and"}}<a href="/refunds" target="_blank" rel="noopener">{{call .T "checkout.refunds"}}</a>{{call .T "checkout.terms_post"}}</p>
@@ -47,6 +50,9 @@ button.pay { background: #0a7d32; border-color: #0a7d32; color: #fff; }
   {{else if eq .Status "complete"}}
   <p>{{call .T "checkout.paid"}}</p>
   <p><a href="{{.SuccessURL}}">{{call .T "checkout.continue"}}</a></p>
+  {{else if .ClosedEarly}}
+  <p data-testid="replaced">{{call .T "checkout.replaced"}}</p>
+  <p><a href="{{.BackURL}}">{{call .T "checkout.back"}}</a></p>
   {{else}}
   <p>{{call .T "checkout.expired"}}</p>
   <p><a href="{{.BackURL}}">{{call .T "checkout.back"}}</a></p>
@@ -58,69 +64,32 @@ button.pay { background: #0a7d32; border-color: #0a7d32; color: #fff; }
 
 // RenderPage writes the test checkout page for s: the amount, a banner saying that no
 // real card is charged, and Pay and Cancel forms posting to {s.URL}/pay and {s.URL}/cancel
-// (a paid or expired session gets a link onwards instead).
+// (a paid or expired session gets a link onwards instead, and one a newer checkout
+// replaced says so).
 func RenderPage(w io.Writer, s TestSession) error {
 	tr := texts.In(s.Locale) // the order's interface language; an unknown one gets English
 	data := struct {
 		Name, Description, ImageURL, Email, Status string
+		ClosedEarly                                bool
 		Amount                                     string
 		PayURL, CancelURL, SuccessURL, BackURL     string
 		Lang, Dir                                  string                  // html lang and dir
 		T                                          func(key string) string // the page's texts
 	}{
 		Name: s.Name, Description: s.Description, ImageURL: s.ImageURL, Email: s.Email,
-		Status:     s.Status,
-		Lang:       tr.Tag(),
-		Dir:        tr.Dir(),
-		T:          tr.Get,
-		Amount:     FormatAmount(s.Amount, s.Currency),
-		PayURL:     s.URL + "/pay",
-		CancelURL:  s.URL + "/cancel",
-		SuccessURL: s.SuccessURL,
-		BackURL:    s.CancelURL,
+		Status:      s.Status,
+		ClosedEarly: s.ClosedEarly,
+		Lang:        tr.Tag(),
+		Dir:         tr.Dir(),
+		T:           tr.Get,
+		Amount:      texts.FormatAmount(tr.Code(), s.Amount, s.Currency),
+		PayURL:      s.URL + "/pay",
+		CancelURL:   s.URL + "/cancel",
+		SuccessURL:  s.SuccessURL,
+		BackURL:     s.CancelURL,
 	}
 	if err := testPage.Execute(w, data); err != nil {
 		return fmt.Errorf("rendering test checkout page for %s: %w", s.ID, err)
 	}
 	return nil
-}
-
-// isZeroDecimal reports whether Stripe counts the currency in whole units.
-func isZeroDecimal(cur string) bool {
-	switch cur {
-	case "bif", "clp", "djf", "gnf", "jpy", "kmf", "krw", "mga", "pyg", "rwf", "ugx", "vnd",
-		"vuv", "xaf", "xof", "xpf":
-		return true
-	}
-	return false
-}
-
-// currencySymbol returns the symbol worth showing for cur, or its upper-case code.
-func currencySymbol(cur string) string {
-	switch cur {
-	case "eur":
-		return "€"
-	case "usd":
-		return "$"
-	case "gbp":
-		return "£"
-	case "jpy":
-		return "¥"
-	}
-	return strings.ToUpper(cur)
-}
-
-// FormatAmount formats an amount in minor units for people: FormatAmount(99, "eur") is
-// "0.99 €"; currencies without a known symbol show their upper-case code ("0.99 CHF").
-func FormatAmount(amount int64, currency string) string {
-	cur := strings.ToLower(currency)
-	sym := currencySymbol(cur)
-	sign := ""
-	if amount < 0 {
-		sign, amount = "-", -amount
-	}
-	if isZeroDecimal(cur) {
-		return fmt.Sprintf("%s%d %s", sign, amount, sym)
-	}
-	return fmt.Sprintf("%s%d.%02d %s", sign, amount/100, amount%100, sym)
 }

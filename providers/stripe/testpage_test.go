@@ -17,7 +17,7 @@ func TestRenderPage(t *testing.T) {
 		want, avoid []string
 	}{
 		{"open", []string{
-			"TEST PAYMENT — no real card is charged", "0.99 €",
+			"TEST PAYMENT — no real card is charged", "€0.99",
 			`action="` + publicURL + `/checkout/test/cs_test_x/pay"`,
 			`action="` + publicURL + `/checkout/test/cs_test_x/cancel"`,
 			"&lt;script&gt;",
@@ -50,24 +50,42 @@ func TestRenderPage(t *testing.T) {
 	}
 }
 
-func TestFormatAmount(t *testing.T) {
-	for _, tc := range []struct {
-		amount   int64
-		currency string
-		want     string
-	}{
-		{99, "eur", "0.99 €"},
-		{198, "EUR", "1.98 €"},
-		{12345, "usd", "123.45 $"},
-		{5, "eur", "0.05 €"},
-		{500, "jpy", "500 ¥"},
-		{150, "chf", "1.50 CHF"},
-	} {
-		t.Run(tc.want, func(t *testing.T) {
-			if got := FormatAmount(tc.amount, tc.currency); got != tc.want {
-				t.Errorf("FormatAmount(%d, %q) = %q, want %q", tc.amount, tc.currency, got, tc.want)
+// The amounts are written as the form and the receipt write them (texts.FormatAmount):
+// 0,99 € in Spanish and Russian, €0.99 in English, with no-break spaces.
+func TestRenderPageWritesAmountsInTheVisitorsFormat(t *testing.T) {
+	for locale, want := range map[string]string{"es": "0,99\u00a0€", "ru": "0,99\u00a0€", "en": "€0.99", "ar": "0.99\u00a0€", "jp": "€0.99"} {
+		s := TestSession{ID: "cs_test_z", URL: publicURL + "/checkout/test/cs_test_z", Name: "x", Amount: 99, Currency: "eur",
+			Status: "open", Locale: locale}
+		var b bytes.Buffer
+		if err := RenderPage(&b, s); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []string{`data-testid="amount">` + want + "<", "<bdi>" + want + "</bdi>", "— " + want + "</title>"} {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s page lacks %q", locale, w)
 			}
-		})
+		}
+	}
+}
+
+// A checkout that a newer one replaced (a second tab) says so in the visitor's language,
+// with the way back to the form; one that ran out of time says it expired. The e-mail
+// address is kept one left-to-right piece.
+func TestRenderPageOfAReplacedCheckout(t *testing.T) {
+	s := TestSession{ID: "cs_test_r", URL: publicURL + "/checkout/test/cs_test_r", Name: "x", Amount: 99, Currency: "eur",
+		Status: "expired", ClosedEarly: true, Locale: "es", Email: "ana-maria@example-mail.com", CancelURL: publicURL + "/es/tts"}
+	var b bytes.Buffer
+	if err := RenderPage(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"otra pestaña", `href="` + publicURL + `/es/tts">Volver</a>`,
+		`<bdi class="email" dir="ltr" data-testid="email">ana-maria@example-mail.com</bdi>`} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("the page lacks %q", w)
+		}
+	}
+	if strings.Contains(b.String(), "/pay") || strings.Contains(b.String(), "ha caducado") {
+		t.Errorf("a replaced checkout offers to pay or says it ran out of time:\n%s", b.String())
 	}
 }
 
@@ -75,10 +93,10 @@ func TestRenderPageInTheOrdersLanguage(t *testing.T) {
 	s := TestSession{ID: "cs_test_y", URL: publicURL + "/checkout/test/cs_test_y", Name: "Озвучивание текста",
 		Amount: 99, Currency: "eur", Status: "open", Email: "a@example.com"}
 	for locale, want := range map[string][]string{
-		"ru": {`<html lang="ru" dir="ltr">`, "ТЕСТОВАЯ ОПЛАТА", ">Оплатить <bdi>0.99 €</bdi>", ">Отмена<", "Квитанция на адрес", `href="/terms" target="_blank" rel="noopener">условия использования</a>`},
+		"ru": {`<html lang="ru" dir="ltr">`, "ТЕСТОВАЯ ОПЛАТА", ">Оплатить <bdi>0,99\u00a0€</bdi>", ">Отмена<", "Квитанция на адрес", `href="/terms" target="_blank" rel="noopener">условия использования</a>`},
 		"ar": {`<html lang="ar" dir="rtl">`, "دفع تجريبي", ">ادفع <bdi>", ">إلغاء<"},
 		"jp": {`<html lang="ja" dir="ltr">`, "テスト決済", ">支払う <bdi>"},
-		"xx": {`<html lang="en" dir="ltr">`, "TEST PAYMENT", ">Pay <bdi>0.99 €</bdi>"},
+		"xx": {`<html lang="en" dir="ltr">`, "TEST PAYMENT", ">Pay <bdi>€0.99</bdi>"},
 	} {
 		s.Locale = locale
 		var b bytes.Buffer

@@ -81,12 +81,8 @@ func TestTestCheckoutPayFlow(t *testing.T) {
 }
 
 func TestTestCheckoutCancel(t *testing.T) {
-	tc, c := newTestCheckout(t)
+	tc, s := openSession(t, "ord_1")
 	ctx := context.Background()
-	s, err := tc.CreateCheckout(ctx, testRequest(c, "ord_1"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	cancel, err := tc.Cancel(ctx, s.ID)
 	if err != nil || cancel != publicURL+"/tts" {
 		t.Fatalf("Cancel = %q, %v; want the cancel URL", cancel, err)
@@ -139,6 +135,9 @@ func TestTestCheckoutExpiry(t *testing.T) {
 			if got, _ := tc.GetCheckout(ctx, created.ID); got.Status != "expired" {
 				t.Errorf("at expiry: status %q, want expired", got.Status)
 			}
+			if got, _ := tc.Get(ctx, created.ID); got.ClosedEarly {
+				t.Error("a session that ran out of time reads as replaced")
+			}
 			if _, err := tc.Pay(ctx, created.ID); !errors.Is(err, ErrSessionExpired) {
 				t.Errorf("Pay of an expired session = %v, want ErrSessionExpired", err)
 			}
@@ -149,6 +148,26 @@ func TestTestCheckoutExpiry(t *testing.T) {
 				t.Errorf("Cancel of an expired session = %q, %v; want the cancel URL", u, err)
 			}
 		})
+	}
+}
+
+// A session closed by ExpireCheckout (a newer checkout of the order replaced it) is expired
+// and says it was closed early, so its page can tell the visitor why.
+func TestTestCheckoutClosedEarly(t *testing.T) {
+	tc, created := openSession(t, "ord_replaced")
+	ctx := context.Background()
+	if s, _ := tc.Get(ctx, created.ID); s.ClosedEarly {
+		t.Fatal("an open session reads as closed early")
+	}
+	if _, err := tc.ExpireCheckout(ctx, created.ID); err != nil {
+		t.Fatal(err)
+	}
+	s, err := tc.Get(ctx, created.ID)
+	if err != nil || s.Status != "expired" || !s.ClosedEarly {
+		t.Fatalf("after ExpireCheckout: %+v, %v", s, err)
+	}
+	if _, err := tc.Pay(ctx, created.ID); !errors.Is(err, ErrSessionExpired) {
+		t.Errorf("Pay of a replaced session = %v, want ErrSessionExpired", err)
 	}
 }
 

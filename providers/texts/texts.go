@@ -1,8 +1,10 @@
 // Package texts is every translated text the server writes itself, in Parla's six interface
 // languages: the order letters, the link page, the built-in test checkout, the checkout's
 // line items and the voice samples. The web UI's own strings stay in webui/src/locales; the
-// operator's admin area is English only. It imports nothing of the project's, so every
-// part may use it.
+// operator's admin area is English only. It also writes numbers and money as each language
+// does (numbers.go) and picks the plural form of a counted word by CLDR's rules (plural.go),
+// so an amount or a count reads alike on the form, the test checkout, the link page and in
+// the letters. It imports nothing of the project's, so every part may use it.
 //
 // Placeholders are written in braces ({service}, {date}, {n}…) and filled by the caller
 // with plain values; TestCatalogComplete checks that every language has every key, none

@@ -10,30 +10,53 @@ import (
 var placeholders = regexp.MustCompile(`\{[a-z]+\}`)
 
 // sameInEnglish are the keys whose text may equal English's in another language: the
-// countdown's units (Spanish writes d, h, min too) and the full stop ending the terms line.
-var sameInEnglish = map[string]bool{"page.left": true, "checkout.terms_post": true}
+// countdown and its units (Spanish writes d, h, min too) and the full stop ending the terms
+// line. A counted key is named without its plural suffix.
+var sameInEnglish = map[string]bool{"page.left": true, "page.days": true, "page.hours": true, "page.minutes": true,
+	"checkout.terms_post": true}
 
-// Every language has every key of English and no other, none empty, none left in English
-// (but for sameInEnglish), with the same placeholders as English.
+var pluralSuffix = regexp.MustCompile(`_(zero|one|two|few|many|other)$`)
+
+// expectedKeys are English's keys as lng must hold them, each with the English text its
+// own is compared with: a counted key in lng's plural forms, each against English's other.
+func expectedKeys(lng string) map[string]string {
+	en := catalog["en"]
+	out := map[string]string{}
+	for key, text := range en {
+		base := pluralSuffix.ReplaceAllString(key, "")
+		if base == key {
+			out[key] = text
+			continue
+		}
+		for _, form := range PluralForms(lng) {
+			out[base+"_"+form] = en[base+"_other"]
+		}
+	}
+	return out
+}
+
+// Every language has every key of English and no other (a counted key in exactly its own
+// plural forms), none empty, none left in English (but for sameInEnglish), with the same
+// placeholders as English.
 func TestCatalogComplete(t *testing.T) {
 	if len(catalog) != len(Locales()) {
 		t.Errorf("catalog has %d languages, Locales() lists %d", len(catalog), len(Locales()))
 	}
-	en := catalog["en"]
 	for _, lng := range Locales() {
 		t.Run(lng, func(t *testing.T) {
 			tr, ok := catalog[lng]
 			if !ok {
 				t.Fatalf("no texts for %s", lng)
 			}
-			for key, enText := range en {
+			want := expectedKeys(lng)
+			for key, enText := range want {
 				text, ok := tr[key]
 				switch {
 				case !ok:
 					t.Errorf("%s lacks key %q", lng, key)
 				case strings.TrimSpace(text) == "":
 					t.Errorf("%s has an empty %q", lng, key)
-				case lng != "en" && text == enText && !sameInEnglish[key]:
+				case lng != "en" && text == enText && !sameInEnglish[pluralSuffix.ReplaceAllString(key, "")]:
 					t.Errorf("%s %q is still the English text %q", lng, key, text)
 				}
 				if got, want := placeholderSet(text), placeholderSet(enText); ok && !slices.Equal(got, want) {
@@ -41,8 +64,8 @@ func TestCatalogComplete(t *testing.T) {
 				}
 			}
 			for key := range tr {
-				if _, ok := en[key]; !ok {
-					t.Errorf("%s has key %q that en lacks", lng, key)
+				if _, ok := want[key]; !ok {
+					t.Errorf("%s has key %q that en lacks (or a plural form the language has not)", lng, key)
 				}
 			}
 		})

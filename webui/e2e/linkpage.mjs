@@ -1,7 +1,7 @@
 // Browser checks of the link page a delivery letter gives (/r/{token}), after a
 // transcription journey: what the file is and when it expires, with a countdown; the
 // download and the other formats (made from the kept segments, at no charge) as form
-// posts; "delete now"; then the 410 pages of the page and of /d/{token}, and a 404 page
+// posts; "delete now", asked first; then the 410 pages of the page and of /d/{token}, and a 404 page
 // in the visitor's language for an unknown link. None of it answers a browser with JSON.
 import { assert, BASE, check, facts } from "./harness.mjs";
 
@@ -60,9 +60,27 @@ export async function linkPageChecks(browser, link) {
     assert(w <= 320, `page is ${w}px wide`);
   });
 
-  await check("delete now erases the file and says so; the page and /d/ then answer 410 pages", async () => {
+  await check("in Arabic the countdown's units take their plural forms, also as it ticks", async () => {
+    await page.goto(`${pageURL}?lang=ar`, { waitUntil: "load" });
+    await page.locator("[data-testid=link-left][data-ticking]").waitFor({ timeout: 3000 });
+    const left = await page.getByTestId("link-left").innerText();
+    assert(/^9 أيام و23 ساعة و\d+ (دقيقة|دقائق|دقيقتان)$/.test(left), `countdown ${left}`);
+  });
+
+  await check("the link page wears the site's header and footer", async () => {
+    await page.goto(pageURL, { waitUntil: "load" });
+    assert((await page.locator(".site-header .brand-title").textContent()) === "Parla", "no site header");
+    assert(await page.locator(".site-footer a[href='/privacy']").isVisible(), "no footer link to the privacy policy");
+  });
+
+  await check("delete now asks first, then erases the file and says so; the page and /d/ then answer 410 pages", async () => {
     await page.goto(pageURL, { waitUntil: "load" });
     await page.getByTestId("link-delete").click();
+    await page.getByRole("heading", { level: 1, name: "Delete this file?" }).waitFor();
+    await page.getByTestId("link-keep").click();
+    await page.getByRole("heading", { level: 1, name: "Your file" }).waitFor();
+    await page.getByTestId("link-delete").click();
+    await page.getByTestId("link-delete-confirm").click();
     await page.getByRole("heading", { level: 1, name: "Deleted" }).waitFor();
     assert((await page.getByTestId("link-notice").innerText()).includes("erased from our servers"), "no word of erasure");
     await shot("en-link-deleted");

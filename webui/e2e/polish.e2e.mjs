@@ -1,6 +1,7 @@
-// Browser test of the polish of issue 12: the free text-to-speech preview playing in place,
-// every page at 320 px in English and Arabic without overflow or clipping (element boxes
-// measured against the viewport), and Russian plural forms.
+// Browser test of the polish of issues 12 and 20: the free text-to-speech preview playing in
+// place, every page at 320 px in all six interface languages without overflow or clipping
+// (element boxes measured against the viewport, the page no wider than 320 px, and no select
+// whose chosen label is cut), and Russian plural forms.
 //
 //   BASE_URL=http://127.0.0.1:4000 node webui/e2e/polish.e2e.mjs
 import { abort, assert, BASE, check, facts, finish, openBrowser } from "./harness.mjs";
@@ -9,7 +10,9 @@ const PAGES = ["/", "/tts", "/sst", "/vtt", "/terms", "/privacy", "/refunds", "/
 
 /**
  * Elements whose box leaves the viewport horizontally, or whose text is cut by their own
- * box (scrollWidth beyond clientWidth with hidden overflow), besides visually hidden ones.
+ * box (scrollWidth beyond clientWidth with hidden overflow), besides visually hidden ones;
+ * and selects whose chosen label is wider than the room beside their arrow
+ * ("Определить автоматическ…" in Russian).
  */
 async function overflowing(page) {
   return page.evaluate(() => {
@@ -24,9 +27,26 @@ async function overflowing(page) {
       const cs = getComputedStyle(el);
       if (cs.overflowX === "hidden" && el.scrollWidth > el.clientWidth + 1 && el.tagName !== "TEXTAREA") out.push(`${name} clipped ${el.scrollWidth}>${el.clientWidth}`);
     }
+    const ctx = document.createElement("canvas").getContext("2d");
+    for (const s of document.querySelectorAll("select")) {
+      const cs = getComputedStyle(s);
+      ctx.font = `${cs.fontStyle} ${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+      const label = s.selectedOptions[0]?.text || "";
+      const room = s.clientWidth - parseFloat(cs.paddingInlineStart) - parseFloat(cs.paddingInlineEnd) - 20; // 20 px: the arrow
+      if (ctx.measureText(label).width > room) out.push(`select#${s.id} cuts "${label}" (${Math.round(ctx.measureText(label).width)}>${Math.round(room)} px)`);
+    }
     if (document.documentElement.scrollWidth > vw) out.push(`page ${document.documentElement.scrollWidth}px wide`);
     return out;
   });
+}
+
+/** Adds what `build` makes to the page at `path`, 320 px wide, and checks that the measure names it. */
+async function measureCatches(page, path, name, build) {
+  await page.setViewportSize({ width: 320, height: 700 });
+  await page.goto(`${BASE}${path}`, { waitUntil: "networkidle" });
+  await page.evaluate(build);
+  const bad = await overflowing(page);
+  assert(bad.some((b) => b.startsWith(name)), `not caught: ${bad.join("; ")}`);
 }
 
 async function main() {
@@ -83,21 +103,41 @@ async function main() {
       assert(await page.evaluate(() => document.querySelector('[data-voice="fable"] audio').paused), "Space did not pause");
     });
 
-    await check("the layout measure catches a 347 px wide file input at 320 px", async () => {
+    await check("the layout measure catches a select whose label is cut at 320 px", () =>
+      measureCatches(page, "/tts", "select#probe-select", () => {
+        const s = document.createElement("select");
+        s.id = "probe-select";
+        s.style.cssText = "inline-size:8rem";
+        s.append(new Option("Определить автоматически"));
+        document.querySelector("main").append(s);
+      }),
+    );
+
+    await check("the file chooser speaks the interface language and opens from the keyboard", async () => {
       await page.setViewportSize({ width: 320, height: 700 });
       await page.goto(`${BASE}/sst`, { waitUntil: "networkidle" });
-      await page.evaluate(() => {
+      await setLang("ru");
+      assert((await page.getByTestId("file-button").textContent()) === "Выбрать файл", "button not in Russian");
+      assert((await page.getByTestId("file-name").textContent()) === "Файл не выбран", "'no file chosen' not in Russian");
+      const input = page.locator("#audio-file");
+      await input.focus();
+      const [chooser] = await Promise.all([page.waitForEvent("filechooser", { timeout: 3000 }), page.keyboard.press("Space")]);
+      assert(chooser, "Space on the focused chooser opened nothing");
+      await shot("ru-320px-file-chooser");
+      await setLang("en");
+    });
+
+    await check("the layout measure catches a 347 px wide file input at 320 px", () =>
+      measureCatches(page, "/sst", "input#probe", () => {
         const i = document.createElement("input");
         i.type = "file";
         i.style.cssText = "min-width:347px;display:block"; // min-width beats the stylesheet's max-width: 100%
         i.id = "probe";
         document.querySelector("main").append(i);
-      });
-      const bad = await overflowing(page);
-      assert(bad.some((b) => b.startsWith("input#probe")), `not caught: ${bad.join("; ")}`);
-    });
+      }),
+    );
 
-    for (const lng of ["en", "ar"]) {
+    for (const lng of ["en", "jp", "es", "ru", "zh", "ar"]) {
       for (const path of PAGES) {
         await check(`320 px, ${lng}: nothing leaves the viewport or is clipped on ${path}`, async () => {
           await page.setViewportSize({ width: 320, height: 700 });
@@ -105,7 +145,9 @@ async function main() {
           await setLang(lng);
           await page.waitForTimeout(150);
           const bad = await overflowing(page);
+          const width = await page.evaluate(() => document.documentElement.scrollWidth);
           await shot(`${lng}-320px-${path === "/" ? "about" : path.slice(1).replace("/", "-")}`);
+          assert(width <= 320, `page is ${width}px wide`);
           assert(bad.length === 0, bad.slice(0, 8).join("; "));
         });
       }

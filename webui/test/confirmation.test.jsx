@@ -12,6 +12,10 @@ function renderPage(service = "tts") {
   );
 }
 
+// The sentence that says where the file went, read whole: the address is its own
+// left-to-right element inside it.
+const sentTo = (text) => screen.getByText((_, el) => el?.tagName === "P" && el.textContent === text);
+
 const lookup = (order) => json(200, { ok: true, email: "a@example.com", name: "", payment_intent: "pi_1", status: "complete", order });
 
 describe("confirmation page", () => {
@@ -23,6 +27,18 @@ describe("confirmation page", () => {
     vi.useRealTimers();
     vi.unstubAllGlobals();
     vi.restoreAllMocks();
+  });
+
+  it("keeps the address one left-to-right piece inside the sentence", async () => {
+    localStorage.setItem("sessionId", "cs_1");
+    const answers = [lookup({ status: "processing", progress: 0 }), json(200, { ok: true, data: { data: "http://x/d/t" }, order: { status: "done", progress: 100 } })];
+    vi.stubGlobal("fetch", vi.fn(async () => answers.shift()));
+    renderPage();
+    await waitFor(() => expect(screen.getByTestId("success")).toBeTruthy());
+    const email = screen.getByTestId("email");
+    expect(email.tagName).toBe("BDI");
+    expect(email.getAttribute("dir")).toBe("ltr");
+    expect(email.textContent).toBe("a@example.com");
   });
 
   it("follows the progress, then shows the link and clears the stored order", async () => {
@@ -47,7 +63,7 @@ describe("confirmation page", () => {
     await act(async () => vi.advanceTimersByTime(1100));
     await waitFor(() => expect(screen.getByTestId("success")).toBeTruthy());
     expect(screen.getByText("Success")).toBeTruthy();
-    expect(screen.getByText("Your audio file has been sent to a@example.com.")).toBeTruthy();
+    expect(sentTo("Your audio file has been sent to a@example.com.")).toBeTruthy();
     expect(screen.getByTestId("download").getAttribute("href")).toBe("http://x/d/tok");
     expect(screen.getByText(/expires in 10 days/)).toBeTruthy();
     expect(localStorage.getItem("tts")).toBeNull();
@@ -82,7 +98,7 @@ describe("confirmation page", () => {
     vi.stubGlobal("fetch", vi.fn(async () => answers.shift()));
     renderPage();
     await waitFor(() => expect(screen.getByTestId("success")).toBeTruthy());
-    expect(screen.getByText("Your audio file has been sent to typed@example.com.")).toBeTruthy();
+    expect(sentTo("Your audio file has been sent to typed@example.com.")).toBeTruthy();
     expect(localStorage.getItem("tts")).toBeNull();
   });
 
@@ -104,7 +120,7 @@ describe("confirmation page", () => {
     expect(screen.getByRole("progressbar").getAttribute("value")).toBe("55");
     await act(async () => vi.advanceTimersByTime(1100));
     await waitFor(() => expect(screen.getByTestId("success")).toBeTruthy());
-    expect(screen.getByText("Your transcription file has been sent to a@example.com.")).toBeTruthy();
+    expect(sentTo("Your transcription file has been sent to a@example.com.")).toBeTruthy();
     expect(screen.getByTestId("download").getAttribute("href")).toBe("http://x/d/t2");
     expect(fetch.mock.calls[0][0]).toBe(`/payment/${service}/checkout-session?sessionId=cs_2`);
     expect(fetch.mock.calls[1][0]).toBe(`/services/${service}`);
@@ -125,7 +141,7 @@ describe("confirmation page", () => {
     vi.stubGlobal("fetch", vi.fn(async () => answers.shift()));
     renderPage("vtt");
     await waitFor(() => expect(screen.getByTestId("success")).toBeTruthy());
-    expect(screen.getByText("Your English translation has been sent to a@example.com.")).toBeTruthy();
+    expect(sentTo("Your English translation has been sent to a@example.com.")).toBeTruthy();
   });
 
   it("takes the session id from the session_id query parameter", async () => {

@@ -1,6 +1,7 @@
 import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ConfigContext } from "../src/config.jsx";
+import { changeLanguage } from "../src/i18n.js";
 import { readMediaDuration } from "../src/lib/mediaDuration.js";
 import { redirectTo } from "../src/lib/redirect.js";
 import Sst from "../src/screens/sst/Sst.jsx";
@@ -62,6 +63,26 @@ describe("audio-to-text page", () => {
     expect(screen.getByRole("option", { name: "French" })).toBeTruthy();
     expect(screen.getByText(PROMPT)).toBeTruthy();
     expect(screen.queryByTestId("pay")).toBeNull();
+  });
+
+  it("writes the file chooser's button and 'no file chosen' in the interface language, over the hidden input", async () => {
+    renderSst();
+    const button = screen.getByTestId("file-button");
+    expect(button.textContent).toBe("Choose a file");
+    expect(button.tagName).toBe("LABEL");
+    expect(button.getAttribute("for")).toBe(screen.getByLabelText("Audio file").id);
+    expect(screen.getByTestId("file-name").textContent).toBe("No file chosen");
+    await choose(mp3());
+    expect(screen.getByTestId("file-name").textContent).toBe("talk.mp3");
+    cleanup();
+    try {
+      await act(() => changeLanguage("es"));
+      renderSst();
+      expect(screen.getByTestId("file-button").textContent).toBe("Elegir archivo");
+      expect(screen.getByTestId("file-name").textContent).toBe("Ningún archivo seleccionado");
+    } finally {
+      await act(() => changeLanguage("en"));
+    }
   });
 
   it("names OpenAI when the server uses it", () => {

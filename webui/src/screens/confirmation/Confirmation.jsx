@@ -1,5 +1,5 @@
 import { useEffect, useState } from "react";
-import { useTranslation } from "react-i18next";
+import { Trans, useTranslation } from "react-i18next";
 import { fetchResult, lookupSession } from "../../api.js";
 import { useConfig } from "../../config.jsx";
 import i18n from "../../i18n.js";
@@ -126,7 +126,13 @@ export default function Confirmation({ service }) {
     return (
       <section className="card success" data-testid="success">
         <h1>{t("confirm.successTitle")}</h1>
-        <p>{state.email ? t(`confirm.sentTo.${file}`, { email: state.email }) : t(`confirm.sentToYou.${file}`)}</p>
+        <p>
+          {state.email ? (
+            <Trans i18nKey={`confirm.sentTo.${file}`} values={{ email: state.email }} components={{ email: <bdi className="email" dir="ltr" data-testid="email" /> }} />
+          ) : (
+            t(`confirm.sentToYou.${file}`)
+          )}
+        </p>
         <p>{t("confirm.checkInbox")}</p>
         <p className="download">
           <a href={state.link} download className="button primary" data-testid="download">

@@ -13,15 +13,27 @@ export default function AudioChooser({ accepted, onChoose, chosen, maxSize, tooL
   const accept = ["audio/*", ...accepted.map((f) => `.${f}`)].join(",");
   return (
     <>
+      {/* The browser would write its own button and "no file chosen" in its own language:
+          the input is visually hidden (still focused by Tab, opened by Enter or Space), and a
+          label styled as a button and the chosen name speak the interface language. */}
       <Field
         id="audio-file"
         label={t("sst.fileLabel")}
+        row="file-picker"
+        className="field file-field"
         type="file"
         accept={accept}
         onChange={(e) => onChoose(e.target.files?.[0])}
         aria-describedby="audio-limits"
         data-testid="file"
-      />
+      >
+        <label htmlFor="audio-file" className="button file-button" aria-hidden="true" data-testid="file-button">
+          {t("sst.chooseFile")}
+        </label>
+        <span className="file-name" data-testid="file-name">
+          {chosen?.file?.name || t("sst.noFile")}
+        </span>
+      </Field>
       <div id="audio-limits">
         <p className="hint">{t("sst.maxSize", { size: maxSize })}</p>
         <p className="hint">{t("sst.accepted", { formats: accepted.join(", ") })}</p>

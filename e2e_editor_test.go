@@ -103,8 +103,8 @@ func TestTranscriptEditorEndToEnd(t *testing.T) {
 	}
 	h.wantStatus(h.do("PUT", page+"/transcript", "application/json", body, sameSite), 200)
 
-	// Delete now erases the edit too.
-	h.wantStatus(h.do("POST", page+"/delete", "application/x-www-form-urlencoded", nil,
+	// Delete now (confirmed) erases the edit too.
+	h.wantStatus(h.do("POST", page+"/delete", "application/x-www-form-urlencoded", []byte("confirm=yes"),
 		withHeaders(browser, "Sec-Fetch-Site", "same-origin")), 200)
 	if left := dirFiles(t, h.cfg.DataDir+"/files"); len(left) != 0 {
 		t.Errorf("files left after delete now: %v", left)

@@ -188,6 +188,40 @@ func TestUploadQuotasOverHTTP(t *testing.T) {
 	}
 }
 
+// An upload past STT_MAX_DURATION is refused audio_too_long, and a decode bomb (an hour of
+// FLAC in a few kilobytes: far more than a second for every 16 bytes) audio_too_dense,
+// over HTTP, each in seconds and leaving no file behind. media's TestUploadBombRefusedFast
+// times the bombs of issue 22.
+func TestUploadsTooLongOrTooDenseOverHTTP(t *testing.T) {
+	requireMediaTools(t)
+	dir := t.TempDir()
+	speech, _ := os.ReadFile(testkit.Speech(t, dir, "speech.mp3", testkit.SampleSentence))
+	bomb, _ := os.ReadFile(flacBomb(t, dir, 1))
+	for _, c := range []struct {
+		name, longest string // longest: STT_MAX_DURATION ("" = the default, 3 h)
+		data          []byte
+		code          string
+	}{
+		{"speech.mp3", "2s", speech, "audio_too_long"},
+		{"bomb.flac", "", bomb, "audio_too_dense"},
+	} {
+		env := startFakeOpenAI(t).env()
+		env["STT_MAX_DURATION"] = c.longest
+		h := startApp(t, env)
+		start := time.Now()
+		r := h.upload(c.name, c.data)
+		if r.status != 422 || codeOf(r) != c.code {
+			t.Errorf("%s (%d bytes): %d %s, want 422 %s", c.name, len(c.data), r.status, r.body, c.code)
+		}
+		t.Logf("%s refused in %s", c.name, time.Since(start).Round(time.Millisecond))
+		for _, sub := range []string{"uploads", "tmp"} {
+			if left := dirFiles(t, filepath.Join(h.cfg.DataDir, sub)); len(left) != 0 {
+				t.Errorf("a refused upload left %v", left)
+			}
+		}
+	}
+}
+
 func TestUploadMeasuresAndPricesEveryFormat(t *testing.T) {
 	requireMediaTools(t)
 	h := startApp(t, startFakeOpenAI(t).env())

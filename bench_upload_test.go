@@ -76,20 +76,19 @@ func startBinary(tb testing.TB, env ...string) (*process, time.Duration) {
 		cmd.Process.Signal(os.Interrupt)
 		cmd.Wait()
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for ctx.Err() == nil {
-		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return &process{base: "http://" + addr, cmd: cmd}, time.Since(start)
-			}
+	// Every 5 ms: the resolution of BenchmarkStartupToHealthz.
+	healthy := testkit.WaitEvery(5*time.Millisecond, 10*time.Second, func() bool {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			return false
 		}
-		// Not testkit.WaitFor: this 5 ms tick is BenchmarkStartupToHealthz's resolution.
-		time.Sleep(5 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	if !healthy {
+		tb.Fatal("no /healthz within 10 s")
 	}
-	tb.Fatal("no /healthz within 10 s")
-	return nil, 0
+	return &process{base: "http://" + addr, cmd: cmd}, time.Since(start)
 }
 
 // peakRSS is the process's high-water resident set size in bytes.

@@ -263,7 +263,8 @@ func TestReadyz(t *testing.T) {
 	if err := os.WriteFile(tmp, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(readyMaxAge) // the last report is answered again until then
+	// The last report is answered again for readyMaxAge: then the checks run anew.
+	testkit.Eventually(t, 5*readyMaxAge, func() bool { return h.get("/readyz").status == 503 }, "/readyz to see the broken storage")
 	body = ready(h, 503)
 	if check(body, "storage") != "failed" || check(body, "database") != "ok" || body["ok"] != false ||
 		len(body["failed"].([]any)) != 1 || body["failed"].([]any)[0] != "storage" {
@@ -279,7 +280,7 @@ func TestReadyz(t *testing.T) {
 	}
 	os.Remove(tmp)
 	os.Mkdir(tmp, 0o750)
-	time.Sleep(readyMaxAge)
+	testkit.Eventually(t, 5*readyMaxAge, func() bool { return h.get("/readyz").status == 200 }, "/readyz to see the storage mended")
 	ready(h, 200)
 	h.wantStatus(h.get("/healthz"), 200) // liveness never asked the checks
 

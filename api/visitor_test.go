@@ -5,6 +5,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"parla/providers/testkit"
 )
 
 func TestWatchConnEndsWhenTheVisitorLeaves(t *testing.T) {
@@ -42,7 +44,7 @@ func TestWatchConnStopsCleanly(t *testing.T) {
 	// A client that sends its next request early: the byte is taken and stop says so.
 	ctx, stop = watchConn(context.Background(), server)
 	go client.Write([]byte("P"))
-	time.Sleep(50 * time.Millisecond)
+	testkit.WaitFor(time.Second, func() bool { return ctx.Err() != nil })
 	if !stop() || ctx.Err() == nil {
 		t.Error("a pipelined byte went unnoticed")
 	}

@@ -14,25 +14,42 @@ import (
 func TestLiveNodeTakesOverADeadNodesJobWithinSeconds(t *testing.T) {
 	f, co := runningOnAnotherNode(t, "other-node")
 	db, ctx := f.book.Desk.orders.db, context.Background()
-	beatOther := func() {
-		f.exec(t, `INSERT INTO nodes (id, started_at, seen_at) VALUES ('other-node', `+dbMillis+`, `+dbMillis+`)
-			ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`)
-	}
-	beatOther()
+	// The other node beats as a live node does, until it dies.
+	other := &nodeRows{db: db, id: "other-node"}
+	alive, die := context.WithCancel(ctx)
+	defer die()
+	go func() {
+		beats := time.NewTicker(heartbeatEvery)
+		defer beats.Stop()
+		for alive.Err() == nil {
+			other.beat(alive)
+			select {
+			case <-alive.Done():
+			case <-beats.C:
+			}
+		}
+	}()
 	f.restart(t) // this node runs, beats and judges the others
 
-	// The other node keeps beating: its job stays its own through several of this
-	// node's heartbeats, well past the time a dead node's job would take.
-	for end := time.Now().Add(nodeDeadAfter + 3*heartbeatEvery); time.Now().Before(end); {
-		beatOther()
-		var state string
-		if err := db.QueryRowContext(ctx, `SELECT state FROM river_job WHERE kind = 'fulfil'`).Scan(&state); err != nil || state != "running" {
-			t.Fatalf("a live node's job is %q (%v), want running", state, err)
+	// The live node's job stays its own through several of this node's heartbeats, well
+	// past the time a dead node's job would take.
+	window := time.After(nodeDeadAfter + 3*heartbeatEvery)
+	checks := time.NewTicker(heartbeatEvery / 2)
+	defer checks.Stop()
+	for live := true; live; {
+		select {
+		case <-window:
+			live = false
+		case <-checks.C:
+			var state string
+			if err := db.QueryRowContext(ctx, `SELECT state FROM river_job WHERE kind = 'fulfil'`).Scan(&state); err != nil || state != "running" {
+				t.Fatalf("a live node's job is %q (%v), want running", state, err)
+			}
 		}
-		time.Sleep(heartbeatEvery / 2) // under test: the other node beating, as often as a live one does
 	}
 
-	// The other node dies (no more heartbeats): this node delivers its order.
+	// The other node dies (its heartbeats stop, its row stays): this node delivers its order.
+	die()
 	died := time.Now()
 	var o Order
 	delivered := testkit.WaitFor(nodeDeadAfter+5*heartbeatEvery, func() bool {

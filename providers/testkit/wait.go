@@ -27,12 +27,18 @@ func Timeout(d time.Duration) time.Duration {
 // fail the test itself (t.Fatal) on an answer that no waiting will change. Callers that
 // have their own message for a timeout use WaitFor; the others use Eventually.
 func WaitFor(timeout time.Duration, cond func() bool) bool {
+	return WaitEvery(PollInterval, timeout, cond)
+}
+
+// WaitEvery is WaitFor asking every interval: a benchmark that times the event asks more
+// often than PollInterval.
+func WaitEvery(interval, timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(Timeout(timeout))
 	for !cond() {
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(PollInterval)
+		time.Sleep(interval)
 	}
 	return true
 }

@@ -52,7 +52,7 @@ export BASE_URL="http://127.0.0.1:$port" OUTBOX_DIR="$data/outbox" SCREENSHOT_DI
 export MEDIA_URL="http://127.0.0.1:$fake_port/media/clip.mp4" FAKE_OPENAI_URL="http://127.0.0.1:$fake_port"
 failed=()
 # E2E_JOURNEYS picks some of them (default: all).
-for journey in ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish admin}; do
+for journey in ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish admin editor}; do
   echo "== $journey"
   node "webui/e2e/$journey.e2e.mjs" || failed+=("$journey")
 done
@@ -60,4 +60,4 @@ if ((${#failed[@]})); then
   echo "e2e: failed: ${failed[*]}"
   exit 1
 fi
-echo "e2e: ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish admin} passed"
+echo "e2e: ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish admin editor} passed"

@@ -12,36 +12,42 @@
 // (the vtt through the W3C WebVTT parser, the srt through a strict reader, both within the
 // readability rules); a second browser sees the saved edit and goes back to the original by
 // keyboard alone; the same page in Arabic at 320 px, by keyboard alone; "Delete now"
-// erases the edit with the result.
+// erases the edit with the result. Against a second server whose engine tells speakers
+// apart (DIARIZE_BASE_URL, started by .ci/e2e.sh): the speakers shown, one renamed
+// everywhere, and every format naming it (<v Dr. Ortega> in vtt, "Dr. Ortega: " in srt and text).
 import { readFileSync, rmSync } from "node:fs";
 import webvtt from "webvtt-parser";
-import { abort, assert, BASE, check, EMAIL, facts, finish, openBrowser, until } from "./harness.mjs";
+import { abort, assert, BASE, check, EMAIL, engineRequests, facts, finish, openBrowser, until } from "./harness.mjs";
 import { downloadBy } from "./linkpage.mjs";
 import { makeSpeechMp3, tempDir } from "./media.mjs";
 
 const ar = JSON.parse(readFileSync(new URL("../src/locales/ar/translation.json", import.meta.url), "utf8")).editor;
 
+/** The server whose engine tells speakers apart, if any. */
+const DIARIZE = (process.env.DIARIZE_BASE_URL || "").replace(/\/$/, "");
+
 /** The readability limits every language's subtitles keep (providers/transcript/rules.go). */
 const RULES = { lines: 2, lineChars: 42, maxSeconds: 7, minGapSeconds: 0.083 };
 
-/** Orders the transcript of `mp3` as srt over the API, pays on the test checkout, and returns the /d/{token} link. */
-async function orderTranscript(request, mp3) {
-  const up = await request.post(`${BASE}/services/sst/uploadaudio`, {
+/** Orders the transcript of `mp3` as srt over the API of `base`, pays on the test checkout, and returns the /d/{token} token. */
+async function orderTranscript(request, mp3, base = BASE) {
+  const up = await request.post(`${base}/services/sst/uploadaudio`, {
     multipart: { file: { name: "talk.mp3", mimeType: "audio/mpeg", buffer: readFileSync(mp3) } },
   });
   const uploaded = await up.json();
   assert(up.ok() && uploaded.file?.path, `upload: ${up.status()} ${JSON.stringify(uploaded)}`);
   const order = { filePath: uploaded.file.path, fileName: "talk.mp3", response_format: "srt", email: EMAIL, emailVerify: EMAIL, locale: "en", language: "en" };
-  const co = await request.post(`${BASE}/payment/sst/create-checkout-session`, { data: { order } });
+  const co = await request.post(`${base}/payment/sst/create-checkout-session`, { data: { order } });
   const session = await co.json();
   assert(co.ok() && session.url, `checkout: ${co.status()} ${JSON.stringify(session)}`);
-  const paid = await request.post(new URL(`${session.url}/pay`, BASE).href, { maxRedirects: 0 });
+  const paid = await request.post(new URL(`${session.url}/pay`, base).href, { maxRedirects: 0 });
   assert(paid.status() === 303, `pay: ${paid.status()}`);
-  return until(async () => {
-    const r = await request.post(`${BASE}/services/sst`, { data: { sessionId: session.sessionId } });
+  const link = await until(async () => {
+    const r = await request.post(`${base}/services/sst`, { data: { sessionId: session.sessionId } });
     assert(r.status() === 200 || r.status() === 202, `result: ${r.status()}`);
     return r.status() === 200 && (await r.json()).data.data;
   }, "the delivered link", 120000, 500);
+  return new URL(link, base).pathname.split("/")[2];
 }
 
 /** Seconds of an srt or vtt time stamp. */
@@ -64,11 +70,14 @@ function parseSrt(text) {
   });
 }
 
-/** Reads a WebVTT file with the W3C parser, which must report no error. */
+/** Reads a WebVTT file with the W3C parser, which must report no error; `voice` is a cue's voice span's name. */
 function parseVtt(text) {
   const { cues, errors } = new webvtt.WebVTTParser().parse(text, "subtitles");
   assert(errors.length === 0, `WebVTT parser: ${errors.map((e) => `line ${e.line}: ${e.message}`).join("; ")}`);
-  return cues.map((c) => ({ start: c.startTime, end: c.endTime, lines: c.text.split("\n") }));
+  return cues.map((c) => {
+    const span = c.tree.children.find((n) => n.name === "v");
+    return { start: c.startTime, end: c.endTime, lines: c.text.split("\n"), voice: span?.value ?? "" };
+  });
 }
 
 /** Checks cues against the readability rules; returns their joined text. */
@@ -84,7 +93,7 @@ function readable(cues, what) {
   return cues.flatMap((c) => c.lines).join(" ");
 }
 
-/** The link page's formats, each parsed: {srt, vtt, text, json} as plain text for searching. */
+/** The link page's formats, each parsed: {srt, vtt, text, json} as plain text for searching, and the vtt cues' voices. */
 async function formatsOf(page, pageURL) {
   await page.goto(pageURL, { waitUntil: "load" });
   const srt = await downloadBy(page, page.getByTestId("link-download"));
@@ -92,11 +101,13 @@ async function formatsOf(page, pageURL) {
   const text = await downloadBy(page, page.locator("button[data-format=text]"));
   const json = await downloadBy(page, page.locator("button[data-format=verbose_json]"));
   assert(srt.name.endsWith(".srt") && vtt.name.endsWith(".vtt") && text.name.endsWith(".txt"), `names ${srt.name} ${vtt.name} ${text.name}`);
+  const vttCues = parseVtt(vtt.text);
   return {
     srt: readable(parseSrt(srt.text), "srt"),
-    vtt: readable(parseVtt(vtt.text), "vtt"),
+    vtt: readable(vttCues, "vtt"),
     text: text.text.replace(/\s+/g, " "),
     json: JSON.parse(json.text).segments.map((s) => s.text.trim()).join(" "),
+    voices: vttCues.map((c) => c.voice),
   };
 }
 
@@ -136,10 +147,8 @@ async function main() {
     let pageURL = "";
     let token = "";
     await check("an audio-to-text order is delivered (srt)", async () => {
-      const link = await orderTranscript(page.request, mp3);
-      token = new URL(link, BASE).pathname.split("/")[2];
+      token = await orderTranscript(page.request, mp3);
       pageURL = `${BASE}/r/${token}`;
-      facts.editorLink = link;
     });
     if (!token) throw new Error("no delivered order: cannot go on");
 
@@ -238,6 +247,7 @@ async function main() {
       const f = await formatsOf(page, pageURL);
       facts.editedFormats = f;
       for (const [name, got] of Object.entries(f)) {
+        if (name === "voices") continue;
         for (const want of ["Hi from the demo clip.", "It was made", "for the Parla browser demo."]) assert(got.includes(want), `${name} lacks "${want}": ${got}`);
         assert(!got.includes("Hello"), `${name} still has the original: ${got}`);
       }
@@ -257,7 +267,9 @@ async function main() {
       await second.page.keyboard.press("Enter");
       await until(async () => (await status(second.page)).includes("The original transcript is back."), "the reverted notice", 10000, 100);
       const f = await formatsOf(second.page, pageURL);
-      for (const [name, got] of Object.entries(f)) assert(got.includes("Hello from the test clip.") && !got.includes("demo"), `${name} after reverting: ${got}`);
+      for (const [name, got] of Object.entries(f)) {
+        if (name !== "voices") assert(got.includes("Hello from the test clip.") && !got.includes("demo"), `${name} after reverting: ${got}`);
+      }
     });
 
     await check("in Arabic at 320 px, by keyboard alone: Edit link, edit, save; no sideways scroll", async () => {
@@ -294,6 +306,29 @@ async function main() {
       assert(r.status() === 410 && (await r.json()).error?.code === "link_expired", `transcript after delete: ${r.status()}`);
       const ed = await page.goto(`${BASE}/r/${token}/edit`, { waitUntil: "load" });
       assert(ed.status() === 410, `editor after delete: ${ed.status()}`);
+    });
+
+    await check("an engine that tells speakers apart: the editor shows them, renames one everywhere, every format names it", async () => {
+      if (!DIARIZE) return console.log("      (no DIARIZE_BASE_URL: not checked)");
+      const tok = await orderTranscript(page.request, mp3, DIARIZE);
+      const heard = (await engineRequests())?.at(-1);
+      assert(!heard || (heard.format === "diarized_json" && heard.chunking === "auto"), `the engine was asked ${JSON.stringify(heard)}`);
+      await page.goto(`${DIARIZE}/r/${tok}/edit`, { waitUntil: "load" });
+      const badges = () => page.getByTestId("cue-speaker").allInnerTexts();
+      await page.locator("#cue-text-1").waitFor();
+      assert((await badges()).join("|") === "A|B", `speakers ${await badges()}`);
+      await page.getByLabel("New name for A").fill("Dr. Ortega");
+      await page.keyboard.press("Enter");
+      assert((await badges()).join("|") === "Dr. Ortega|B", `renamed ${await badges()}`);
+      await shot("en-editor-speakers");
+      await page.getByTestId("editor-save").click();
+      await until(async () => (await status(page)).startsWith("Saved."), "the saved notice", 10000, 100);
+      const f = await formatsOf(page, `${DIARIZE}/r/${tok}`);
+      facts.editorSpeakers = f;
+      assert(f.voices.join("|") === "Dr. Ortega|B", `vtt voices ${JSON.stringify(f.voices)}`);
+      for (const name of ["srt", "text"]) {
+        assert(f[name].includes("Dr. Ortega: Hello from the test clip.") && f[name].includes("B: It was made"), `${name}: ${f[name]}`);
+      }
     });
 
     await check("no uncaught errors or unexpected dialogs", async () => {

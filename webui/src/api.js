@@ -350,6 +350,7 @@ export async function previewTts(payload, { signal } = {}) {
  * @property {number} start
  * @property {number} end
  * @property {string} text
+ * @property {string} [speaker] who speaks, where the engine told speakers apart ("A")
  */
 
 /**

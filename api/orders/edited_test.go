@@ -100,22 +100,8 @@ func FuzzValidateEdit(f *testing.F) {
 // A saved edit is what every format of the link serves, the ordered one included; an
 // untouched cue keeps the engine's words; "back to the original" and "delete now" remove it.
 func TestSaveEditRevertAndErase(t *testing.T) {
-	f := newFixture(t, nil)
+	f, o, e := deliveredTranscript(t)
 	ctx := context.Background()
-	u, _, err := f.upload(t, "10s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	co, err := f.book.Desk.CreateSTT(ctx, f.transcriptOrder(u.ID, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.pay(t, co.SessionID)
-	o := f.waitStatus(t, co.OrderID, Done)
-	e, err := f.book.Editable(ctx, o)
-	if err != nil || e.Edited != nil || len(e.Original.Segments) != 2 {
-		t.Fatalf("editable %+v, %v", e, err)
-	}
 	if format, ok, err := f.book.EditedFormat(ctx, o); ok || err != nil {
 		t.Errorf("before any edit: %q %t %v", format, ok, err)
 	}
@@ -166,22 +152,8 @@ func TestSaveEditRevertAndErase(t *testing.T) {
 // Speakers renamed in the editor are what every format names; the words of a cue whose
 // text and times stayed are kept.
 func TestSaveEditRenamesSpeakers(t *testing.T) {
-	f := newFixture(t, nil)
+	f, o, e := deliveredTranscript(t)
 	ctx := context.Background()
-	u, _, err := f.upload(t, "10s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	co, err := f.book.Desk.CreateSTT(ctx, f.transcriptOrder(u.ID, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.pay(t, co.SessionID)
-	o := f.waitStatus(t, co.OrderID, Done)
-	e, err := f.book.Editable(ctx, o)
-	if err != nil {
-		t.Fatal(err)
-	}
 	orig := e.Original.Segments
 	orig[0].Speaker, orig[1].Speaker = "A", "B"
 	f.keepTranscript(t, o, e.Original)
@@ -203,6 +175,29 @@ func TestSaveEditRenamesSpeakers(t *testing.T) {
 	if err != nil || again.Edited == nil || again.Edited.Segments[0].Speaker != "Dr. Ortega" || again.Original.Segments[0].Speaker != "A" {
 		t.Errorf("read back %+v, %v", again, err)
 	}
+}
+
+// deliveredTranscript is a paid and delivered srt transcription of 10 s in two segments,
+// as the editor opens it before any edit.
+func deliveredTranscript(t *testing.T) (*fixture, Order, Editable) {
+	t.Helper()
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	u, _, err := f.upload(t, "10s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	co, err := f.book.Desk.CreateSTT(ctx, f.transcriptOrder(u.ID, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.pay(t, co.SessionID)
+	o := f.waitStatus(t, co.OrderID, Done)
+	e, err := f.book.Editable(ctx, o)
+	if err != nil || e.Edited != nil || len(e.Original.Segments) != 2 {
+		t.Fatalf("editable %+v, %v", e, err)
+	}
+	return f, o, e
 }
 
 // keepTranscript replaces what is kept of an order's transcript (to give it word times).

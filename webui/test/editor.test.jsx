@@ -1,5 +1,6 @@
 import { fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { prefetchTranscript } from "../src/api.js";
 import Editor from "../src/screens/editor/Editor.jsx";
 import { json } from "./fixtures.js";
 
@@ -111,6 +112,16 @@ describe("the transcript editor", () => {
     await screen.findByRole("textbox", { name: /Cue 1,/ });
     expect(screen.queryByTestId("editor-speakers")).toBeNull();
     expect(screen.queryAllByTestId("cue-speaker")).toHaveLength(0);
+  });
+
+  it("takes the transcript asked for before it mounted, asking once", async () => {
+    const calls = serve();
+    prefetchTranscript("early");
+    prefetchTranscript("early");
+    expect(calls).toHaveLength(1);
+    render(<Editor token="early" />);
+    await screen.findByRole("textbox", { name: /Cue 1,/ });
+    expect(calls.map((c) => c.url)).toEqual(["/r/early/transcript"]);
   });
 
   it("says when the link has no transcript", async () => {

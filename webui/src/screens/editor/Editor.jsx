@@ -14,8 +14,11 @@ import "./editor.css";
 
 const draftKey = (token) => `edit:${token}`;
 const STEP_MS = 500;
-/** Cues rendered per frame: a 3-hour transcript (~2,500 cues) opens with its first ones
- * editable at once, the rest following within a few frames. */
+/** Cues rendered first: more than a screenful, so the first cues are editable as soon as
+ * the transcript arrives. */
+const FIRST = 40;
+/** Cues rendered per frame after them: a 3-hour transcript (~2,500 cues) is whole within a
+ * few frames. */
 const BATCH = 300;
 
 /** A cue's row; memoized, so that playing re-renders only the rows whose highlight changes. */
@@ -107,7 +110,7 @@ export default function Editor({ token }) {
   const [replacement, setReplacement] = useState("");
   const [matchCase, setMatchCase] = useState(false);
   const [replaced, setReplaced] = useState(/** @type {number | null} */ (null));
-  const [shown, setShown] = useState(BATCH);
+  const [shown, setShown] = useState(FIRST);
   const cursor = useRef({ i: 0, at: 0 });
   const video = useRef(/** @type {HTMLVideoElement | null} */ (null));
   const cues = hist.present;

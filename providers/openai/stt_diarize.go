@@ -72,3 +72,14 @@ func fromDiarized(raw, hint string, fallback time.Duration) (providers.Transcrip
 	}
 	return wholeIfNone(tr), nil
 }
+
+// Translates reports nil when the model can be asked for an English translation, so that
+// a translation is refused before payment where it cannot be made: the diarizing model
+// cannot (OpenAI's translations endpoint serves whisper-1). Other models are taken to
+// translate, as before.
+func (t *Transcriber) Translates() error {
+	if diarizes(t.model) {
+		return fmt.Errorf("openai transcription: %s tells speakers apart but does not translate", t.model)
+	}
+	return nil
+}

@@ -659,6 +659,9 @@ func TestTranscribeDiarized(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if s.tr.Translates() == nil || NewTranscriber(TranscriberConfig{APIKey: "k"}).Translates() != nil {
+		t.Error("the diarizing model is taken to translate, or whisper-1 is not")
+	}
 	var speakers []string
 	for _, s := range tr.Segments {
 		speakers = append(speakers, s.Speaker)

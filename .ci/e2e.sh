@@ -3,13 +3,17 @@
 # outbox, test checkout, espeak-ng for speech) in a fresh data directory, with speech-to-text
 # through the OpenAI engine pointed at a local fake (webui/e2e/fake-openai.mjs, which also
 # serves the test video), and let Chromium walk the site as a visitor: text to speech, audio
-# to text, video to text. Screenshots go to test-artifacts/screenshots. Fails if any fails.
+# to text, video to text. A second server, whose engine tells speakers apart (OpenAI's
+# diarizing model, as the fake plays it), serves the editor journey's speakers. Screenshots
+# go to test-artifacts/screenshots. Fails if any fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 port="${E2E_PORT:-18080}"
 fake_port="${E2E_FAKE_OPENAI_PORT:-18090}"
+diarize_port="${E2E_DIARIZE_PORT:-18081}"
 data="$(mktemp -d)"
+data2="$(mktemp -d)"
 shots="$PWD/test-artifacts/screenshots"
 mkdir -p "$shots"
 log="$PWD/test-artifacts/e2e-server.log"
@@ -19,7 +23,7 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$data"
+  rm -rf "$data" "$data2"
 }
 trap cleanup EXIT
 
@@ -48,11 +52,20 @@ ADDR="127.0.0.1:$port" PUBLIC_URL="http://127.0.0.1:$port" DATA_DIR="$data" RATE
 pids+=($!)
 wait_up "http://127.0.0.1:$port/healthz" "$log"
 
+diarize_log="$PWD/test-artifacts/e2e-server-diarize.log"
+ADDR="127.0.0.1:$diarize_port" PUBLIC_URL="http://127.0.0.1:$diarize_port" DATA_DIR="$data2" RATE_LIMIT=0 \
+  STT_ENGINE=openai OPENAI_API_KEY=test OPENAI_BASE_URL="http://127.0.0.1:$fake_port/v1" \
+  OPENAI_STT_MODEL=gpt-4o-transcribe-diarize ADMIN_PASSWORD= \
+  ./bin/parla >"$diarize_log" 2>&1 &
+pids+=($!)
+wait_up "http://127.0.0.1:$diarize_port/healthz" "$diarize_log"
+
 export BASE_URL="http://127.0.0.1:$port" OUTBOX_DIR="$data/outbox" SCREENSHOT_DIR="$shots"
+export DIARIZE_BASE_URL="http://127.0.0.1:$diarize_port"
 export MEDIA_URL="http://127.0.0.1:$fake_port/media/clip.mp4" FAKE_OPENAI_URL="http://127.0.0.1:$fake_port"
 failed=()
 # E2E_JOURNEYS picks some of them (default: all).
-for journey in ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish admin}; do
+for journey in ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish admin editor}; do
   echo "== $journey"
   node "webui/e2e/$journey.e2e.mjs" || failed+=("$journey")
 done
@@ -60,4 +73,4 @@ if ((${#failed[@]})); then
   echo "e2e: failed: ${failed[*]}"
   exit 1
 fi
-echo "e2e: ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish admin} passed"
+echo "e2e: ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish admin editor} passed"

@@ -17,11 +17,13 @@ import (
 // original change what the link serves, so, like "delete now", they are obeyed only from
 // this site's own pages (sameOrigin). The text is the visitor's: handlers never log it.
 
-// editorCue is one cue on the wire: times in whole milliseconds.
+// editorCue is one cue on the wire: times in whole milliseconds; the speaker where the
+// engine told speakers apart or the visitor named one.
 type editorCue struct {
-	Start int64  `json:"start"`
-	End   int64  `json:"end"`
-	Text  string `json:"text"`
+	Start   int64  `json:"start"`
+	End     int64  `json:"end"`
+	Text    string `json:"text"`
+	Speaker string `json:"speaker,omitempty"`
 }
 
 // editorTranscript is GET /r/{token}/transcript's answer.
@@ -38,7 +40,7 @@ type editorTranscript struct {
 func cuesOf(segs []providers.Segment) []editorCue {
 	out := make([]editorCue, len(segs))
 	for i, s := range segs {
-		out[i] = editorCue{Start: s.Start.Milliseconds(), End: s.End.Milliseconds(), Text: s.Text}
+		out[i] = editorCue{Start: s.Start.Milliseconds(), End: s.End.Milliseconds(), Text: s.Text, Speaker: s.Speaker}
 	}
 	return out
 }
@@ -47,7 +49,8 @@ func cuesOf(segs []providers.Segment) []editorCue {
 func segmentsOf(cues []editorCue) []providers.Segment {
 	out := make([]providers.Segment, len(cues))
 	for i, c := range cues {
-		out[i] = providers.Segment{Start: time.Duration(c.Start) * time.Millisecond, End: time.Duration(c.End) * time.Millisecond, Text: c.Text}
+		out[i] = providers.Segment{Start: time.Duration(c.Start) * time.Millisecond, End: time.Duration(c.End) * time.Millisecond,
+			Text: c.Text, Speaker: c.Speaker}
 	}
 	return out
 }

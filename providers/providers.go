@@ -190,6 +190,11 @@ type Segment struct {
 	// them (whisper token timestamps, OpenAI's word granularity); nil otherwise, and the
 	// renderers share the segment's time out by characters instead.
 	Words []Word
+	// Speaker names who speaks, when the engine tells speakers apart (OpenAI's diarizing
+	// model: "A", "B", …) or the visitor named them in the editor; empty otherwise (whisper).
+	// Left out of the stored JSON when empty, so transcripts without speakers are stored
+	// as before.
+	Speaker string `json:",omitempty"`
 }
 
 // Word is one timed word of a segment. Text carries its leading space, if any, as the

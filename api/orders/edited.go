@@ -28,6 +28,8 @@ const (
 	MaxEditCues  = 20_000
 	MaxCueChars  = 2_000
 	MaxEditChars = 600_000
+	// MaxSpeakerChars bounds a speaker's name ("Dr. Ortega"), which may also be empty.
+	MaxSpeakerChars = 80
 )
 
 // editedKey is where the edited transcript of the result stored at resultKey lives.
@@ -43,8 +45,9 @@ type Editable struct {
 // ValidateEdit checks an edited transcript's cues: at least one, at most MaxEditCues; each
 // with a start that is not negative and not before the previous cue's, an end not before
 // its start nor after limit (the recording's length); text that is valid UTF-8, not blank,
-// without control characters, at most MaxCueChars characters, MaxEditChars in all. The
-// message names the cue by its number and never quotes the text.
+// without control characters, at most MaxCueChars characters, MaxEditChars in all; a
+// speaker's name, when there is one, the same but at most MaxSpeakerChars. The message
+// names the cue by its number and never quotes the text.
 func ValidateEdit(segs []providers.Segment, limit time.Duration) error {
 	if len(segs) == 0 {
 		return bad("invalid_transcript", "the transcript has no cues")
@@ -70,6 +73,9 @@ func ValidateEdit(segs []providers.Segment, limit time.Duration) error {
 		if err := checkCueText(s.Text); err != nil {
 			return bad("invalid_transcript", "cue %d: %s", n, err)
 		}
+		if err := checkSpeaker(s.Speaker); err != nil {
+			return bad("invalid_transcript", "cue %d's speaker: %s", n, err)
+		}
 		total += utf8.RuneCountInString(s.Text)
 	}
 	if total > MaxEditChars {
@@ -89,6 +95,23 @@ func checkCueText(text string) error {
 	case utf8.RuneCountInString(text) > MaxCueChars:
 		return fmt.Errorf("more than %d characters", MaxCueChars)
 	}
+	return noControl(text)
+}
+
+// checkSpeaker refuses a speaker's name that checkCueText would refuse as text, but for
+// being empty (no speaker), or one longer than MaxSpeakerChars.
+func checkSpeaker(name string) error {
+	switch {
+	case !utf8.ValidString(name):
+		return errors.New("not valid UTF-8")
+	case utf8.RuneCountInString(name) > MaxSpeakerChars:
+		return fmt.Errorf("more than %d characters", MaxSpeakerChars)
+	}
+	return noControl(name)
+}
+
+// noControl refuses control characters and line and paragraph separators.
+func noControl(text string) error {
 	for _, r := range text {
 		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
 			return errors.New("a control character")
@@ -109,7 +132,8 @@ func EditLimit(t providers.Transcript) time.Duration {
 
 // edited builds the stored transcript: the original's language, length and task with the
 // visitor's cues. A cue left exactly as the engine gave it keeps the engine's word times, so
-// its subtitles are cut as before; a changed cue's time is shared out by characters.
+// its subtitles are cut as before; a changed cue's time is shared out by characters. A
+// renamed speaker changes no times.
 func edited(orig providers.Transcript, segs []providers.Segment) providers.Transcript {
 	type same struct {
 		start, end time.Duration
@@ -121,7 +145,8 @@ func edited(orig providers.Transcript, segs []providers.Segment) providers.Trans
 	}
 	out := make([]providers.Segment, len(segs))
 	for i, s := range segs {
-		out[i] = providers.Segment{Start: s.Start, End: s.End, Text: s.Text, Words: words[same{s.Start, s.End, s.Text}]}
+		out[i] = providers.Segment{Start: s.Start, End: s.End, Text: s.Text, Words: words[same{s.Start, s.End, s.Text}],
+			Speaker: strings.TrimSpace(s.Speaker)}
 	}
 	t := orig
 	t.Segments, t.Text = out, transcript.Join(out)

@@ -15,6 +15,11 @@ func seg(start, end time.Duration, text string) providers.Segment {
 	return providers.Segment{Start: start, End: end, Text: text}
 }
 
+// spoken is a segment with its speaker.
+func spoken(start, end time.Duration, text, speaker string) providers.Segment {
+	return providers.Segment{Start: start, End: end, Text: text, Speaker: speaker}
+}
+
 func TestValidateEdit(t *testing.T) {
 	s := time.Second
 	long := strings.Repeat("é", MaxCueChars+1)
@@ -48,6 +53,10 @@ func TestValidateEdit(t *testing.T) {
 		{"a line separator", []providers.Segment{seg(0, s, "One\u2028Two")}, false},
 		{"invalid UTF-8", []providers.Segment{seg(0, s, "One\xff")}, false},
 		{"a cue too long", []providers.Segment{seg(0, s, long)}, false},
+		{"named speakers", []providers.Segment{spoken(0, s, "One.", "Dr. Ortega"), spoken(s, 2*s, "Two.", "")}, true},
+		{"a speaker's name too long", []providers.Segment{spoken(0, s, "One.", strings.Repeat("é", MaxSpeakerChars+1))}, false},
+		{"a line break in a speaker's name", []providers.Segment{spoken(0, s, "One.", "A\n\n2")}, false},
+		{"invalid UTF-8 in a speaker's name", []providers.Segment{spoken(0, s, "One.", "A\xff")}, false},
 	} {
 		err := ValidateEdit(c.segs, 10*s)
 		var ie *InputError
@@ -91,22 +100,8 @@ func FuzzValidateEdit(f *testing.F) {
 // A saved edit is what every format of the link serves, the ordered one included; an
 // untouched cue keeps the engine's words; "back to the original" and "delete now" remove it.
 func TestSaveEditRevertAndErase(t *testing.T) {
-	f := newFixture(t, nil)
+	f, o, e := deliveredTranscript(t)
 	ctx := context.Background()
-	u, _, err := f.upload(t, "10s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	co, err := f.book.Desk.CreateSTT(ctx, f.transcriptOrder(u.ID, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.pay(t, co.SessionID)
-	o := f.waitStatus(t, co.OrderID, Done)
-	e, err := f.book.Editable(ctx, o)
-	if err != nil || e.Edited != nil || len(e.Original.Segments) != 2 {
-		t.Fatalf("editable %+v, %v", e, err)
-	}
 	if format, ok, err := f.book.EditedFormat(ctx, o); ok || err != nil {
 		t.Errorf("before any edit: %q %t %v", format, ok, err)
 	}
@@ -152,6 +147,57 @@ func TestSaveEditRevertAndErase(t *testing.T) {
 	if _, err := f.files.Get(ctx, editedKey(o.ResultKey)); !errors.Is(err, providers.ErrNotFound) {
 		t.Errorf("the edit outlived delete now: %v", err)
 	}
+}
+
+// Speakers renamed in the editor are what every format names; the words of a cue whose
+// text and times stayed are kept.
+func TestSaveEditRenamesSpeakers(t *testing.T) {
+	f, o, e := deliveredTranscript(t)
+	ctx := context.Background()
+	orig := e.Original.Segments
+	orig[0].Speaker, orig[1].Speaker = "A", "B"
+	f.keepTranscript(t, o, e.Original)
+	renamed := []providers.Segment{spoken(orig[0].Start, orig[0].End, orig[0].Text, "Dr. Ortega"), spoken(orig[1].Start, orig[1].End, orig[1].Text, " B ")}
+	saved, err := f.book.SaveEdit(ctx, o, renamed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.Segments[0].Speaker != "Dr. Ortega" || saved.Segments[1].Speaker != "B" {
+		t.Errorf("saved speakers %+v", saved.Segments)
+	}
+	for format, want := range map[string]string{"vtt": "<v Dr. Ortega>One.", "srt": "Dr. Ortega: One.", "text": "Dr. Ortega: One.\nB: Two."} {
+		body, _, _, err := f.book.OtherFormat(ctx, o, format)
+		if err != nil || !strings.Contains(string(body), want) {
+			t.Errorf("%s lacks %q: %v\n%s", format, want, err, body)
+		}
+	}
+	again, err := f.book.Editable(ctx, o)
+	if err != nil || again.Edited == nil || again.Edited.Segments[0].Speaker != "Dr. Ortega" || again.Original.Segments[0].Speaker != "A" {
+		t.Errorf("read back %+v, %v", again, err)
+	}
+}
+
+// deliveredTranscript is a paid and delivered srt transcription of 10 s in two segments,
+// as the editor opens it before any edit.
+func deliveredTranscript(t *testing.T) (*fixture, Order, Editable) {
+	t.Helper()
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	u, _, err := f.upload(t, "10s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	co, err := f.book.Desk.CreateSTT(ctx, f.transcriptOrder(u.ID, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.pay(t, co.SessionID)
+	o := f.waitStatus(t, co.OrderID, Done)
+	e, err := f.book.Editable(ctx, o)
+	if err != nil || e.Edited != nil || len(e.Original.Segments) != 2 {
+		t.Fatalf("editable %+v, %v", e, err)
+	}
+	return f, o, e
 }
 
 // keepTranscript replaces what is kept of an order's transcript (to give it word times).

@@ -40,7 +40,9 @@ type TranscriberConfig struct {
 	// BaseURL of the API including the version, as in Config.
 	BaseURL string
 	// Model is the transcription model. Default DefaultTranscriptionModel. It must answer verbose_json
-	// with word timestamps, and serve translations (only whisper-1 does, at OpenAI).
+	// with word timestamps, and serve translations (only whisper-1 does, at OpenAI); or be a
+	// diarizing model (gpt-4o-transcribe-diarize), which answers diarized_json: segments with
+	// speakers, no word times (stt_diarize.go).
 	Model string
 	// HTTPClient makes the calls. Default: a client without timeout (the request context
 	// bounds each call).
@@ -164,6 +166,9 @@ func (t *Transcriber) send(ctx context.Context, path, name string, fallback time
 		return tr, nil
 	}
 	req.Language = lang
+	if diarizes(t.model) {
+		return t.sendDiarized(ctx, req, fallback)
+	}
 	// Both granularities: asking for words alone returns no segments.
 	req.TimestampGranularities = []goopenai.TranscriptionTimestampGranularity{
 		goopenai.TranscriptionTimestampGranularityWord, goopenai.TranscriptionTimestampGranularitySegment,
@@ -185,17 +190,7 @@ const english = "english"
 // starts with a script written without spaces, so that they read like the segment.
 // Segments whisper's statistics call silence are dropped (see silent).
 func toTranscript(resp goopenai.AudioResponse, hint string, fallback time.Duration) providers.Transcript {
-	tr := providers.Transcript{
-		Language: resp.Language,
-		Duration: fromSeconds(resp.Duration),
-		Text:     strings.TrimSpace(resp.Text),
-	}
-	if tr.Language == "" {
-		tr.Language = hint
-	}
-	if tr.Duration == 0 {
-		tr.Duration = fallback
-	}
+	tr := newTranscript(resp.Language, hint, resp.Duration, resp.Text, fallback)
 	for _, s := range resp.Segments {
 		tr.Segments = append(tr.Segments, providers.Segment{
 			Start: fromSeconds(s.Start),
@@ -203,9 +198,7 @@ func toTranscript(resp goopenai.AudioResponse, hint string, fallback time.Durati
 			Text:  strings.TrimSpace(s.Text),
 		})
 	}
-	if len(tr.Segments) == 0 && tr.Text != "" {
-		tr.Segments = []providers.Segment{{Start: 0, End: tr.Duration, Text: tr.Text}}
-	}
+	tr = wholeIfNone(tr)
 	j := 0
 	for _, w := range resp.Words {
 		text := strings.TrimSpace(w.Word)
@@ -235,6 +228,24 @@ func toTranscript(resp goopenai.AudioResponse, hint string, fallback time.Durati
 	if len(kept) != len(tr.Segments) {
 		tr.Segments = kept
 		tr.Text = joinTexts(kept)
+	}
+	return tr
+}
+
+// newTranscript starts the mapping of an answer: its language or else the hint, its
+// duration or else fallback, its text trimmed.
+func newTranscript(language, hint string, duration float64, text string, fallback time.Duration) providers.Transcript {
+	return providers.Transcript{
+		Language: cmp.Or(language, hint),
+		Duration: cmp.Or(fromSeconds(duration), fallback),
+		Text:     strings.TrimSpace(text),
+	}
+}
+
+// wholeIfNone gives an answer with text but no segments one segment over the whole duration.
+func wholeIfNone(tr providers.Transcript) providers.Transcript {
+	if len(tr.Segments) == 0 && tr.Text != "" {
+		tr.Segments = []providers.Segment{{Start: 0, End: tr.Duration, Text: tr.Text}}
 	}
 	return tr
 }

@@ -34,6 +34,7 @@ type sttCall struct {
 	Model       string
 	Format      string
 	Granularity string
+	Chunking    string // chunking_strategy
 	Language    string
 	Filename    string
 	Size        int64
@@ -47,7 +48,9 @@ type sttCall struct {
 // text naming its own times ("0.000-8.352") so a test can tell which chunk a merged
 // segment came from. A transcription also answers top-level words, as OpenAI does with
 // timestamp_granularities[]=word: one per segment, its text without the leading space,
-// lasting the first half of its segment. A translation has no words, as at OpenAI.
+// lasting the first half of its segment. A translation has no words, as at OpenAI. The
+// diarizing model answers diarized_json instead, as OpenAI's: the same segments, speakers
+// "A" and "B", no language, no words.
 type fakeSTT struct {
 	t     testing.TB
 	media *media.Runner
@@ -80,7 +83,7 @@ func newFakeSTT(t testing.TB) (*fakeSTT, *httptest.Server) {
 // sttAnswer is the verbose_json body.
 type sttAnswer struct {
 	Task     string       `json:"task"`
-	Language string       `json:"language"`
+	Language string       `json:"language,omitempty"`
 	Duration float64      `json:"duration"`
 	Text     string       `json:"text"`
 	Segments []sttSegment `json:"segments"`
@@ -98,7 +101,12 @@ type sttSegment struct {
 	Start float64 `json:"start"`
 	End   float64 `json:"end"`
 	Text  string  `json:"text"`
+	// Speaker is diarized_json's.
+	Speaker string `json:"speaker,omitempty"`
 }
+
+// diarizeModel is OpenAI's model that tells speakers apart.
+const diarizeModel = "gpt-4o-transcribe-diarize"
 
 var languageNames = map[string]string{"": "english", "en": "english", "de": "german"}
 
@@ -147,16 +155,25 @@ func (f *fakeSTT) receive(r *http.Request, endpoint string) (sttCall, error) {
 		Model:       r.FormValue("model"),
 		Format:      r.FormValue("response_format"),
 		Granularity: strings.Join(r.MultipartForm.Value["timestamp_granularities[]"], ","),
+		Chunking:    r.FormValue("chunking_strategy"),
 		Language:    r.FormValue("language"),
 	}
-	if c.Model == "" || c.Format != "verbose_json" {
+	want := "verbose_json"
+	if c.Model == diarizeModel {
+		want = "diarized_json"
+	}
+	if c.Model == "" || c.Format != want {
 		return c, fmt.Errorf("form %v", r.MultipartForm.Value)
+	}
+	// The diarizing model takes no granularities and, past 30 s, needs a chunking strategy.
+	if c.Model == diarizeModel && (c.Granularity != "" || c.Chunking != "auto" || endpoint != "transcriptions") {
+		return c, fmt.Errorf("diarizing form %v", r.MultipartForm.Value)
 	}
 	// Translations take neither a language nor timestamp granularities.
 	if endpoint == "translations" && (c.Granularity != "" || r.MultipartForm.Value["language"] != nil) {
 		return c, fmt.Errorf("translation form %v", r.MultipartForm.Value)
 	}
-	if endpoint == "transcriptions" && c.Granularity != "word,segment" {
+	if endpoint == "transcriptions" && c.Model != diarizeModel && c.Granularity != "word,segment" {
 		return c, fmt.Errorf("transcription granularities %q", c.Granularity)
 	}
 	if _, ok := r.MultipartForm.Value["language"]; ok && c.Language == "" {
@@ -190,14 +207,22 @@ func answer(c sttCall, noSegments bool) sttAnswer {
 	if c.Endpoint == "translations" {
 		a.Task, a.Language = "translate", "english"
 	}
+	diarized := c.Format == "diarized_json"
+	if diarized {
+		a.Language = ""
+	}
 	if noSegments {
 		a.Text = " all of it"
 		return a
 	}
 	for i, span := range [][2]time.Duration{{0, half}, {half, d}} {
 		text := fmt.Sprintf(" %.3f-%.3f", span[0].Seconds(), span[1].Seconds())
-		a.Segments = append(a.Segments, sttSegment{ID: i, Start: span[0].Seconds(), End: span[1].Seconds(), Text: text})
-		if c.Endpoint == "transcriptions" {
+		seg := sttSegment{ID: i, Start: span[0].Seconds(), End: span[1].Seconds(), Text: text}
+		if diarized {
+			seg.Speaker = string(rune('A' + i))
+		}
+		a.Segments = append(a.Segments, seg)
+		if c.Endpoint == "transcriptions" && !diarized {
 			a.Words = append(a.Words, sttWord{Word: strings.TrimSpace(text), Start: span[0].Seconds(), End: wordEnd(span[0], span[1]).Seconds()})
 		}
 		a.Text += text
@@ -210,10 +235,10 @@ func wordEnd(start, end time.Duration) time.Duration {
 	return start + ((end - start) / 2).Truncate(time.Millisecond)
 }
 
-// equalSegments compares segments with their words.
+// equalSegments compares segments with their words and speakers.
 func equalSegments(a, b []providers.Segment) bool {
 	return slices.EqualFunc(a, b, func(x, y providers.Segment) bool {
-		return x.Start == y.Start && x.End == y.End && x.Text == y.Text && slices.Equal(x.Words, y.Words)
+		return x.Start == y.Start && x.End == y.End && x.Text == y.Text && x.Speaker == y.Speaker && slices.Equal(x.Words, y.Words)
 	})
 }
 
@@ -606,6 +631,43 @@ func TestTranscribeTranslates(t *testing.T) {
 	}
 	if tr.Language != "english" || len(tr.Segments) != 6 {
 		t.Errorf("merged translation %+v", tr)
+	}
+}
+
+// The diarizing model is asked for diarized_json with chunking_strategy=auto and no
+// granularities; its speakers reach the segments (no words: it gives none), chunks too.
+func TestTranscribeDiarized(t *testing.T) {
+	s := newSTT(t, TranscriberConfig{Model: diarizeModel})
+	wav := speechWAV(t)
+	tr, c := s.transcribeOnce(t, providers.TranscribeRequest{Path: wav, Language: "en"})
+	if c.Format != "diarized_json" || c.Chunking != "auto" || c.Granularity != "" || c.Language != "en" {
+		t.Errorf("call %+v", c)
+	}
+	d := c.Info.Duration.Truncate(time.Millisecond)
+	half := (d / 2).Truncate(time.Millisecond)
+	want := []providers.Segment{
+		{Start: 0, End: half, Text: fmt.Sprintf("0.000-%.3f", half.Seconds()), Speaker: "A"},
+		{Start: half, End: d, Text: fmt.Sprintf("%.3f-%.3f", half.Seconds(), d.Seconds()), Speaker: "B"},
+	}
+	if !equalSegments(tr.Segments, want) || tr.Language != "en" || tr.Duration != d {
+		t.Errorf("transcript %+v, want segments %+v in en", tr, want)
+	}
+
+	long := makeMedia(t, "long.wav", "-f", "lavfi", "-i", "sine=frequency=300:sample_rate=16000:duration=50")
+	chunked := newSTT(t, TranscriberConfig{Model: diarizeModel, MaxChunk: 20 * time.Second})
+	tr, err := chunked.transcribe(t, providers.TranscribeRequest{Path: long})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.tr.Translates() == nil || NewTranscriber(TranscriberConfig{APIKey: "k"}).Translates() != nil {
+		t.Error("the diarizing model is taken to translate, or whisper-1 is not")
+	}
+	var speakers []string
+	for _, s := range tr.Segments {
+		speakers = append(speakers, s.Speaker)
+	}
+	if len(chunked.api.received()) != 3 || strings.Join(speakers, "") != "ABABAB" {
+		t.Errorf("%d calls, speakers %v", len(chunked.api.received()), speakers)
 	}
 }
 

@@ -20,6 +20,7 @@ type cue struct {
 	start, end time.Duration
 	lines      []string
 	cps        float64 // the most characters a second of its segment's rules; 0: r.MaxCPS
+	speaker    string  // its segment's speaker (speakerName), "" when unknown
 }
 
 // cues lays out a transcript's segments as subtitle cues by the rules of its language, in
@@ -32,7 +33,11 @@ func cues(t providers.Transcript) []cue {
 	r := subtitleRules(t)
 	var out []cue
 	for _, s := range subtitleTimes(segs, t.Duration) {
-		out = append(out, layoutSegment(s, segmentRules(r, s.Text))...)
+		cs := layoutSegment(s, segmentRules(r, s.Text))
+		for i := range cs {
+			cs[i].speaker = speakerName(s.Speaker)
+		}
+		out = append(out, cs...)
 	}
 	// A long segment's later cues start after its own start, possibly after the start of
 	// the next segment (which may overlap it): cues go in order of start.

@@ -17,8 +17,11 @@ func renderJSON(t providers.Transcript) ([]byte, error) {
 	}{text(t)})
 }
 
-// renderText is the bare text and a newline.
+// renderText is the bare text and a newline; with speakers, a paragraph a turn (speakerText).
 func renderText(t providers.Transcript) ([]byte, error) {
+	if hasSpeakers(t.Segments) {
+		return []byte(speakerText(t) + "\n"), nil
+	}
 	return []byte(text(t) + "\n"), nil
 }
 
@@ -55,6 +58,8 @@ type verboseSegment struct {
 	AvgLogprob       float64 `json:"avg_logprob"`
 	CompressionRatio float64 `json:"compression_ratio"`
 	NoSpeechProb     float64 `json:"no_speech_prob"`
+	// Speaker is diarized_json's, when the engine told speakers apart.
+	Speaker string `json:"speaker,omitempty"`
 }
 
 func renderVerboseJSON(t providers.Transcript) ([]byte, error) {
@@ -73,11 +78,12 @@ func renderVerboseJSON(t providers.Transcript) ([]byte, error) {
 		// The engine's times, only made valid: verbose_json has no ordering rule.
 		s = clampTimes(s, 0)
 		v.Segments = append(v.Segments, verboseSegment{
-			ID:     i,
-			Start:  seconds(s.Start),
-			End:    seconds(s.End),
-			Text:   spaced(s.Text),
-			Tokens: []int{},
+			ID:      i,
+			Start:   seconds(s.Start),
+			End:     seconds(s.End),
+			Text:    spaced(s.Text),
+			Tokens:  []int{},
+			Speaker: speakerName(s.Speaker),
 		})
 		for _, w := range s.Words {
 			text := strings.TrimSpace(w.Text)
@@ -112,10 +118,10 @@ func marshal(v any) ([]byte, error) {
 
 // renderSRT numbers the cues from 1, with comma-separated milliseconds and a blank line
 // after each cue. SRT has no escaping; a "-->" in the text, which readers could take for a
-// timing line, becomes "->" (see srtText).
+// timing line, becomes "->" (see srtText). A speaker is named where a turn starts.
 func renderSRT(t providers.Transcript) ([]byte, error) {
 	var b bytes.Buffer
-	for i, c := range cues(t) {
+	for i, c := range cues(labelled(t)) {
 		fmt.Fprintf(&b, "%d\n%s --> %s\n", i+1, timestamp(c.start, ','), timestamp(c.end, ','))
 		for _, l := range c.lines {
 			b.WriteString(srtText(l))
@@ -138,12 +144,17 @@ func srtText(l string) string {
 // vttEscaper escapes what WebVTT cue text reserves (it also turns "-->" into "--&gt;").
 var vttEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
-// renderVTT writes the WEBVTT header and the cues, hours always present.
+// renderVTT writes the WEBVTT header and the cues, hours always present; a cue whose
+// segment names its speaker opens a voice span (<v A>), closed by the cue's end.
 func renderVTT(t providers.Transcript) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("WEBVTT\n\n")
 	for _, c := range cues(t) {
 		fmt.Fprintf(&b, "%s --> %s\n", timestamp(c.start, '.'), timestamp(c.end, '.'))
+		if c.speaker != "" {
+			// The annotation may hold neither "&" nor ">" but as references.
+			fmt.Fprintf(&b, "<v %s>", vttEscaper.Replace(c.speaker))
+		}
 		for _, l := range c.lines {
 			b.WriteString(vttEscaper.Replace(l))
 			b.WriteByte('\n')

@@ -57,6 +57,9 @@
 //     hold; shortest cue and reading speed are best effort (the conformance test reports
 //     how often they give way).
 //   - A transcript with text but no segments gets one subtitle segment spanning its Duration.
+//   - Speakers (Segment.Speaker, where the engine tells them apart): a voice span on every
+//     vtt cue (<v A>), "A: " where a turn starts in srt and text (one paragraph a turn),
+//     "speaker" on each verbose_json segment, nothing in json (speakers.go).
 package transcript
 
 import (

@@ -6,7 +6,9 @@
 //
 // POST /v1/audio/transcriptions (multipart) checks the bearer key and the
 // model and file fields, measures the received audio with ffprobe and answers
-// in the requested format (verbose_json: segments spread over that length).
+// in the requested format (verbose_json: segments spread over that length). The
+// diarizing model (gpt-4o-transcribe-diarize) answers diarized_json only, with speakers,
+// and, as OpenAI, refuses more than 30 s without chunking_strategy, and word granularity.
 // GET|HEAD /media/clip.mp4 serves a generated video with Range support: the
 // link the video-to-text test pastes. GET /stats tells what was asked.
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -17,7 +19,8 @@ import { CLIP_TEXT, makeSpeechMp4, parseMultipart, probeSeconds, readBody, rende
 const PORT = Number(process.env.PORT || 18090);
 const dir = tempDir("parla-fake-openai-");
 const clip = makeSpeechMp4(dir);
-const FORMATS = ["json", "text", "srt", "verbose_json", "vtt"];
+const FORMATS = ["json", "text", "srt", "verbose_json", "vtt", "diarized_json"];
+const DIARIZE = "gpt-4o-transcribe-diarize";
 const stats = { transcriptions: 0, requests: [] };
 
 const error = (res, status, message, type = "invalid_request_error") => {
@@ -34,6 +37,8 @@ async function transcribe(req, res) {
   if (!model) return error(res, 400, "model is required");
   if (!file || file.data.length === 0) return error(res, 400, "file is required");
   if (!FORMATS.includes(format)) return error(res, 400, `response_format ${format} is not supported`);
+  if ((model === DIARIZE) !== (format === "diarized_json")) return error(res, 400, `response_format ${format} is not compatible with model ${model}`);
+  if (model === DIARIZE && form.fields["timestamp_granularities[]"]) return error(res, 400, "timestamp_granularities is not supported for diarization models");
   const work = join(dir, `upload-${Date.now()}-${Math.random().toString(36).slice(2)}`);
   mkdirSync(work);
   const path = join(work, file.filename.replace(/[^\w.-]/g, "_") || "audio");
@@ -41,8 +46,10 @@ async function transcribe(req, res) {
   const seconds = probeSeconds(path);
   rmSync(work, { recursive: true, force: true });
   stats.transcriptions++;
-  stats.requests.push({ model, format, language, filename: file.filename, bytes: file.data.length, seconds });
+  const chunking = form.fields.chunking_strategy || "";
+  stats.requests.push({ model, format, language, chunking, filename: file.filename, bytes: file.data.length, seconds });
   if (!seconds) return error(res, 400, "Audio file might be corrupted or unsupported");
+  if (model === DIARIZE && seconds > 30 && !chunking) return error(res, 400, "chunking_strategy is required for diarization models when input is longer than 30 seconds");
   const { body, type } = renderTranscript(format, CLIP_TEXT, Math.round(seconds * 1000) / 1000, language || "english");
   res.writeHead(200, { "Content-Type": type });
   res.end(body);

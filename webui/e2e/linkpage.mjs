@@ -5,7 +5,8 @@
 // in the visitor's language for an unknown link. None of it answers a browser with JSON.
 import { assert, BASE, check, facts } from "./harness.mjs";
 
-async function downloadBy(page, locator) {
+/** Clicks `locator` (a download button of the link page) and returns {text, name} of the file. */
+export async function downloadBy(page, locator) {
   const [dl] = await Promise.all([page.waitForEvent("download", { timeout: 30000 }), locator.click()]);
   const { readFileSync } = await import("node:fs");
   return { text: readFileSync(await dl.path(), "utf8"), name: dl.suggestedFilename() };

@@ -1,6 +1,7 @@
 // Helpers shared by the test servers (fake-openai.mjs, mock-server.mjs) and the
 // browser tests: media made with espeak-ng + ffmpeg, ffprobe, a small
-// multipart reader, transcripts in OpenAI's five formats, files served with Range.
+// multipart reader, transcripts in OpenAI's five formats and the diarizing model's
+// diarized_json, files served with Range.
 import { execFileSync } from "node:child_process";
 import { createReadStream, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -142,6 +143,11 @@ export function renderTranscript(format, text, seconds, language = "english") {
       };
     case "verbose_json":
       return { body: JSON.stringify({ task: "transcribe", language, duration: seconds, text, segments }), type: "application/json" };
+    case "diarized_json": {
+      // As gpt-4o-transcribe-diarize answers: speakers "A", "B", … taking turns, no language, no words.
+      const turns = segments.map((s, i) => ({ type: "transcript.text.segment", id: `seg_${i}`, start: s.start, end: s.end, text: s.text.trim(), speaker: String.fromCharCode(65 + (i % 2)) }));
+      return { body: JSON.stringify({ task: "transcribe", duration: seconds, text, segments: turns }), type: "application/json" };
+    }
     default:
       return { body: JSON.stringify({ text }), type: "application/json" };
   }

@@ -1,6 +1,6 @@
 import { lazy, Suspense, useCallback, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { getConfig } from "./api.js";
+import { getConfig, prefetchTranscript } from "./api.js";
 import { ConfigContext } from "./config.jsx";
 import { applyDocumentLanguage, changeLanguage } from "./i18n.js";
 import { LANGUAGES } from "./languages.js";
@@ -17,10 +17,23 @@ const Tts = lazy(() => import("./screens/tts/Tts.jsx"));
 const Sst = lazy(() => import("./screens/sst/Sst.jsx"));
 const Vtt = lazy(() => import("./screens/vtt/Vtt.jsx"));
 const Confirmation = lazy(() => import("./screens/confirmation/Confirmation.jsx"));
-const Editor = lazy(() => import("./screens/editor/Editor.jsx"));
+const loadEditor = () => import("./screens/editor/Editor.jsx");
+const Editor = lazy(loadEditor);
 
 /** The transcript editor's address: /r/{token}/edit (api/editor.go serves it to a live link). */
 const EDIT_ROUTE = /^\/r\/([^/]+)\/edit$/;
+
+/** The editor's token in a path (without its language), or "". */
+const editToken = (path) => EDIT_ROUTE.exec(path.replace(/\/+$/, ""))?.[1] ?? "";
+
+// Opening the editor, its chunk and the transcript are asked for at once, side by side,
+// while the rest of the app starts, rather than one after the other once the route renders:
+// a 3-hour transcript opens sooner (webui/scripts/editor-bench.mjs).
+const opening = editToken(splitPath(window.location.pathname).path);
+if (opening) {
+  prefetchTranscript(opening);
+  loadEditor();
+}
 
 // The menu; a service the server reports closed is left out (its page still says so).
 const NAV = [
@@ -33,8 +46,8 @@ const NAV = [
 /** The screen for a path, plus the keys naming and describing it (for the metadata; the
  * server renders the same ones first, api/pages.go sitePages). */
 function route(path) {
-  const edit = EDIT_ROUTE.exec(path.replace(/\/+$/, ""));
-  if (edit) return { title: "editor.title", el: <Editor token={edit[1]} /> };
+  const token = editToken(path);
+  if (token) return { title: "editor.title", el: <Editor token={token} /> };
   switch (path.replace(/\/+$/, "") || "/") {
     case "/":
       return { title: "nav.about", el: <About /> };

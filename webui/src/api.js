@@ -350,6 +350,7 @@ export async function previewTts(payload, { signal } = {}) {
  * @property {number} start
  * @property {number} end
  * @property {string} text
+ * @property {string} [speaker] who speaks, where the engine told speakers apart ("A")
  */
 
 /**
@@ -365,12 +366,34 @@ export async function previewTts(payload, { signal } = {}) {
 /** @param {string} token */
 const transcriptPath = (token) => `/r/${encodeURIComponent(token)}/transcript`;
 
+/** Transcripts asked for before the editor's chunk arrived (prefetchTranscript), by token. */
+const prefetched = new Map();
+
 /**
+ * Starts GET /r/{token}/transcript while the editor's chunk loads, not after it; the
+ * editor's first getTranscript of that token takes the answer. Nothing for an empty token.
+ * @param {string} token
+ */
+export function prefetchTranscript(token) {
+  if (!token || prefetched.has(token)) return;
+  const answer = request("GET", transcriptPath(token)).then((r) => r.data);
+  answer.catch(() => {}); // not unhandled: the editor that takes it handles its error
+  prefetched.set(token, answer);
+}
+
+/**
+ * The transcript, from prefetchTranscript's answer when one is waiting (which `opts` can no
+ * longer abort).
  * @param {string} token the link's
  * @param {CallOptions} [opts]
  * @returns {Promise<EditableTranscript>}
  */
 export async function getTranscript(token, opts) {
+  const early = prefetched.get(token);
+  if (early) {
+    prefetched.delete(token);
+    return early;
+  }
   return (await request("GET", transcriptPath(token), undefined, opts)).data;
 }
 

@@ -10,10 +10,12 @@ import {
   mergeNext,
   record,
   redo,
+  renameSpeaker,
   replaceAll,
   sameCues,
   shiftAll,
   shiftCue,
+  speakersOf,
   splitCue,
   undo,
 } from "../src/lib/cues.js";
@@ -89,6 +91,23 @@ describe("editing cues", () => {
     expect(saved[3].text).toBe("x");
     expect(sameCues(forSaving(cues()), cues())).toBe(true);
     expect(sameCues(cues(), splitCue(cues(), 0, 5))).toBe(false);
+  });
+
+  it("renames a speaker in every cue at once, keeping speakers through saving, split and merge", () => {
+    const spoken = cues().map((c, i) => ({ ...c, speaker: i === 1 ? "B" : "A" }));
+    expect(speakersOf(spoken)).toEqual(["A", "B"]);
+    expect(speakersOf(cues())).toEqual([]);
+    const renamed = renameSpeaker(spoken, "A", " Dr.\nOrtega ");
+    expect(renamed.map((c) => c.speaker)).toEqual(["Dr. Ortega", "B", "Dr. Ortega"]);
+    expect(spoken[0].speaker).toBe("A");
+    expect(renameSpeaker(spoken, "A", "  ")).toBe(spoken);
+    expect(renameSpeaker(spoken, "C", "Someone")).toBe(spoken);
+    expect(speakersOf(renameSpeaker(renamed, "B", "Dr. Ortega"))).toEqual(["Dr. Ortega"]);
+    expect(forSaving(renamed).map((c) => c.speaker)).toEqual(["Dr. Ortega", "B", "Dr. Ortega"]);
+    expect(forSaving(cues())[0]).not.toHaveProperty("speaker");
+    expect(sameCues(spoken, renamed)).toBe(false);
+    expect(splitCue(spoken, 0, 5).map((c) => c.speaker)).toEqual(["A", "A", "B", "A"]);
+    expect(mergeNext(spoken, 0)[0].speaker).toBe("A");
   });
 
   it("writes times", () => {

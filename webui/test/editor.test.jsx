@@ -1,5 +1,6 @@
 import { fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { prefetchTranscript } from "../src/api.js";
 import Editor from "../src/screens/editor/Editor.jsx";
 import { json } from "./fixtures.js";
 
@@ -77,6 +78,50 @@ describe("the transcript editor", () => {
     fireEvent.click(screen.getByRole("button", { name: "Back to the original" }));
     await screen.findByText("The original transcript is back.");
     expect(calls.at(-1)).toMatchObject({ url: "/r/tok/transcript", method: "DELETE" });
+  });
+
+  it("shows the engine's speakers and renames one in every cue, saved with the cues", async () => {
+    const spoken = { ...TRANSCRIPT, original: TRANSCRIPT.original.map((c, i) => ({ ...c, speaker: ["A", "B"][i] })) };
+    const calls = [];
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(async (url, init = {}) => {
+        calls.push({ method: init.method, body: init.body && JSON.parse(init.body) });
+        if (init.method === "PUT") return json(200, { ok: true, edited: JSON.parse(init.body).cues });
+        return json(200, spoken);
+      }),
+    );
+    render(<Editor token="tok" />);
+    await screen.findByRole("textbox", { name: "Cue 1, 0:00.0, A" });
+    expect(screen.getAllByTestId("cue-speaker").map((e) => e.textContent)).toEqual(["A", "B"]);
+    fireEvent.change(screen.getByLabelText("New name for A"), { target: { value: "Dr. Ortega" } });
+    fireEvent.click(screen.getAllByRole("button", { name: "Rename everywhere" })[0]);
+    expect(screen.getAllByTestId("cue-speaker").map((e) => e.textContent)).toEqual(["Dr. Ortega", "B"]);
+    expect(screen.getByLabelText("New name for Dr. Ortega")).toBeTruthy();
+    fireEvent.keyDown(screen.getByRole("textbox", { name: /^Cue 1,/ }), { code: "KeyZ", ctrlKey: true });
+    expect(screen.getAllByTestId("cue-speaker").map((e) => e.textContent)).toEqual(["A", "B"]);
+    fireEvent.keyDown(screen.getByRole("textbox", { name: /^Cue 1,/ }), { code: "KeyY", ctrlKey: true });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await screen.findByText(/Saved\./);
+    expect(calls.find((c) => c.method === "PUT").body.cues.map((c) => c.speaker)).toEqual(["Dr. Ortega", "B"]);
+  });
+
+  it("shows no speakers where the engine gives none", async () => {
+    serve();
+    render(<Editor token="tok" />);
+    await screen.findByRole("textbox", { name: /Cue 1,/ });
+    expect(screen.queryByTestId("editor-speakers")).toBeNull();
+    expect(screen.queryAllByTestId("cue-speaker")).toHaveLength(0);
+  });
+
+  it("takes the transcript asked for before it mounted, asking once", async () => {
+    const calls = serve();
+    prefetchTranscript("early");
+    prefetchTranscript("early");
+    expect(calls).toHaveLength(1);
+    render(<Editor token="early" />);
+    await screen.findByRole("textbox", { name: /Cue 1,/ });
+    expect(calls.map((c) => c.url)).toEqual(["/r/early/transcript"]);
   });
 
   it("says when the link has no transcript", async () => {

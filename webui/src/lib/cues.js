@@ -1,5 +1,6 @@
 // The transcript editor's pure logic (screens/editor): cues are {start, end, text} with
-// times in whole milliseconds, as GET /r/{token}/transcript gives them. Every function
+// times in whole milliseconds, and a speaker where the engine told speakers apart, as
+// GET /r/{token}/transcript gives them. Every function
 // returns new arrays and leaves its arguments alone, so that undo is a list of snapshots.
 
 /** Scripts written without spaces between words: joining their cues adds none. */
@@ -110,14 +111,35 @@ export function cueAt(cues, ms) {
   return found >= 0 && ms < cues[found].end ? found : -1;
 }
 
-/** The cues as the server takes them: texts cleaned and trimmed, blank cues left out. */
+/** The cues as the server takes them: texts cleaned and trimmed, blank cues left out, speakers kept. */
 export function forSaving(cues) {
-  return cues.map((c) => ({ start: c.start, end: c.end, text: cleanText(c.text).trim() })).filter((c) => c.text);
+  return cues
+    .map((c) => ({ start: c.start, end: c.end, text: cleanText(c.text).trim(), ...(c.speaker ? { speaker: c.speaker } : {}) }))
+    .filter((c) => c.text);
 }
 
 /** Whether two lists of cues are the same. */
 export function sameCues(a, b) {
-  return a === b || (a.length === b.length && a.every((c, i) => c.start === b[i].start && c.end === b[i].end && c.text === b[i].text));
+  return (
+    a === b ||
+    (a.length === b.length &&
+      a.every((c, i) => c.start === b[i].start && c.end === b[i].end && c.text === b[i].text && (c.speaker || "") === (b[i].speaker || "")))
+  );
+}
+
+/** The speakers the cues name, each once, in order of first appearance. */
+export function speakersOf(cues) {
+  return [...new Set(cues.map((c) => c.speaker).filter(Boolean))];
+}
+
+/**
+ * Renames speaker `from` to `to` in every cue ("A" → "Dr. Ortega"); a name that is blank
+ * once cleaned changes nothing. Two speakers given one name become one.
+ */
+export function renameSpeaker(cues, from, to) {
+  const name = cleanText(to).trim();
+  if (!name || name === from || !cues.some((c) => c.speaker === from)) return cues;
+  return cues.map((c) => (c.speaker === from ? { ...c, speaker: name } : c));
 }
 
 /** A time as [h:]mm:ss.t for the cue list. */

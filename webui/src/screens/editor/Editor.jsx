@@ -1,4 +1,4 @@
-import { memo, useCallback, useEffect, useRef, useState } from "react";
+import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { getTranscript, revertTranscript, saveTranscript } from "../../api.js";
 import Loader from "../../Loader.jsx";
@@ -14,8 +14,11 @@ import "./editor.css";
 
 const draftKey = (token) => `edit:${token}`;
 const STEP_MS = 500;
-/** Cues rendered per frame: a 3-hour transcript (~2,500 cues) opens with its first ones
- * editable at once, the rest following within a few frames. */
+/** Cues rendered first: more than a screenful, so the first cues are editable as soon as
+ * the transcript arrives. */
+const FIRST = 40;
+/** Cues rendered per frame after them: a 3-hour transcript (~2,500 cues) is whole within a
+ * few frames. */
 const BATCH = 300;
 
 /** A cue's row; memoized, so that playing re-renders only the rows whose highlight changes. */
@@ -23,17 +26,24 @@ const Row = memo(function Row({ cue, i, current, onText, onFocus, onCursor, onSe
   const time = C.formatTime(cue.start);
   return (
     <li id={`cue-${i}`} className={current ? "cue current" : "cue"} aria-current={current ? "true" : undefined}>
-      <button type="button" className="cue-time" onClick={() => onSeek(i)} aria-label={t("editor.seek", { time })}>
-        <bdi dir="ltr">
-          {time} – {C.formatTime(cue.end)}
-        </bdi>
-      </button>
+      <div className="cue-head">
+        <button type="button" className="cue-time" onClick={() => onSeek(i)} aria-label={t("editor.seek", { time })}>
+          <bdi dir="ltr">
+            {time} – {C.formatTime(cue.end)}
+          </bdi>
+        </button>
+        {cue.speaker && (
+          <bdi className="cue-speaker" data-testid="cue-speaker">
+            {cue.speaker}
+          </bdi>
+        )}
+      </div>
       <textarea
         id={`cue-text-${i}`}
         dir="auto"
         rows={2}
         value={cue.text}
-        aria-label={t("editor.cue", { n: i + 1, time })}
+        aria-label={cue.speaker ? t("editor.cueBy", { n: i + 1, time, name: cue.speaker }) : t("editor.cue", { n: i + 1, time })}
         onChange={(e) => onText(i, e.target.value)}
         onFocus={() => onFocus(i)}
         onSelect={(e) => onCursor(i, e.currentTarget.selectionStart)}
@@ -41,6 +51,39 @@ const Row = memo(function Row({ cue, i, current, onText, onFocus, onCursor, onSe
     </li>
   );
 });
+
+/**
+ * The speakers the engine told apart, each renamed at once in every cue ("A" → "Dr. Ortega");
+ * nothing without speakers (whisper gives none).
+ */
+function Speakers({ names, onRename, t }) {
+  const [drafts, setDrafts] = useState(/** @type {Record<string, string>} */ ({}));
+  if (!names.length) return null;
+  const draft = (name) => drafts[name] ?? "";
+  const setDraft = (name, value) => setDrafts((d) => ({ ...d, [name]: value }));
+  return (
+    <fieldset className="editor-media" data-testid="editor-speakers">
+      <legend>{t("editor.speakers")}</legend>
+      {names.map((name) => (
+        <form
+          key={name}
+          className="editor-row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            onRename(name, draft(name));
+            setDraft(name, "");
+          }}
+        >
+          <label className="editor-field">
+            <span>{t("editor.renameSpeaker", { name })}</span>
+            <input type="text" dir="auto" value={draft(name)} onChange={(e) => setDraft(name, e.target.value)} />
+          </label>
+          <button type="submit">{t("editor.rename")}</button>
+        </form>
+      ))}
+    </fieldset>
+  );
+}
 
 /** Focuses cue i's text, its cursor at `at` (the start by default). */
 function focusCue(i, at = 0) {
@@ -67,7 +110,7 @@ export default function Editor({ token }) {
   const [replacement, setReplacement] = useState("");
   const [matchCase, setMatchCase] = useState(false);
   const [replaced, setReplaced] = useState(/** @type {number | null} */ (null));
-  const [shown, setShown] = useState(BATCH);
+  const [shown, setShown] = useState(FIRST);
   const cursor = useRef({ i: 0, at: 0 });
   const video = useRef(/** @type {HTMLVideoElement | null} */ (null));
   const cues = hist.present;
@@ -75,6 +118,7 @@ export default function Editor({ token }) {
   cuesRef.current = cues;
   const limit = data?.duration ?? 0;
   const unsaved = data !== null && !C.sameCues(cues, base);
+  const speakers = useMemo(() => C.speakersOf(cues), [cues]);
 
   useEffect(() => {
     const ctl = new AbortController();
@@ -113,6 +157,7 @@ export default function Editor({ token }) {
 
   const change = useCallback((next, tag) => setHist((h) => C.record(h, next(h.present), tag)), []);
   const onText = useCallback((i, text) => change((cs) => C.editText(cs, i, text), `text:${i}`), [change]);
+  const onRename = useCallback((from, to) => change((cs) => C.renameSpeaker(cs, from, to)), [change]);
   const onFocus = useCallback((i) => {
     cursor.current = { i, at: cursor.current.i === i ? cursor.current.at : 0 };
   }, []);
@@ -326,6 +371,7 @@ export default function Editor({ token }) {
           </button>
           {replaced !== null && <span role="status">{t("editor.replaced", { count: replaced })}</span>}
         </form>
+        <Speakers names={speakers} onRename={onRename} t={t} />
         <div className="editor-tools">
           <button type="button" className="primary" onClick={save} disabled={saving} data-testid="editor-save">
             {saving ? t("editor.saving") : t("editor.save")}

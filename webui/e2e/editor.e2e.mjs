@@ -301,6 +301,7 @@ async function main() {
     await check("Delete now erases the edit with the result", async () => {
       await page.goto(pageURL, { waitUntil: "load" });
       await page.getByTestId("link-delete").click();
+      await page.getByTestId("link-delete-confirm").click(); // the confirmation step erases
       await page.getByRole("heading", { level: 1, name: "Deleted" }).waitFor();
       const r = await page.request.get(`${BASE}/r/${token}/transcript`);
       assert(r.status() === 410 && (await r.json()).error?.code === "link_expired", `transcript after delete: ${r.status()}`);

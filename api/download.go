@@ -33,7 +33,7 @@ func (s *server) download(c *fiber.Ctx) error {
 		return s.otherFormat(c, o, format)
 	}
 	// A transcript the visitor corrected is rendered from the correction (editor.go).
-	if format, edited, err := s.deps.Book.EditedFormat(ctx, o); err != nil {
+	if format, edited, err := s.deps.Book.Results.EditedFormat(ctx, o); err != nil {
 		return err
 	} else if edited {
 		return s.otherFormat(c, o, format)
@@ -64,7 +64,7 @@ func (s *server) download(c *fiber.Ctx) error {
 
 // otherFormat sends a transcription in another format, made from its kept segments.
 func (s *server) otherFormat(c *fiber.Ctx, o orders.Order, format string) error {
-	body, name, contentType, err := s.deps.Book.OtherFormat(c.UserContext(), o, format)
+	body, name, contentType, err := s.deps.Book.Results.OtherFormat(c.UserContext(), o, format)
 	switch {
 	case errors.Is(err, orders.ErrUnknownFormat), errors.Is(err, orders.ErrNoSegments):
 		return fail("invalid_format", "this file has no such format")

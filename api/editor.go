@@ -56,7 +56,7 @@ func segmentsOf(cues []editorCue) []providers.Segment {
 }
 
 // editableOrder finds the link's order for the editor's JSON routes.
-func (s *server) editableOrder(c *fiber.Ctx) (orders.Order, error) {
+func (s editorHandlers) editableOrder(c *fiber.Ctx) (orders.Order, error) {
 	o, err := s.deps.Book.Download(c.UserContext(), c.Params("token"))
 	if errors.Is(err, orders.ErrNotFound) {
 		return o, fail("not_found", "no such link")
@@ -65,13 +65,13 @@ func (s *server) editableOrder(c *fiber.Ctx) (orders.Order, error) {
 }
 
 // editorTranscript answers the delivered transcript and the visitor's saved edit.
-func (s *server) editorTranscript(c *fiber.Ctx) error {
+func (s editorHandlers) editorTranscript(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "private, no-store")
 	o, err := s.editableOrder(c)
 	if err != nil {
 		return err
 	}
-	e, err := s.deps.Book.Editable(c.UserContext(), o)
+	e, err := s.deps.Book.Results.Editable(c.UserContext(), o)
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (s *server) editorTranscript(c *fiber.Ctx) error {
 }
 
 // saveTranscript stores the visitor's edit (PUT {cues: [...]}) and answers what was stored.
-func (s *server) saveTranscript(c *fiber.Ctx) error {
+func (s editorHandlers) saveTranscript(c *fiber.Ctx) error {
 	o, err := s.editableOrder(c)
 	if err != nil {
 		return err
@@ -98,7 +98,7 @@ func (s *server) saveTranscript(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}
-	t, err := s.deps.Book.SaveEdit(c.UserContext(), o, segmentsOf(body.Cues))
+	t, err := s.deps.Book.Results.SaveEdit(c.UserContext(), o, segmentsOf(body.Cues))
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func (s *server) saveTranscript(c *fiber.Ctx) error {
 }
 
 // revertTranscript removes the visitor's edit: the link serves the original again.
-func (s *server) revertTranscript(c *fiber.Ctx) error {
+func (s editorHandlers) revertTranscript(c *fiber.Ctx) error {
 	o, err := s.editableOrder(c)
 	if err != nil {
 		return err
@@ -114,7 +114,7 @@ func (s *server) revertTranscript(c *fiber.Ctx) error {
 	if !sameOrigin(c, s.cfg.PublicURL) {
 		return fail("cross_site", "")
 	}
-	if err := s.deps.Book.Revert(c.UserContext(), o); err != nil {
+	if err := s.deps.Book.Results.Revert(c.UserContext(), o); err != nil {
 		return err
 	}
 	return c.JSON(fiber.Map{"ok": true})
@@ -137,7 +137,7 @@ var editorSitePage = sitePage{title: "editor.title", description: "meta.descript
 // editorPage serves the app for /r/{token}/edit (and its language-prefixed address) to a
 // live link's holder, with the link page's guards: no caching, no referrer, no index. An
 // unknown or lapsed link gets the link page's 404/410.
-func (s *server) editorPage(c *fiber.Ctx) error {
+func (s editorHandlers) editorPage(c *fiber.Ctx) error {
 	if lng := c.Params("lang"); lng != "" {
 		if l, _, _ := locate("/" + lng); l.prefix() != "/"+lng {
 			return c.Next()

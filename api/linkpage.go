@@ -57,7 +57,7 @@ func (s *server) eraseNow(c *fiber.Ctx) error {
 		return s.sendPage(c, fiber.StatusOK, pageView{Lang: lng, Title: pageText(lng, "confirm.title"),
 			Token: o.LinkToken, Confirm: true})
 	}
-	if err := s.deps.Book.Erase(ctx, o); err != nil {
+	if err := s.deps.Book.Results.Erase(ctx, o); err != nil {
 		return err
 	}
 	return s.sendPage(c, fiber.StatusOK, pageView{Lang: lng, Title: pageText(lng, "deleted.title"),
@@ -146,7 +146,7 @@ func pageLocale(c *fiber.Ctx, orderLocale string) string {
 // download, the other formats of a transcript, and "delete now".
 func (s *server) renderLinkPage(c *fiber.Ctx, o orders.Order, notice string) error {
 	lng := pageLocale(c, o.Locale)
-	k, err := s.deps.Book.Kept(c.UserContext(), o)
+	k, err := s.deps.Book.Results.Kept(c.UserContext(), o)
 	if err != nil {
 		s.log.Warn("reading what is kept", "order", o.ID, "err", err)
 	}

@@ -95,6 +95,9 @@ type orderHandlers struct{ *server }
 // and Stripe's webhook.
 type paymentHandlers struct{ *server }
 
+// editorHandlers serve the transcript editor of a delivered order's link (editor.go).
+type editorHandlers struct{ *server }
+
 // New builds the Fiber app with every route.
 func New(cfg Config, deps Deps) *fiber.App {
 	if deps.Log == nil {
@@ -201,11 +204,12 @@ func New(cfg Config, deps Deps) *fiber.App {
 	// The transcript editor (editor.go): a bucket of its own, four times as generous as
 	// the checkouts, since every opening and every save counts.
 	edits := s.rateLimitTimes(4)
-	app.Get("/r/:token/transcript", edits, s.editorTranscript)
-	app.Put("/r/:token/transcript", edits, s.saveTranscript)
-	app.Delete("/r/:token/transcript", edits, s.revertTranscript)
-	app.Get("/r/:token/edit", edits, s.editorPage)
-	app.Get("/:lang/r/:token/edit", edits, s.editorPage)
+	ed := editorHandlers{s}
+	app.Get("/r/:token/transcript", edits, ed.editorTranscript)
+	app.Put("/r/:token/transcript", edits, ed.saveTranscript)
+	app.Delete("/r/:token/transcript", edits, ed.revertTranscript)
+	app.Get("/r/:token/edit", edits, ed.editorPage)
+	app.Get("/:lang/r/:token/edit", edits, ed.editorPage)
 
 	if deps.Admin != nil {
 		deps.Admin(app)

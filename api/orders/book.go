@@ -173,7 +173,8 @@ type translationChecker interface {
 // opens their checkouts; the Cashier binds payments to them and queues the one fulfilment
 // job; the fulfiller (fulfil.go) runs that job through the service's Producer
 // (produce_tts.go, produce_transcript.go), stores the result, links it and mails it, or
-// refunds; the sweeper (sweep.go) removes what lapsed.
+// refunds; the Results (kept.go, edited.go) serve what a delivered order keeps; the sweeper
+// (sweep.go) removes what lapsed.
 type Book struct {
 	// Desk quotes, validates and takes orders.
 	Desk *Desk
@@ -181,6 +182,9 @@ type Book struct {
 	Intake *Intake
 	// Cashier looks up checkout sessions and acts on payment events.
 	Cashier *Cashier
+	// Results is what a delivered order keeps for its link's life: other formats, the
+	// visitor's edit, "delete now".
+	Results *Results
 
 	cfg     Config
 	log     *slog.Logger
@@ -252,7 +256,8 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 		Desk: &Desk{cfg: cfg, orders: orders, uploads: uploads, services: producers, intake: intake,
 			payments: deps.Payments, languages: languages,
 			translator: translator, observer: deps.Observer, log: deps.Log},
-		Intake: intake,
+		Intake:  intake,
+		Results: &Results{storage: deps.Storage, orders: orders, log: deps.Log},
 		Cashier: &Cashier{cfg: cfg, orders: orders, uploads: uploads, events: &eventRows{db: deps.DB},
 			payments: deps.Payments, queue: queue, observer: deps.Observer, log: deps.Log},
 		cfg: cfg, log: deps.Log, orders: orders, queue: queue, sweeper: sw, storage: deps.Storage, db: deps.DB, fulfil: f,

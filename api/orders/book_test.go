@@ -541,24 +541,24 @@ func TestKeptAndEraseNow(t *testing.T) {
 	if len(o.Params) > 2 {
 		t.Fatalf("parameters kept after delivery: %s", o.Params)
 	}
-	k, err := f.book.Kept(ctx, o)
+	k, err := f.book.Results.Kept(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if k.Service != TTS || k.Characters != CountChars("Keep me ten days.") || k.Format == "" || k.Voice == "" || k.Transcript != nil {
 		t.Errorf("kept %+v", k)
 	}
-	if _, _, _, err := f.book.OtherFormat(ctx, o, "vtt"); !errors.Is(err, ErrNoSegments) {
+	if _, _, _, err := f.book.Results.OtherFormat(ctx, o, "vtt"); !errors.Is(err, ErrNoSegments) {
 		t.Errorf("a speech order in vtt: %v", err)
 	}
 	// Nor is there a transcript to edit.
-	if _, err := f.book.SaveEdit(ctx, o, []providers.Segment{{End: time.Second, Text: "x"}}); !errors.Is(err, ErrNoSegments) {
+	if _, err := f.book.Results.SaveEdit(ctx, o, []providers.Segment{{End: time.Second, Text: "x"}}); !errors.Is(err, ErrNoSegments) {
 		t.Errorf("editing speech: %v", err)
 	}
-	if _, ok, err := f.book.EditedFormat(ctx, o); ok || err != nil {
+	if _, ok, err := f.book.Results.EditedFormat(ctx, o); ok || err != nil {
 		t.Errorf("speech edited? %t %v", ok, err)
 	}
-	if err := f.book.Erase(ctx, o); err != nil {
+	if err := f.book.Results.Erase(ctx, o); err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range []string{o.ResultKey, keptKey(o.ResultKey)} {

@@ -155,14 +155,14 @@ func edited(orig providers.Transcript, segs []providers.Segment) providers.Trans
 
 // Editable returns a delivered transcription and the visitor's saved edit of it, if any.
 // ErrNoSegments for speech, or a transcription delivered before segments were kept.
-func (b *Book) Editable(ctx context.Context, o Order) (Editable, error) {
-	_, e, err := b.editable(ctx, o)
+func (r *Results) Editable(ctx context.Context, o Order) (Editable, error) {
+	_, e, err := r.editable(ctx, o)
 	return e, err
 }
 
 // editable reads what is kept of a transcription and the visitor's edit of it.
-func (b *Book) editable(ctx context.Context, o Order) (Kept, Editable, error) {
-	k, err := b.Kept(ctx, o)
+func (r *Results) editable(ctx context.Context, o Order) (Kept, Editable, error) {
+	k, err := r.Kept(ctx, o)
 	if err != nil {
 		return k, Editable{}, err
 	}
@@ -173,7 +173,7 @@ func (b *Book) editable(ctx context.Context, o Order) (Kept, Editable, error) {
 	if e.Format == "" {
 		e.Format = "json"
 	}
-	e.Edited, err = b.readEdited(ctx, o)
+	e.Edited, err = r.readEdited(ctx, o)
 	return k, e, err
 }
 
@@ -187,8 +187,8 @@ func (e Editable) current() providers.Transcript {
 
 // SaveEdit validates the visitor's cues and stores them as the transcript every format of
 // the link is rendered from, returning what was stored.
-func (b *Book) SaveEdit(ctx context.Context, o Order, segs []providers.Segment) (providers.Transcript, error) {
-	e, err := b.Editable(ctx, o)
+func (r *Results) SaveEdit(ctx context.Context, o Order, segs []providers.Segment) (providers.Transcript, error) {
+	e, err := r.Editable(ctx, o)
 	if err != nil {
 		return providers.Transcript{}, err
 	}
@@ -200,20 +200,20 @@ func (b *Book) SaveEdit(ctx context.Context, o Order, segs []providers.Segment) 
 	if err != nil {
 		return providers.Transcript{}, fmt.Errorf("encoding the edit of order %s: %w", o.ID, err)
 	}
-	if err := b.storage.Put(ctx, editedKey(o.ResultKey), bytes.NewReader(raw), int64(len(raw)), "application/json"); err != nil {
+	if err := r.storage.Put(ctx, editedKey(o.ResultKey), bytes.NewReader(raw), int64(len(raw)), "application/json"); err != nil {
 		return providers.Transcript{}, fmt.Errorf("storing the edit of order %s: %w", o.ID, err)
 	}
 	// The order's id only: the text is the visitor's and never reaches the logs.
-	b.log.Info("transcript edited", "order", o.ID, "cues", len(segs))
+	r.log.Info("transcript edited", "order", o.ID, "cues", len(segs))
 	return t, nil
 }
 
 // Revert removes the visitor's edit ("back to the original"); without one it does nothing.
-func (b *Book) Revert(ctx context.Context, o Order) error {
-	if _, err := b.Editable(ctx, o); err != nil {
+func (r *Results) Revert(ctx context.Context, o Order) error {
+	if _, err := r.Editable(ctx, o); err != nil {
 		return err
 	}
-	if err := b.storage.Delete(ctx, editedKey(o.ResultKey)); err != nil && !errors.Is(err, providers.ErrNotFound) {
+	if err := r.storage.Delete(ctx, editedKey(o.ResultKey)); err != nil && !errors.Is(err, providers.ErrNotFound) {
 		return fmt.Errorf("removing the edit of order %s: %w", o.ID, err)
 	}
 	return nil
@@ -221,11 +221,11 @@ func (b *Book) Revert(ctx context.Context, o Order) error {
 
 // EditedFormat tells whether the visitor edited the result, and in which format it was
 // ordered, so that the download renders it from the edit instead of sending the stored file.
-func (b *Book) EditedFormat(ctx context.Context, o Order) (format string, ok bool, err error) {
+func (r *Results) EditedFormat(ctx context.Context, o Order) (format string, ok bool, err error) {
 	if o.Service == TTS {
 		return "", false, nil
 	}
-	e, err := b.Editable(ctx, o)
+	e, err := r.Editable(ctx, o)
 	if errors.Is(err, ErrNoSegments) || err == nil && e.Edited == nil {
 		return "", false, nil
 	}
@@ -236,9 +236,9 @@ func (b *Book) EditedFormat(ctx context.Context, o Order) (format string, ok boo
 }
 
 // readEdited reads the stored edit; nil without one.
-func (b *Book) readEdited(ctx context.Context, o Order) (*providers.Transcript, error) {
+func (r *Results) readEdited(ctx context.Context, o Order) (*providers.Transcript, error) {
 	var t providers.Transcript
-	found, err := readStored(ctx, b.storage, editedKey(o.ResultKey), &t)
+	found, err := readStored(ctx, r.storage, editedKey(o.ResultKey), &t)
 	if err != nil || !found {
 		if err != nil {
 			err = fmt.Errorf("the edit of order %s: %w", o.ID, err)

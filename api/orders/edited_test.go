@@ -102,17 +102,17 @@ func FuzzValidateEdit(f *testing.F) {
 func TestSaveEditRevertAndErase(t *testing.T) {
 	f, o, e := deliveredTranscript(t)
 	ctx := context.Background()
-	if format, ok, err := f.book.EditedFormat(ctx, o); ok || err != nil {
+	if format, ok, err := f.book.Results.EditedFormat(ctx, o); ok || err != nil {
 		t.Errorf("before any edit: %q %t %v", format, ok, err)
 	}
 	orig := e.Original.Segments
 	orig[0].Words = []providers.Word{{Start: 0, End: time.Second, Text: "One."}}
 	f.keepTranscript(t, o, e.Original)
 
-	if _, err := f.book.SaveEdit(ctx, o, []providers.Segment{seg(0, time.Second, "One."), seg(11*time.Second, 12*time.Second, "Late.")}); err == nil {
+	if _, err := f.book.Results.SaveEdit(ctx, o, []providers.Segment{seg(0, time.Second, "One."), seg(11*time.Second, 12*time.Second, "Late.")}); err == nil {
 		t.Error("a cue after the recording was saved")
 	}
-	saved, err := f.book.SaveEdit(ctx, o, []providers.Segment{seg(0, time.Second, "One."), seg(orig[1].Start, orig[1].End, "Dr. Ortega.")})
+	saved, err := f.book.Results.SaveEdit(ctx, o, []providers.Segment{seg(0, time.Second, "One."), seg(orig[1].Start, orig[1].End, "Dr. Ortega.")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,28 +120,28 @@ func TestSaveEditRevertAndErase(t *testing.T) {
 		t.Errorf("saved %+v", saved)
 	}
 	for _, format := range []string{"srt", "vtt", "text", "json", "verbose_json"} {
-		body, _, _, err := f.book.OtherFormat(ctx, o, format)
+		body, _, _, err := f.book.Results.OtherFormat(ctx, o, format)
 		if err != nil || !strings.Contains(string(body), "Dr. Ortega.") {
 			t.Errorf("%s after the edit: %v\n%s", format, err, body)
 		}
 	}
-	if format, ok, err := f.book.EditedFormat(ctx, o); format != "srt" || !ok || err != nil {
+	if format, ok, err := f.book.Results.EditedFormat(ctx, o); format != "srt" || !ok || err != nil {
 		t.Errorf("the ordered format after the edit: %q %t %v", format, ok, err)
 	}
 	if strings.Contains(f.logs.String(), "Ortega") {
 		t.Errorf("the edited text reached the log:\n%s", f.logs.String())
 	}
 
-	if err := f.book.Revert(ctx, o); err != nil {
+	if err := f.book.Results.Revert(ctx, o); err != nil {
 		t.Fatal(err)
 	}
-	if body, _, _, _ := f.book.OtherFormat(ctx, o, "text"); string(body) != "One. Two.\n" {
+	if body, _, _, _ := f.book.Results.OtherFormat(ctx, o, "text"); string(body) != "One. Two.\n" {
 		t.Errorf("text after going back to the original: %q", body)
 	}
-	if _, err := f.book.SaveEdit(ctx, o, []providers.Segment{seg(0, time.Second, "Again.")}); err != nil {
+	if _, err := f.book.Results.SaveEdit(ctx, o, []providers.Segment{seg(0, time.Second, "Again.")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.book.Erase(ctx, o); err != nil {
+	if err := f.book.Results.Erase(ctx, o); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.files.Get(ctx, editedKey(o.ResultKey)); !errors.Is(err, providers.ErrNotFound) {
@@ -158,7 +158,7 @@ func TestSaveEditRenamesSpeakers(t *testing.T) {
 	orig[0].Speaker, orig[1].Speaker = "A", "B"
 	f.keepTranscript(t, o, e.Original)
 	renamed := []providers.Segment{spoken(orig[0].Start, orig[0].End, orig[0].Text, "Dr. Ortega"), spoken(orig[1].Start, orig[1].End, orig[1].Text, " B ")}
-	saved, err := f.book.SaveEdit(ctx, o, renamed)
+	saved, err := f.book.Results.SaveEdit(ctx, o, renamed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,12 +166,12 @@ func TestSaveEditRenamesSpeakers(t *testing.T) {
 		t.Errorf("saved speakers %+v", saved.Segments)
 	}
 	for format, want := range map[string]string{"vtt": "<v Dr. Ortega>One.", "srt": "Dr. Ortega: One.", "text": "Dr. Ortega: One.\nB: Two."} {
-		body, _, _, err := f.book.OtherFormat(ctx, o, format)
+		body, _, _, err := f.book.Results.OtherFormat(ctx, o, format)
 		if err != nil || !strings.Contains(string(body), want) {
 			t.Errorf("%s lacks %q: %v\n%s", format, want, err, body)
 		}
 	}
-	again, err := f.book.Editable(ctx, o)
+	again, err := f.book.Results.Editable(ctx, o)
 	if err != nil || again.Edited == nil || again.Edited.Segments[0].Speaker != "Dr. Ortega" || again.Original.Segments[0].Speaker != "A" {
 		t.Errorf("read back %+v, %v", again, err)
 	}
@@ -193,7 +193,7 @@ func deliveredTranscript(t *testing.T) (*fixture, Order, Editable) {
 	}
 	f.pay(t, co.SessionID)
 	o := f.waitStatus(t, co.OrderID, Done)
-	e, err := f.book.Editable(ctx, o)
+	e, err := f.book.Results.Editable(ctx, o)
 	if err != nil || e.Edited != nil || len(e.Original.Segments) != 2 {
 		t.Fatalf("editable %+v, %v", e, err)
 	}
@@ -203,7 +203,7 @@ func deliveredTranscript(t *testing.T) (*fixture, Order, Editable) {
 // keepTranscript replaces what is kept of an order's transcript (to give it word times).
 func (f *fixture) keepTranscript(t *testing.T, o Order, tr providers.Transcript) {
 	t.Helper()
-	k, err := f.book.Kept(context.Background(), o)
+	k, err := f.book.Results.Kept(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"path"
 	"strings"
 
@@ -30,6 +31,16 @@ type Kept struct {
 }
 
 // keptOf reads what an order bought from its parameters (present until it is done).
+
+// Results are what delivered orders keep beside their file for the rest of their links'
+// life (kept.json: the transcript with its segments, for the other formats; edited.json:
+// the visitor's edit) and erase on "delete now".
+type Results struct {
+	storage providers.Storage
+	orders  *Store
+	log     *slog.Logger
+}
+
 func keptOf(o Order, t *providers.Transcript) Kept {
 	k := Kept{Service: o.Service, Transcript: t}
 	if o.Service == TTS {
@@ -75,12 +86,12 @@ const maxKept = 32 << 20
 
 // Kept returns what is kept of a delivered order (see Download). Results stored before
 // this was kept have none: the zero Kept with the order's service and no error.
-func (b *Book) Kept(ctx context.Context, o Order) (Kept, error) {
+func (r *Results) Kept(ctx context.Context, o Order) (Kept, error) {
 	k := Kept{Service: o.Service}
 	if o.ResultKey == "" {
 		return k, ErrLinkExpired
 	}
-	if _, err := readStored(ctx, b.storage, keptKey(o.ResultKey), &k); err != nil {
+	if _, err := readStored(ctx, r.storage, keptKey(o.ResultKey), &k); err != nil {
 		return k, fmt.Errorf("what is kept of order %s: %w", o.ID, err)
 	}
 	return k, nil
@@ -117,12 +128,12 @@ var ErrUnknownFormat = errors.New("unknown transcript format")
 // OtherFormat renders a delivered transcription in another format from its kept segments
 // (or the visitor's edit of them, edited.go), at no charge, returning the file's bytes,
 // attachment name and content type.
-func (b *Book) OtherFormat(ctx context.Context, o Order, format string) (body []byte, name, contentType string, err error) {
+func (r *Results) OtherFormat(ctx context.Context, o Order, format string) (body []byte, name, contentType string, err error) {
 	ext, contentType, ok := transcript.Info(format)
 	if !ok || format == "" {
 		return nil, "", "", ErrUnknownFormat
 	}
-	_, e, err := b.editable(ctx, o)
+	_, e, err := r.editable(ctx, o)
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -139,16 +150,16 @@ func (b *Book) OtherFormat(ctx context.Context, o Order, format string) (body []
 
 // Erase deletes a delivered order's result and what is kept with it now, at the visitor's
 // request ("delete now"); its link answers as expired from then on.
-func (b *Book) Erase(ctx context.Context, o Order) error {
+func (r *Results) Erase(ctx context.Context, o Order) error {
 	if o.ResultKey == "" {
 		return ErrLinkExpired
 	}
-	if err := deleteResult(ctx, b.storage, o.ResultKey); err != nil {
+	if err := deleteResult(ctx, r.storage, o.ResultKey); err != nil {
 		return fmt.Errorf("erasing the result of order %s: %w", o.ID, err)
 	}
-	if err := b.orders.DropResult(ctx, o.ID); err != nil {
+	if err := r.orders.DropResult(ctx, o.ID); err != nil {
 		return err
 	}
-	b.log.Info("result erased at the visitor's request", "order", o.ID)
+	r.log.Info("result erased at the visitor's request", "order", o.ID)
 	return nil
 }

@@ -115,7 +115,7 @@ func (op *Operator) Timeline(ctx context.Context, id string) (Timeline, error) {
 	}
 	t := Timeline{Order: o, Bought: keptOf(o, nil)}
 	if string(o.Params) == "{}" && o.ResultKey != "" {
-		if k, err := op.book.Kept(ctx, o); err == nil {
+		if k, err := op.book.Results.Kept(ctx, o); err == nil {
 			k.Transcript = nil
 			t.Bought = k
 		}

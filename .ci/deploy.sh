@@ -4,17 +4,21 @@
 # for a Docker engine and Docker Compose v2 talking to podman's Docker-compatible API.
 #
 #   .ci/deploy.sh [all]    every phase below, in order, each timed
-#   .ci/deploy.sh PHASE…   only those: tools bases image alone compose scaled
+#   .ci/deploy.sh PHASE…   only those, in the order given (each needs the ones before it):
+#                          host bases image notags alone tools sides compose scaled
 #
-#   tools    podman, mmdebstrap…, from Debian; Caddy, Mailpit, mc and Docker Compose v2 built
-#            from their Go modules at exact versions (cached under the Go cache directory)
-#   bases    the base images the Dockerfile and compose.yaml name, made here: debian from
-#            mmdebstrap; golang and node with this machine's Go and Node (Debian's are older);
-#            Postgres and Prometheus from Debian; MinIO, mc, Caddy and Mailpit from the Go
-#            builds. Grafana is not in Debian: its `monitoring` service is left out here.
+#   host     podman, mmdebstrap…, from Debian, and podman's settings for this sandbox
+#   bases    the base images the Dockerfile names, made here: debian from mmdebstrap; golang
+#            and node with this machine's Go and Node (Debian's are older)
 #   image    docker/Dockerfile built with the vendored whisper.cpp (--build-context vendor=…)
+#   notags   the same with --build-arg TAGS=: no whisper.cpp, no vendor context
 #   alone    the image by itself: healthy, not root, a paid order of each service (whisper with
 #            the test model), results kept across a restart, /readyz failing for a named reason
+#   tools    Caddy, Mailpit, mc and Docker Compose v2 built from their Go modules at exact
+#            versions (cached under the Go cache directory); MinIO from .ci/install
+#   sides    stand-ins for the side services compose.yaml names, from real software: Postgres
+#            and Prometheus from Debian; MinIO, mc, Caddy and Mailpit from the Go builds.
+#            Grafana is not in Debian: the `monitoring` profile is not run here.
 #   compose  compose.yaml's default profile: one paid order delivered
 #   scaled   the scaled profile with 3 replicas behind Caddy: an order delivered through Caddy,
 #            and one delivered once although the replica running it was killed mid-job
@@ -88,7 +92,8 @@ phase_tools() {
 go_tool() {
   [[ -x "$bin/$1-$3" ]] && return
   say "go install $2@$3"
-  GOBIN="$cache/gobin-$1" CGO_ENABLED=0 nice go install "$2@$3"
+  GOBIN="$cache/gobin-$1" CGO_ENABLED=0 nice go install "$2@$3" 2>&1 | { grep -v '^go: downloading' >&2 || true; }
+  [[ -x "$cache/gobin-$1/$(basename "$2")" ]] || die "go install $2@$3"
   mv "$cache/gobin-$1/$(basename "$2")" "$bin/$1-$3"
   ln -sf "$1-$3" "$bin/$1"
 }
@@ -121,7 +126,8 @@ stand_in() {
   built "$image" "$key" && return
   say "making $image"
   printf '%s\nLABEL parla.recipe=%s\n' "$recipe" "$key" >"$ctx/Containerfile"
-  nice podman build --format docker -q -t "$image" -f "$ctx/Containerfile" "$ctx" >/dev/null
+  nice podman build --format docker -t "$image" -f "$ctx/Containerfile" "$ctx" >"$cache/stand-in.log" 2>&1 ||
+    { tail -20 "$cache/stand-in.log" >&2; die "making $image"; }
 }
 
 phase_bases() {
@@ -129,16 +135,25 @@ phase_bases() {
   if ! built "$img_debian" "$key"; then
     say "making $img_debian with mmdebstrap (about 2 minutes)"
     mmdebstrap --quiet --variant=minbase bookworm "$cache/debian.tar"
-    podman import --change "LABEL parla.recipe=$key" --change 'CMD ["bash"]' "$cache/debian.tar" "$img_debian" >/dev/null
+    podman import -q --change "LABEL parla.recipe=$key" --change 'CMD ["bash"]' "$cache/debian.tar" "$img_debian" >/dev/null
     rm -f "$cache/debian.tar"
   fi
   local ctx="$cache/ctx"
   rm -rf "$ctx" && mkdir -p "$ctx"
 
   # golang: this machine's Go, with what the real image has for cgo and modules.
+  # The certificate authorities this machine trusts beyond Debian's (a proxy in front of the
+  # registries, say), so that builds reach the registries as this machine does.
+  mkdir -p "$ctx/ca"
+  cp /usr/local/share/ca-certificates/*.crt "$ctx/ca/" 2>/dev/null || true
+  local trust="COPY ca/ /usr/local/share/ca-certificates/
+RUN update-ca-certificates >/dev/null
+ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+# CAs $(cat "$ctx"/ca/*.crt 2>/dev/null | sha256sum | cut -c1-16)"
   cp -a "$(go env GOROOT)" "$ctx/go"
   stand_in "$img_golang" "$ctx" "FROM $img_debian
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates gcc g++ libc6-dev make git pkg-config && rm -rf /var/lib/apt/lists/*
+$trust
 COPY go /usr/local/go
 ENV GOPATH=/go PATH=/go/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # $(go version)"
@@ -150,6 +165,7 @@ ENV GOPATH=/go PATH=/go/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/us
   cp -a "$(dirname "$(readlink -f "$(command -v npm)")")/.." "$ctx/node/lib/npm"
   stand_in "$img_node" "$ctx" "FROM $img_debian
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates && rm -rf /var/lib/apt/lists/*
+$trust
 COPY node/bin/node /usr/local/bin/node
 COPY node/lib/npm /usr/local/lib/node_modules/npm
 RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx
@@ -235,6 +251,16 @@ phase_image() {
     -t "$img_app" -f docker/Dockerfile . >"$cache/image-build.log" 2>&1 ||
     { tail -40 "$cache/image-build.log" >&2; die "image build"; }
   say "image: $(podman image inspect --format '{{.Size}}' "$img_app" | numfmt --to=iec) ($img_app)"
+}
+
+# notags: --build-arg TAGS= builds with no whisper.cpp at all, and so without the vendor context.
+phase_notags() {
+  nice podman build --format docker --build-arg TAGS= -t localhost/parla:notags -f docker/Dockerfile . \
+    >"$cache/notags-build.log" 2>&1 || { tail -40 "$cache/notags-build.log" >&2; die "the build with TAGS="; }
+  grep -q 'whisper.cpp not built' "$cache/notags-build.log" || die "TAGS= still built whisper.cpp"
+  grep -q -- '-- Build files have been written' "$cache/notags-build.log" && die "TAGS= ran cmake"
+  say "notags: built without whisper.cpp ($(podman image inspect --format '{{.Size}}' localhost/parla:notags | numfmt --to=iec))"
+  podman rmi localhost/parla:notags >/dev/null
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -522,7 +548,7 @@ cleanup() {
 trap cleanup EXIT
 
 phases=("$@")
-((${#phases[@]})) && [[ "${phases[0]}" != all ]] || phases=(host bases image alone tools sides compose scaled)
+((${#phases[@]})) && [[ "${phases[0]}" != all ]] || phases=(host bases image notags alone tools sides compose scaled)
 : >"$cache/timings"
 total=$SECONDS
 for p in "${phases[@]}"; do run_phase "$p"; done

@@ -188,11 +188,11 @@ chown postgres "$PGDATA" /run/postgresql
 chmod 700 "$PGDATA"
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
   pw=$(mktemp) && echo "$POSTGRES_PASSWORD" >"$pw" && chown postgres "$pw"
-  su postgres -c "initdb -D '$PGDATA' -U '${POSTGRES_USER:-postgres}' --pwfile='$pw' --auth=scram-sha-256" >/dev/null
+  su postgres -c "initdb -D '$PGDATA' -U '${POSTGRES_USER:-postgres}' --pwfile='$pw' --auth-local=trust --auth-host=scram-sha-256" >/dev/null
   rm -f "$pw"
   echo "listen_addresses = '*'" >>"$PGDATA/postgresql.conf"
   echo "host all all all scram-sha-256" >>"$PGDATA/pg_hba.conf"
-  if [ "${POSTGRES_DB:-}" ] && [ "$POSTGRES_DB" != "${POSTGRES_USER:-postgres}" ]; then
+  if [ "${POSTGRES_DB:-}" ] && [ "$POSTGRES_DB" != postgres ]; then
     su postgres -c "pg_ctl -D '$PGDATA' -w -o '-c listen_addresses=' start" >/dev/null
     su postgres -c "psql -U '${POSTGRES_USER:-postgres}' -d postgres -c 'CREATE DATABASE \"$POSTGRES_DB\"'" >/dev/null
     su postgres -c "pg_ctl -D '$PGDATA' -w stop" >/dev/null
@@ -484,8 +484,13 @@ pg() { dc exec -T postgres psql -U parla -d parla -Atc "$1"; }
 phase_scaled() {
   compose_up --profile scaled
   local base=http://127.0.0.1:18090
-  [[ "$(dc ps -q node | wc -l)" == 3 ]] || die "want 3 replicas: $(dc ps node)"
   wait_ready "$base"
+  for ((i = 0; i < 60; i++)); do
+    [[ "$(podman ps --filter label=com.docker.compose.service=node --filter health=healthy -q | wc -l)" == 3 ]] && break
+    sleep 2
+  done
+  [[ "$(podman ps --filter label=com.docker.compose.service=node --filter health=healthy -q | wc -l)" == 3 ]] ||
+    die "want 3 healthy replicas: $(dc ps node)"
   no_public_side_ports
   local link
   link=$(pay_and_wait "$base" tts "$(tts_order "$speech")")

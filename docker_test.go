@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -106,21 +105,49 @@ type composeFile struct {
 		Volumes     []string
 		Deploy      struct{ Replicas int }
 		Healthcheck struct{ Test []string }
+		Networks    map[string]struct {
+			IPv4Address string `yaml:"ipv4_address"`
+		}
+	}
+	Networks map[string]struct {
+		IPAM struct{ Config []struct{ Subnet string } }
 	}
 }
 
-// compose.yaml starts what the README says, with health checks through the binary, and
-// passes the app only settings config.go reads; the Caddyfile balances exactly the
-// scaled profile's replicas and asks /readyz.
-func TestComposeFile(t *testing.T) {
+// composeVar is one ${NAME:-default} or ${NAME:?message} in compose.yaml.
+var composeVar = regexp.MustCompile(`\$\{([A-Z0-9_]+)(?::([-?])([^}]*))?\}`)
+
+// withDefaults is a compose.yaml value as compose sees it with no .env: each variable at its
+// default, and a required one (:?) as <NAME>.
+func withDefaults(v string) string {
+	return composeVar.ReplaceAllStringFunc(v, func(m string) string {
+		p := composeVar.FindStringSubmatch(m)
+		if p[2] == "-" {
+			return p[3]
+		}
+		return "<" + p[1] + ">"
+	})
+}
+
+// readCompose is compose.yaml, parsed, with every variable at its default.
+func readCompose(t *testing.T) (composeFile, string) {
+	t.Helper()
 	data, err := os.ReadFile("compose.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var c composeFile
-	if err := yaml.Unmarshal(data, &c); err != nil {
+	if err := yaml.Unmarshal([]byte(withDefaults(string(data))), &c); err != nil {
 		t.Fatalf("compose.yaml: %v", err)
 	}
+	return c, string(data)
+}
+
+// compose.yaml starts what the README says, with health checks through the binary, and
+// passes the app only settings config.go reads; Caddy finds the scaled profile's replicas
+// by their service name (so any number works) and no container has a fixed address.
+func TestComposeFile(t *testing.T) {
+	c, _ := readCompose(t)
 	for _, s := range []string{"app", "node", "caddy", "postgres", "minio", "mailpit", "prometheus", "grafana"} {
 		if _, ok := c.Services[s]; !ok {
 			t.Errorf("compose.yaml has no service %q", s)
@@ -177,24 +204,37 @@ func TestComposeFile(t *testing.T) {
 		}
 	}
 
+	// No fixed address (another container may already hold it when Caddy starts): the nodes
+	// trust the compose network's range for X-Forwarded-For instead.
+	for name, s := range c.Services {
+		for nw, n := range s.Networks {
+			if n.IPv4Address != "" {
+				t.Errorf("%s has the fixed address %s on %s", name, n.IPv4Address, nw)
+			}
+		}
+	}
+	var subnets []string
+	for _, cfg := range c.Networks["default"].IPAM.Config {
+		subnets = append(subnets, cfg.Subnet)
+	}
+	if proxies := node.Environment["TRUSTED_PROXIES"]; len(subnets) == 0 || !slices.Contains(subnets, proxies) {
+		t.Errorf("node: TRUSTED_PROXIES=%q, want the compose network's range %v", proxies, subnets)
+	}
+
 	caddy, err := os.ReadFile("docker/caddy/Caddyfile")
 	if err != nil {
 		t.Fatal(err)
 	}
-	upstreams := regexp.MustCompile(`\b`+c.Name+`-node-(\d+):8080\b`).FindAllStringSubmatch(string(caddy), -1)
-	var got []string
-	for _, u := range upstreams {
-		got = append(got, u[1])
+	if !regexp.MustCompile(`dynamic a \{[^}]*\bname node\b[^}]*\bport 8080\b`).Match(caddy) {
+		t.Error("the Caddyfile does not find the replicas by the service name node (dynamic a, port 8080)")
 	}
-	var want []string
-	for i := 1; i <= node.Deploy.Replicas; i++ {
-		want = append(want, strconv.Itoa(i))
+	if regexp.MustCompile(`-node-\d`).Match(caddy) {
+		t.Error("the Caddyfile names replicas by one compose implementation's container names")
 	}
-	if c.Name == "" || !slices.Equal(got, want) {
-		t.Errorf("Caddyfile balances %s-node-%v, want the %d replicas", c.Name, got, node.Deploy.Replicas)
-	}
-	if !regexp.MustCompile(`health_uri\s+/readyz`).Match(caddy) {
-		t.Error("the Caddyfile does not ask /readyz")
+	for _, passive := range []string{`max_fails\s+\d`, `unhealthy_status\s+5`, `lb_try_duration\s+\d`} {
+		if !regexp.MustCompile(passive).Match(caddy) {
+			t.Errorf("the Caddyfile lacks %s: a dead replica would keep getting visitors", passive)
+		}
 	}
 	dockerfile, err := os.ReadFile("docker/Dockerfile")
 	if err != nil {
@@ -202,5 +242,78 @@ func TestComposeFile(t *testing.T) {
 	}
 	if !regexp.MustCompile(`HEALTHCHECK .*\["/usr/local/bin/parla", "healthcheck"\]`).Match(dockerfile) {
 		t.Error("the Dockerfile's HEALTHCHECK does not run parla healthcheck")
+	}
+}
+
+// With no .env, compose publishes no side service on every interface, and no secret has a
+// default anyone could read here: each is required (${NAME:?…}) and listed in .env.example.
+func TestComposeSafeByDefault(t *testing.T) {
+	c, raw := readCompose(t)
+	public := map[string]bool{"app": true, "caddy": true} // the site itself
+	for name, s := range c.Services {
+		for _, p := range s.Ports {
+			if !public[name] && !strings.HasPrefix(p, "127.0.0.1:") {
+				t.Errorf("%s publishes %s on every interface", name, p)
+			}
+		}
+	}
+	for _, s := range []string{"prometheus", "grafana"} {
+		if !slices.Contains(c.Services[s].Profiles, "monitoring") {
+			t.Errorf("%s is not in the monitoring profile", s)
+		}
+	}
+	example, err := os.ReadFile(".env.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	required := map[string]bool{}
+	for _, m := range composeVar.FindAllStringSubmatch(raw, -1) {
+		if m[2] == "?" {
+			required[m[1]] = true
+		}
+		if m[2] == "-" && regexp.MustCompile(`PASSWORD|SECRET`).MatchString(m[1]) && m[3] != "" {
+			t.Errorf("compose.yaml gives %s the default %q", m[1], m[3])
+		}
+	}
+	for _, want := range []string{"MINIO_ROOT_PASSWORD", "POSTGRES_PASSWORD", "GRAFANA_ADMIN_PASSWORD"} {
+		if !required[want] {
+			t.Errorf("compose.yaml does not require %s", want)
+		}
+	}
+	for name := range required {
+		if !regexp.MustCompile(`(?m)^` + name + `=$`).Match(example) {
+			t.Errorf(".env.example does not list %s (empty, to be filled in)", name)
+		}
+	}
+}
+
+// The image builds from what is pinned here: whisper.cpp from the vendored tarball, checked
+// against the SHA-256 in its SHA256SUMS (GitHub only when asked), and a build context
+// without history, local data, dependencies or models.
+func TestDockerBuildInputs(t *testing.T) {
+	dockerfile, err := os.ReadFile("docker/Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, err := os.ReadFile("../shared/vendor/whisper.cpp/SHA256SUMS")
+	if err != nil {
+		t.Skipf("no vendored whisper.cpp here: %v", err)
+	}
+	sum, _, _ := strings.Cut(string(sums), " ")
+	if !strings.Contains(string(dockerfile), "WHISPER_SHA256="+sum) || !strings.Contains(string(dockerfile), "sha256sum -c") {
+		t.Errorf("the Dockerfile does not check the vendored tarball's SHA-256 %s", sum)
+	}
+	if !regexp.MustCompile(`elif \[ -n "\$WHISPER_GIT" \]`).Match(dockerfile) {
+		t.Error("the Dockerfile fetches whisper.cpp from GitHub without being asked (WHISPER_GIT)")
+	}
+	ignore, err := os.ReadFile(".dockerignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(ignore), "\n")
+	for _, want := range []string{".git", "data", "bin", "test-artifacts", "webui/node_modules", "models/*.bin"} {
+		if !slices.Contains(lines, want) {
+			t.Errorf(".dockerignore does not keep %s out", want)
+		}
 	}
 }

@@ -1,0 +1,568 @@
+#!/usr/bin/env bash
+# The deploy checks: the image and compose.yaml built and run as an operator would, offline but
+# for the package registries (Debian, the Go module proxy, npm), with podman as root standing in
+# for a Docker engine and Docker Compose v2 talking to podman's Docker-compatible API.
+#
+#   .ci/deploy.sh [all]    every phase below, in order, each timed
+#   .ci/deploy.sh PHASE…   only those, in the order given (each needs the ones before it):
+#                          host bases image notags alone tools sides compose scaled
+#
+#   host     podman, mmdebstrap…, from Debian, and podman's settings for this sandbox
+#   bases    the base images the Dockerfile names, made here: debian from mmdebstrap; golang
+#            and node with this machine's Go and Node (Debian's are older)
+#   image    docker/Dockerfile built with the vendored whisper.cpp (--build-context vendor=…)
+#   notags   the same with --build-arg TAGS=: no whisper.cpp, no vendor context
+#   alone    the image by itself: healthy, not root, a paid order of each service (whisper with
+#            the test model), results kept across a restart, /readyz failing for a named reason
+#   tools    Caddy, Mailpit, mc and Docker Compose v2 built from their Go modules at exact
+#            versions (cached under the Go cache directory); MinIO from .ci/install
+#   sides    stand-ins for the side services compose.yaml names, from real software: Postgres
+#            and Prometheus from Debian; MinIO, mc, Caddy and Mailpit from the Go builds.
+#            Grafana is not in Debian: the `monitoring` profile is not run here.
+#   compose  compose.yaml's default profile: one paid order delivered
+#   scaled   the scaled profile with 3 replicas behind Caddy: an order delivered through Caddy,
+#            and one delivered once although the replica running it was killed mid-job
+#
+# Safe to run again: what is built is kept (images carry the hash of what made them) and reused.
+# Needs root (podman's rootful mode and its network). Not part of `make test`. Measured on 2 cores
+# shared with other builds (load 15-17): a fresh machine about 45 minutes (host 1, bases 4, image
+# 15, notags 1-2, alone 0.5, tools 21 — Caddy 7.5, Mailpit 3, mc 2, Compose 9 —, sides 1.5,
+# compose 0.2, scaled 1.5); again with everything cached, about 3 minutes.
+# The build log of each image is in $cache (image-build.log, notags-build.log, stand-in.log).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+say() { echo "deploy: $*" >&2; }
+die() { say "FAIL: $*"; exit 1; }
+
+cache="$(go env GOCACHE)/parla-deploy"
+bin="$cache/bin"
+mkdir -p "$bin"
+export PATH="$bin:$PATH"
+
+# Exact versions of what is built from Go modules (the module proxy serves them by these names).
+caddy_version=v2.10.2
+mailpit_version=v1.27.11
+mc_version=v0.0.0-20250313080218-cf909e1063a9
+compose_version=v2.40.3
+
+# The image names the Dockerfile and compose.yaml use; the stand-ins are tagged with them.
+img_debian=docker.io/library/debian:bookworm-slim
+img_golang=docker.io/library/golang:1.26-bookworm
+img_node=docker.io/library/node:20-bookworm
+img_postgres=docker.io/library/postgres:15
+img_caddy=docker.io/library/caddy:2.10
+img_minio=docker.io/minio/minio:RELEASE.2025-09-07T16-13-09Z
+img_mailpit=docker.io/axllent/mailpit:v1.27
+img_prometheus=docker.io/prom/prometheus:v2.55.1
+img_app=localhost/parla:local
+
+# ---------------------------------------------------------------------------------------------
+# tools
+
+phase_host() {
+  local want=(podman runc mmdebstrap netavark aardvark-dns iptables catatonit uidmap curl jq) missing=() p
+  for p in "${want[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  if ((${#missing[@]})); then
+    say "apt-get ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q >/dev/null
+    apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  # runc, and no default ulimits: this sandbox refuses to raise them (`error setting rlimits`).
+  if ! grep -q 'parla-deploy' /etc/containers/containers.conf 2>/dev/null; then
+    mkdir -p /etc/containers
+    cat >/etc/containers/containers.conf <<'EOF'
+# parla-deploy: written by .ci/deploy.sh
+[containers]
+default_ulimits = []
+[engine]
+runtime = "runc"
+EOF
+  fi
+}
+
+phase_tools() {
+  go_tool caddy github.com/caddyserver/caddy/v2/cmd/caddy "$caddy_version"
+  go_tool mailpit github.com/axllent/mailpit "$mailpit_version"
+  go_tool mc github.com/minio/mc "$mc_version"
+  # MinIO's server: .ci/install builds it (the same binary the Go tests use).
+  [[ -x "$(go env GOPATH)/bin/minio" ]] || bash .ci/install --no-ui
+  compose_tool
+}
+
+# go_tool NAME MODULE VERSION builds one binary into the cache once.
+go_tool() {
+  [[ -x "$bin/$1-$3" ]] && return
+  say "go install $2@$3"
+  GOBIN="$cache/gobin-$1" CGO_ENABLED=0 nice go install "$2@$3" 2>&1 | { grep -v '^go: downloading' >&2 || true; }
+  [[ -x "$cache/gobin-$1/$(basename "$2")" ]] || die "go install $2@$3"
+  mv "$cache/gobin-$1/$(basename "$2")" "$bin/$1-$3"
+  ln -sf "$1-$3" "$bin/$1"
+}
+
+# compose_tool builds Docker Compose v2. `go install` refuses it (its go.mod has exclude
+# directives), so it is built inside a writable copy of the downloaded module.
+compose_tool() {
+  [[ -x "$bin/docker-compose-$compose_version" ]] && { ln -sf "docker-compose-$compose_version" "$bin/docker-compose"; return; }
+  say "building Docker Compose $compose_version (about 4 minutes)"
+  local dir src
+  dir=$(go mod download -json "github.com/docker/compose/v2@$compose_version" | jq -r .Dir)
+  src="$cache/compose-src"
+  rm -rf "$src" && cp -r "$dir" "$src" && chmod -R u+w "$src"
+  (cd "$src" && CGO_ENABLED=0 nice go build -trimpath -ldflags "-s -w -X github.com/docker/compose/v2/internal.Version=$compose_version" -o "$bin/docker-compose-$compose_version" ./cmd)
+  rm -rf "$src"
+  ln -sf "docker-compose-$compose_version" "$bin/docker-compose"
+}
+
+# ---------------------------------------------------------------------------------------------
+# bases
+
+# built IMAGE KEY says whether IMAGE exists and was made from KEY (a hash of its recipe).
+built() { [[ "$(podman image inspect --format '{{index .Labels "parla.recipe"}}' "$1" 2>/dev/null)" == "$2" ]]; }
+
+# stand_in IMAGE CONTEXT CONTAINERFILE builds IMAGE from CONTAINERFILE (a string) unless the same
+# recipe already made it. Files the recipe copies must be in CONTEXT.
+stand_in() {
+  local image=$1 ctx=$2 recipe=$3 key
+  key=$(printf '%s' "$recipe" | sha256sum | cut -c1-16)
+  built "$image" "$key" && return
+  say "making $image"
+  printf '%s\nLABEL parla.recipe=%s\n' "$recipe" "$key" >"$ctx/Containerfile"
+  nice podman build --format docker -t "$image" -f "$ctx/Containerfile" "$ctx" >"$cache/stand-in.log" 2>&1 ||
+    { tail -20 "$cache/stand-in.log" >&2; die "making $image"; }
+}
+
+phase_bases() {
+  local key="mmdebstrap-minbase-bookworm-1"
+  if ! built "$img_debian" "$key"; then
+    say "making $img_debian with mmdebstrap (about 2 minutes)"
+    mmdebstrap --quiet --variant=minbase bookworm "$cache/debian.tar"
+    podman import -q --change "LABEL parla.recipe=$key" --change 'CMD ["bash"]' "$cache/debian.tar" "$img_debian" >/dev/null
+    rm -f "$cache/debian.tar"
+  fi
+  local ctx="$cache/ctx"
+  rm -rf "$ctx" && mkdir -p "$ctx"
+
+  # golang: this machine's Go, with what the real image has for cgo and modules.
+  # The certificate authorities this machine trusts beyond Debian's (a proxy in front of the
+  # registries, say), so that builds reach the registries as this machine does.
+  mkdir -p "$ctx/ca"
+  cp /usr/local/share/ca-certificates/*.crt "$ctx/ca/" 2>/dev/null || true
+  local trust="COPY ca/ /usr/local/share/ca-certificates/
+RUN update-ca-certificates >/dev/null
+ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+# CAs $(cat "$ctx"/ca/*.crt 2>/dev/null | sha256sum | cut -c1-16)"
+  cp -a "$(go env GOROOT)" "$ctx/go"
+  stand_in "$img_golang" "$ctx" "FROM $img_debian
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates gcc g++ libc6-dev make git pkg-config && rm -rf /var/lib/apt/lists/*
+$trust
+COPY go /usr/local/go
+ENV GOPATH=/go PATH=/go/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# $(go version)"
+  rm -rf "$ctx/go"
+
+  # node: this machine's Node and npm.
+  mkdir -p "$ctx/node/bin" "$ctx/node/lib"
+  cp "$(command -v node)" "$ctx/node/bin/"
+  cp -a "$(dirname "$(readlink -f "$(command -v npm)")")/.." "$ctx/node/lib/npm"
+  stand_in "$img_node" "$ctx" "FROM $img_debian
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates && rm -rf /var/lib/apt/lists/*
+$trust
+COPY node/bin/node /usr/local/bin/node
+COPY node/lib/npm /usr/local/lib/node_modules/npm
+RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx
+# node $(node --version)"
+  rm -rf "$ctx"
+}
+
+phase_sides() {
+  local ctx="$cache/ctx-sides"
+  rm -rf "$ctx" && mkdir -p "$ctx"
+
+  # postgres: Debian's, with an entrypoint that honours POSTGRES_USER/PASSWORD/DB as the
+  # official image does (the data directory initialised on first start).
+  cat >"$ctx/pg-entrypoint" <<'EOF'
+#!/bin/sh
+set -eu
+PGDATA=${PGDATA:-/var/lib/postgresql/data}
+mkdir -p "$PGDATA" /run/postgresql
+chown postgres "$PGDATA" /run/postgresql
+chmod 700 "$PGDATA"
+if [ ! -s "$PGDATA/PG_VERSION" ]; then
+  pw=$(mktemp) && echo "$POSTGRES_PASSWORD" >"$pw" && chown postgres "$pw"
+  su postgres -c "initdb -D '$PGDATA' -U '${POSTGRES_USER:-postgres}' --pwfile='$pw' --auth-local=trust --auth-host=scram-sha-256" >/dev/null
+  rm -f "$pw"
+  echo "listen_addresses = '*'" >>"$PGDATA/postgresql.conf"
+  echo "host all all all scram-sha-256" >>"$PGDATA/pg_hba.conf"
+  if [ "${POSTGRES_DB:-}" ] && [ "$POSTGRES_DB" != postgres ]; then
+    su postgres -c "pg_ctl -D '$PGDATA' -w -o '-c listen_addresses=' start" >/dev/null
+    su postgres -c "psql -U '${POSTGRES_USER:-postgres}' -d postgres -c 'CREATE DATABASE \"$POSTGRES_DB\"'" >/dev/null
+    su postgres -c "pg_ctl -D '$PGDATA' -w stop" >/dev/null
+  fi
+fi
+exec su postgres -c "exec postgres -D '$PGDATA'"
+EOF
+  chmod +x "$ctx/pg-entrypoint"
+  stand_in "$img_postgres" "$ctx" "FROM $img_debian
+RUN apt-get update && apt-get install -y --no-install-recommends postgresql-15 && rm -rf /var/lib/apt/lists/*
+ENV PATH=/usr/lib/postgresql/15/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+COPY pg-entrypoint /usr/local/bin/docker-entrypoint.sh
+EXPOSE 5432
+ENTRYPOINT [\"/usr/local/bin/docker-entrypoint.sh\"]
+# $(sha256sum <"$ctx/pg-entrypoint")"
+
+  stand_in "$img_prometheus" "$ctx" "FROM $img_debian
+RUN apt-get update && apt-get install -y --no-install-recommends prometheus && rm -rf /var/lib/apt/lists/*
+WORKDIR /prometheus
+ENTRYPOINT [\"/usr/bin/prometheus\"]
+CMD [\"--config.file=/etc/prometheus/prometheus.yml\"]"
+
+  # The Go-built side services: one binary each on the slim base.
+  cp "$(readlink -f "$bin/caddy")" "$ctx/caddy"
+  stand_in "$img_caddy" "$ctx" "FROM $img_debian
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates && rm -rf /var/lib/apt/lists/*
+COPY caddy /usr/bin/caddy
+EXPOSE 80 443
+CMD [\"caddy\", \"run\", \"--config\", \"/etc/caddy/Caddyfile\", \"--adapter\", \"caddyfile\"]
+# caddy $caddy_version"
+  cp "$(readlink -f "$bin/mailpit")" "$ctx/mailpit"
+  stand_in "$img_mailpit" "$ctx" "FROM $img_debian
+COPY mailpit /mailpit
+EXPOSE 1025 8025
+ENTRYPOINT [\"/mailpit\"]
+# mailpit $mailpit_version"
+  cp "$(go env GOPATH)/bin/minio" "$ctx/minio"
+  cp "$(readlink -f "$bin/mc")" "$ctx/mc"
+  stand_in "$img_minio" "$ctx" "FROM $img_debian
+COPY minio mc /usr/bin/
+EXPOSE 9000 9001
+ENTRYPOINT [\"/usr/bin/minio\"]
+# minio $(sha256sum <"$ctx/minio" | cut -c1-16) mc $mc_version"
+  rm -rf "$ctx"
+}
+
+# ---------------------------------------------------------------------------------------------
+# image
+
+vendor_dir=${WHISPER_VENDOR_DIR:-$root/../shared/vendor/whisper.cpp}
+
+phase_image() {
+  [[ -f "$vendor_dir/SHA256SUMS" ]] || die "no vendored whisper.cpp in $vendor_dir (WHISPER_VENDOR_DIR)"
+  say "building $img_app (about 12 minutes on 2 busy cores the first time)"
+  nice podman build --format docker --build-context vendor="$vendor_dir" \
+    -t "$img_app" -f docker/Dockerfile . >"$cache/image-build.log" 2>&1 ||
+    { tail -40 "$cache/image-build.log" >&2; die "image build"; }
+  say "image: $(podman image inspect --format '{{.Size}}' "$img_app" | numfmt --to=iec) ($img_app)"
+}
+
+# notags: --build-arg TAGS= builds with no whisper.cpp at all, and so without the vendor context.
+phase_notags() {
+  nice podman build --format docker --build-arg TAGS= -t localhost/parla:notags -f docker/Dockerfile . \
+    >"$cache/notags-build.log" 2>&1 || { tail -40 "$cache/notags-build.log" >&2; die "the build with TAGS="; }
+  grep -q 'whisper.cpp not built' "$cache/notags-build.log" || die "TAGS= still built whisper.cpp"
+  grep -q -- '-- Build files have been written' "$cache/notags-build.log" && die "TAGS= ran cmake"
+  say "notags: built without whisper.cpp ($(podman image inspect --format '{{.Size}}' localhost/parla:notags | numfmt --to=iec))"
+  podman rmi localhost/parla:notags >/dev/null
+}
+
+# ---------------------------------------------------------------------------------------------
+# orders, as a visitor's browser places them (the test checkout: no Stripe key is set)
+
+email=deploy-check@example.com
+
+# post BASE PATH JSON prints the answer's body.
+post() { curl -sS --max-time 120 -X POST "$1$2" -H 'Content-Type: application/json' -d "$3"; }
+
+# pay_and_wait BASE SERVICE CHECKOUT_JSON [TIMEOUT] pays the order through the test checkout and
+# prints its result link once delivered.
+pay_and_wait() {
+  local base=$1 service=$2 body=$3 timeout=${4:-300} co sid answer link status
+  co=$(post "$base" "/payment/$service/create-checkout-session" "$body")
+  sid=$(jq -r '.sessionId // empty' <<<"$co")
+  [[ -n "$sid" ]] || die "$service checkout at $base: $co"
+  curl -sS -o /dev/null --max-time 30 -X POST "$base/checkout/test/$sid/pay" || die "$service: test payment"
+  for ((i = 0; i < timeout; i += 2)); do
+    answer=$(post "$base" "/services/$service" "{\"sessionId\":\"$sid\"}")
+    link=$(jq -r '.data.data // empty' <<<"$answer")
+    [[ -n "$link" ]] && { echo "$link"; return; }
+    status=$(jq -r '.order.status // .error.code // empty' <<<"$answer")
+    [[ "$status" == failed || "$status" == refunded ]] && die "$service order $sid: $answer"
+    sleep 2
+  done
+  die "$service order $sid not delivered in $timeout s: $answer"
+}
+
+tts_order() { # TEXT → checkout JSON
+  jq -nc --arg t "$1" --arg e "$email" '{order: {voice: "alloy", input: $t, format: "mp3", speed: 1,
+    email: $e, emailVerify: $e, locale: "en", language: "en"}}'
+}
+
+speech="Hello. This is the deploy check of the speech service, speaking a short test sentence."
+
+# fetch LINK FILE downloads a result (following MinIO's presigned redirect) and checks it is there.
+fetch() {
+  curl -sSfL --max-time 60 -o "$2" "$1" || die "download $1"
+  [[ -s "$2" ]] || die "empty result at $1"
+}
+
+# ---------------------------------------------------------------------------------------------
+# alone: the image by itself
+
+# Podman runs HEALTHCHECKs from systemd timers, and there is no systemd here: this loop is the
+# engine's scheduler, running every container's check every 3 s.
+health_ticker() {
+  while sleep 3; do
+    for c in $(podman ps -q); do podman healthcheck run "$c" >/dev/null 2>&1 || true; done
+  done
+}
+ticker_pid=
+start_ticker() { [[ -n "$ticker_pid" ]] || { health_ticker & ticker_pid=$!; }; }
+
+# wait_healthy CONTAINER waits for the image's own health check to pass.
+wait_healthy() {
+  local state
+  for ((i = 0; i < 90; i++)); do
+    state=$(podman inspect --format '{{.State.Health.Status}}' "$1" 2>/dev/null || true)
+    [[ "$state" == healthy ]] && return
+    sleep 2
+  done
+  podman logs --tail 30 "$1" >&2 || true
+  die "$1 is not healthy ($state)"
+}
+
+alone_port=18180
+alone_base=http://127.0.0.1:$alone_port
+
+phase_alone() {
+  local models=${WHISPER_TEST_MODELS:-$root/../shared/testdata/whisper} work="$cache/alone"
+  [[ -f "$models/for-tests-ggml-tiny.en.bin" ]] || die "no whisper test model in $models"
+  rm -rf "$work" && mkdir -p "$work"
+  podman rm -f -i parla-alone parla-unready >/dev/null 2>>"$cache/podman-run.log"
+  podman volume rm -f parla-alone-data >/dev/null 2>&1 || true
+  start_ticker
+  local run=(podman run -d --name parla-alone -p "127.0.0.1:$alone_port:8080" -v parla-alone-data:/data
+    -v "$models:/models:ro" -e PUBLIC_URL="http://localhost:$alone_port" -e STT_ENGINE=whisper
+    -e WHISPER_MODEL=/models/for-tests-ggml-tiny.en.bin -e WHISPER_VAD_MODEL=/models/for-tests-silero-v6.2.0-ggml.bin
+    -e ALLOW_PRIVATE_URLS=1 "$img_app")
+  # (podman says it cannot reach systemd for the health checks: health_ticker runs them.)
+  "${run[@]}" >/dev/null 2>>"$cache/podman-run.log"
+  wait_healthy parla-alone
+  [[ "$(podman exec parla-alone id -u)" == 10001 ]] || die "the app runs as uid $(podman exec parla-alone id -u), want 10001"
+
+  local tts sst vtt
+  tts=$(pay_and_wait "$alone_base" tts "$(tts_order "$speech")")
+  fetch "$tts" "$work/speech.mp3"
+  say "alone: text-to-speech delivered ($(stat -c %s "$work/speech.mp3") bytes)"
+  local upload path
+  upload=$(curl -sS --max-time 120 -F "file=@$work/speech.mp3;type=audio/mpeg" "$alone_base/services/sst/uploadaudio")
+  path=$(jq -r '.file.path // empty' <<<"$upload")
+  [[ -n "$path" ]] || die "upload: $upload"
+  sst=$(pay_and_wait "$alone_base" sst "$(jq -nc --arg p "$path" --arg e "$email" '{order: {filePath: $p,
+    fileName: "speech.mp3", response_format: "json", email: $e, emailVerify: $e, locale: "en"}}')")
+  # The test model has placeholder weights: it runs the whole inference path but says little or
+  # nothing, so the transcript is checked for its form, not its words.
+  fetch "$sst" "$work/sst.json"
+  jq -e 'has("text")' "$work/sst.json" >/dev/null || die "audio-to-text: $(head -c 300 "$work/sst.json")"
+  say "alone: audio-to-text delivered by whisper"
+  # The video link: the app's own download of the speech, as the container sees it.
+  local link="http://127.0.0.1:8080/${tts#*://*/}"
+  vtt=$(pay_and_wait "$alone_base" vtt "$(jq -nc --arg l "$link" --arg e "$email" '{order: {selectedFile: $l,
+    outputFormat: "json", email: $e, emailVerify: $e, locale: "en", language: ""}}')")
+  fetch "$vtt" "$work/vtt.json"
+  jq -e 'has("text")' "$work/vtt.json" >/dev/null || die "video-to-text: $(head -c 300 "$work/vtt.json")"
+  say "alone: video-to-text delivered by whisper"
+
+  podman restart parla-alone >/dev/null 2>>"$cache/podman-run.log"
+  wait_healthy parla-alone
+  fetch "$tts" "$work/again.mp3"
+  cmp -s "$work/speech.mp3" "$work/again.mp3" || die "the result changed across a restart"
+  fetch "$sst" "$work/again.json"
+  say "alone: results kept across a restart"
+
+  # Unready for a named reason: a data directory with less free space than asked for.
+  podman run -d --name parla-unready -e READY_MIN_FREE_BYTES=1000000000000000 "$img_app" >/dev/null 2>>"$cache/podman-run.log"
+  local why=
+  for ((i = 0; i < 30; i++)); do
+    why=$(podman exec parla-unready /usr/local/bin/parla healthcheck 2>&1) && die "parla-unready is ready"
+    grep -q disk <<<"$why" && break
+    sleep 1
+  done
+  grep -q disk <<<"$why" || die "/readyz did not name the disk: $why"
+  say "alone: /readyz fails naming it: $(tr -s ' \n' ' ' <<<"$why")"
+  podman rm -f parla-unready >/dev/null 2>>"$cache/podman-run.log"
+
+  # A host folder owned by root at /data: the container says which uid to chown it to.
+  mkdir -p "$work/rootdata" && chmod 755 "$work/rootdata"
+  local out
+  out=$(podman run --rm -v "$work/rootdata:/data" "$img_app" 2>&1) && die "a root-owned /data was accepted"
+  out=$(grep '^parla:' <<<"$out" || true)
+  grep -q 'chown -R 10001' <<<"$out" || die "root-owned /data: $out"
+  say "alone: a root-owned /data says: $(sed -n 2p <<<"$out")"
+  podman rm -f parla-alone >/dev/null 2>>"$cache/podman-run.log"
+  podman volume rm -f parla-alone-data >/dev/null
+}
+
+# ---------------------------------------------------------------------------------------------
+# compose and scaled: compose.yaml with Docker Compose v2 on podman's Docker-compatible API
+
+sock=/run/parla-deploy/podman.sock
+export DOCKER_HOST=unix://$sock
+service_pid=
+
+start_service() {
+  [[ -n "$service_pid" ]] && return
+  mkdir -p "$(dirname "$sock")" && rm -f "$sock"
+  podman system service --time=0 "unix://$sock" >"$cache/podman-service.log" 2>&1 &
+  service_pid=$!
+  for ((i = 0; i < 50; i++)); do [[ -S "$sock" ]] && return; sleep 0.2; done
+  die "podman system service did not start"
+}
+
+# The secrets an operator puts in .env, and ports that leave the machine's usual ones alone.
+compose_env() {
+  cat >"$cache/ci.env" <<EOF
+MINIO_ROOT_PASSWORD=ci-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+POSTGRES_PASSWORD=ci-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+GRAFANA_ADMIN_PASSWORD=ci-unused
+APP_PORT=18080
+PUBLIC_URL=http://localhost:18080
+CADDY_HTTP_PORT=18090
+CADDY_HTTPS_PORT=18443
+SCALED_PUBLIC_URL=http://localhost:18090
+MINIO_PORT=19000
+MINIO_CONSOLE_PORT=19001
+MINIO_PUBLIC_ENDPOINT=localhost:19000
+MAILPIT_PORT=18025
+EOF
+}
+
+dc() { docker-compose -p parla-ci --env-file "$cache/ci.env" "$@"; }
+
+# wait_ready URL waits for /readyz to answer 200 there.
+wait_ready() {
+  for ((i = 0; i < 120; i++)); do
+    curl -sf --max-time 3 -o /dev/null "$1/readyz" && return
+    sleep 2
+  done
+  dc ps >&2 || true
+  dc logs --tail 20 >&2 || true
+  die "$1/readyz never answered 200"
+}
+
+compose_up() {
+  start_ticker
+  start_service
+  compose_env
+  dc --profile scaled --profile monitoring down -v --remove-orphans >/dev/null 2>&1 || true
+  dc config -q || die "docker-compose config"
+  dc "$@" up -d --no-build >"$cache/compose-up.log" 2>&1 || { tail -30 "$cache/compose-up.log" >&2; die "compose up $*"; }
+}
+
+# no_public_side_ports: with the defaults, every side service is on 127.0.0.1 only.
+no_public_side_ports() {
+  local line
+  while read -r line; do
+    case "$line" in
+      *-app-*|*-caddy-*) ;;
+      *0.0.0.0:*|*'[::]:'*) die "published on every interface: $line" ;;
+    esac
+  done < <(podman ps --filter label=com.docker.compose.project=parla-ci --format '{{.Names}} {{.Ports}}')
+}
+
+phase_compose() {
+  compose_up
+  wait_ready http://127.0.0.1:18080
+  no_public_side_ports
+  local link
+  link=$(pay_and_wait http://127.0.0.1:18080 tts "$(tts_order "$speech")")
+  fetch "$link" "$cache/compose.mp3"
+  say "compose: text-to-speech delivered from MinIO ($(stat -c %s "$cache/compose.mp3") bytes)"
+  dc down -v >/dev/null 2>&1
+}
+
+# pg SQL runs a query in the scaled profile's Postgres.
+pg() { dc exec -T postgres psql -U parla -d parla -Atc "$1"; }
+
+phase_scaled() {
+  compose_up --profile scaled
+  local base=http://127.0.0.1:18090
+  wait_ready "$base"
+  for ((i = 0; i < 60; i++)); do
+    [[ "$(podman ps --filter label=com.docker.compose.service=node --filter health=healthy -q | wc -l)" == 3 ]] && break
+    sleep 2
+  done
+  [[ "$(podman ps --filter label=com.docker.compose.service=node --filter health=healthy -q | wc -l)" == 3 ]] ||
+    die "want 3 healthy replicas: $(dc ps node)"
+  no_public_side_ports
+  local link
+  link=$(pay_and_wait "$base" tts "$(tts_order "$speech")")
+  fetch "$link" "$cache/scaled.mp3"
+  say "scaled: text-to-speech delivered through Caddy"
+
+  # A long order, its replica killed a second into the job: another replica takes it over.
+  local long co sid victim= id c
+  long=$(printf 'The quick brown fox jumps over the lazy dog, and the deploy check goes on. %.0s' $(seq 650))
+  co=$(post "$base" /payment/tts/create-checkout-session "$(tts_order "$long" | jq -c '.order.email="killed@example.com" | .order.emailVerify="killed@example.com"')")
+  sid=$(jq -r '.sessionId // empty' <<<"$co")
+  [[ -n "$sid" ]] || die "long checkout: $co"
+  curl -sS -o /dev/null -X POST "$base/checkout/test/$sid/pay"
+  for ((i = 0; i < 300; i++)); do
+    id=$(pg "SELECT attempted_by[array_length(attempted_by, 1)] FROM river_job WHERE kind = 'fulfil' AND state = 'running' AND attempted_by IS NOT NULL LIMIT 1")
+    # NODE_ID is the host name (the container's short id) and a suffix.
+    for c in $(dc ps -q node); do [[ -n "$id" && "$id" == "${c:0:12}"* ]] && victim=$c; done
+    [[ -n "$victim" ]] && break
+    sleep 0.2
+  done
+  [[ -n "$victim" ]] || die "the long order never ran on a replica (attempted_by: $id)"
+  sleep 1
+  [[ "$(pg "SELECT status FROM orders WHERE session_id = '$sid'")" == processing ]] || die "the long order is not processing when its replica is to die"
+  podman kill "$victim" >/dev/null
+  say "scaled: killed replica ${victim:0:12} a second into the long order"
+  local t0=$SECONDS answer=
+  for ((i = 0; i < 150; i++)); do
+    answer=$(post "$base" /services/tts "{\"sessionId\":\"$sid\"}")
+    [[ -n "$(jq -r '.data.data // empty' <<<"$answer")" ]] && break
+    sleep 2
+  done
+  link=$(jq -r '.data.data // empty' <<<"$answer")
+  [[ -n "$link" ]] || die "the killed replica's order was not delivered: $answer"
+  fetch "$link" "$cache/rescued.mp3"
+  say "scaled: the killed replica's order delivered $((SECONDS - t0)) s after the kill"
+  # Once: one done order and one letter.
+  [[ "$(pg "SELECT count(*) FROM orders WHERE session_id = '$sid' AND status = 'done'")" == 1 ]] || die "the long order is not done once"
+  local mails=0
+  for ((i = 0; i < 30; i++)); do
+    mails=$(curl -sS "http://127.0.0.1:18025/api/v1/search?query=to:killed@example.com" | jq -r '.messages_count // .total // 0')
+    [[ "$mails" -ge 1 ]] && break
+    sleep 1
+  done
+  [[ "$mails" == 1 ]] || die "$mails delivery letters for the killed replica's order, want 1"
+  say "scaled: delivered once (one order done, one letter)"
+  dc --profile scaled down -v >/dev/null 2>&1
+}
+
+# ---------------------------------------------------------------------------------------------
+
+run_phase() {
+  local start=$SECONDS
+  say "== $1"
+  "phase_$1"
+  say "== $1 took $((SECONDS - start)) s"
+  echo "$1 $((SECONDS - start))" >>"$cache/timings"
+}
+
+cleanup() {
+  [[ -n "$ticker_pid" ]] && kill "$ticker_pid" 2>/dev/null
+  [[ -n "${service_pid:-}" ]] && kill "$service_pid" 2>/dev/null
+  return 0
+}
+trap cleanup EXIT
+
+phases=("$@")
+((${#phases[@]})) && [[ "${phases[0]}" != all ]] || phases=(host bases image notags alone tools sides compose scaled)
+: >"$cache/timings"
+total=$SECONDS
+for p in "${phases[@]}"; do run_phase "$p"; done
+say "all of ${phases[*]} passed in $((SECONDS - total)) s"

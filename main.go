@@ -106,6 +106,9 @@ type App struct {
 	admin *admin.Admin
 	// closers are released last at shutdown (the link relay, the whisper model).
 	closers []io.Closer
+	// sttBackend is where the in-process speech-to-text engine computes ("CPU, 8 threads",
+	// "CUDA0 (…)"), "" for another engine: the startup log and /readyz say it.
+	sttBackend string
 }
 
 // emptyDir removes everything inside dir and says how many entries went.
@@ -191,6 +194,9 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	a.closers = append(a.closers, guard)
 	if err := transcriber.Available(); err != nil {
 		a.log.Warn("audio- and video-to-text are closed", "engine", cfg.STTEngine, "reason", err)
+	} else if b, ok := transcriber.(interface{ Backend() string }); ok && b.Backend() != "" {
+		a.sttBackend = b.Backend()
+		a.log.Info("whisper computes on "+a.sttBackend, "vad", cfg.WhisperVAD)
 	}
 	if cfg.AllowPrivateURLs {
 		a.log.Warn("ALLOW_PRIVATE_URLS is set: video links may reach loopback and private addresses; never do this in production")

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"parla/api/orders"
 	"parla/providers/testkit"
 )
 
@@ -369,5 +370,24 @@ func TestHealthcheckSubcommand(t *testing.T) {
 	stderr.Reset()
 	if code := healthcheck(env(strings.TrimPrefix(other.URL, "http://")), &stderr); code != 1 || !strings.Contains(stderr.String(), "503") {
 		t.Errorf("against a server answering 503: exit %d: %s", code, stderr.String())
+	}
+}
+
+// /readyz names whisper's device on the services it serves, and nothing on text-to-speech
+// or for another engine.
+func TestEngineDetail(t *testing.T) {
+	for _, c := range []struct {
+		svc     orders.Service
+		backend string
+		want    string
+	}{
+		{orders.STT, "CUDA0 (NVIDIA L4)", "whisper on CUDA0 (NVIDIA L4)"},
+		{orders.VTT, "CPU, 8 threads", "whisper on CPU, 8 threads"},
+		{orders.TTS, "CPU, 8 threads", ""},
+		{orders.STT, "", ""},
+	} {
+		if got := engineDetail(c.svc, c.backend); got != c.want {
+			t.Errorf("engineDetail(%s, %q) = %q, want %q", c.svc, c.backend, got, c.want)
+		}
 	}
 }

@@ -35,7 +35,8 @@ func newRunner(t *testing.T) *Runner {
 	t.Helper()
 	testkit.Binary(t, "ffmpeg")
 	testkit.Binary(t, "ffprobe")
-	r := New(Config{MaxConcurrent: 2, TempDir: t.TempDir()})
+	ffmpeg, ffprobe := toolsUnderTest() // PARLA_FFMPEG (build_test.go)
+	r := New(Config{FFmpeg: ffmpeg, FFprobe: ffprobe, MaxConcurrent: 2, TempDir: t.TempDir()})
 	if err := r.Check(); err != nil {
 		t.Fatal(err)
 	}

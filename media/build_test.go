@@ -70,7 +70,7 @@ var formatFixtures = map[string][]string{
 }
 
 // fixtureLength is how long each fixture lasts: enough for a measure, small enough to
-// keep in the repository (under 100 KB together).
+// keep in the repository (140 KB together).
 const fixtureLength = 600 * time.Millisecond
 
 func TestFFmpegBuild(t *testing.T) {

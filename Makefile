@@ -28,9 +28,11 @@ build: ui
 	eval "$$(bash .ci/whisper.sh env-if-built)"; $(GO) build -tags "$$WHISPER_TAGS" -o bin/parla .
 
 ## whisper: libwhisper built statically from source (cached in the Go cache; WHISPER_SRC=<dir or
-## tarball> to choose it), bin/parla with -tags whisper, and the models where the network allows
+## tarball> to choose it), bin/parla with -tags whisper, and the models where the network allows.
+## WHISPER_GPU=cuda builds ggml's CUDA backend too (nvcc needed; WHISPER_CUDA_ARCHS, default
+## "75;80;86;89;90"): whisper then runs on the first GPU it sees (README: GPU)
 whisper: ui models
-	exports=$$(bash .ci/whisper.sh env) && eval "$$exports" && $(GO) build -tags whisper -o bin/parla .
+	exports=$$(bash .ci/whisper.sh env) && eval "$$exports" && $(GO) build -tags "$$WHISPER_TAGS" -o bin/parla .
 
 # whisper-build: bin/parla with whisper when its source can be had (status 3: none here, so the
 # binary is built without it and the start says so), as `make whisper` otherwise.
@@ -79,7 +81,7 @@ bench:
 ## whisper-bench: our whisper job next to whisper-cli built from the same source, and the VADs
 whisper-bench:
 	exports=$$(bash .ci/whisper.sh env --cli) && eval "$$exports" && \
-	  $(GO) test -tags whisper -run '^$$' -bench 'VersusWhisperCLI|FindSpeech' -benchtime 5x -timeout 60m ./providers/whisper/
+	  $(GO) test -tags "$$WHISPER_TAGS" -run '^$$' -bench 'VersusWhisperCLI|FindSpeech' -benchtime 5x -timeout 60m ./providers/whisper/
 
 clean:
 	rm -rf bin webui/dist/assets webui/dist/index.html

@@ -107,6 +107,9 @@ type App struct {
 	admin *admin.Admin
 	// closers are released last at shutdown (the link relay, the whisper model).
 	closers []io.Closer
+	// sttBackend is where the in-process speech-to-text engine computes ("CPU, 8 threads",
+	// "CUDA0 (…)"), "" for another engine: the startup log and /readyz say it.
+	sttBackend string
 }
 
 // emptyDir removes everything inside dir and says how many entries went.
@@ -187,6 +190,11 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	}
 	links, guard := newLinks(cfg, runner, a.metrics.LinkBytes)
 	a.closers = append(a.closers, guard)
+	// Closed engines are told in one block at start (closed.go); an open whisper says where it computes.
+	if b, ok := transcriber.(interface{ Backend() string }); ok && transcriber.Available() == nil && b.Backend() != "" {
+		a.sttBackend = b.Backend()
+		a.log.Info("whisper computes on "+a.sttBackend, "vad", cfg.WhisperVAD)
+	}
 	if cfg.AllowPrivateURLs {
 		a.log.Warn("ALLOW_PRIVATE_URLS is set: video links may reach loopback and private addresses; never do this in production")
 	}

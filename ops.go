@@ -48,10 +48,20 @@ func (a *App) readiness(store providers.Storage) *health.Checker {
 			Name:     "engine." + string(svc),
 			Optional: svc != orders.TTS && !a.cfg.STTRequired,
 			Run:      func(context.Context) error { return a.engineCheck(svc) },
+			Detail:   engineDetail(svc, a.sttBackend),
 		})
 	}
 	// 1 s each, run together: /readyz answers within the 2 s `parla healthcheck` waits.
 	return &health.Checker{Checks: checks, Timeout: time.Second, MaxAge: readyMaxAge}
+}
+
+// engineDetail is what /readyz tells the operator of a service's engine: where whisper
+// computes, for the services it serves ("" when it is not the engine).
+func engineDetail(svc orders.Service, sttBackend string) string {
+	if svc == orders.TTS || sttBackend == "" {
+		return ""
+	}
+	return "whisper on " + sttBackend
 }
 
 // diskCheck is /readyz's free-space check; when space is short it also names the bytes

@@ -433,3 +433,22 @@ func TestFixFor(t *testing.T) {
 		}
 	}
 }
+
+// /readyz names whisper's device on the services it serves, and nothing on text-to-speech
+// or for another engine.
+func TestEngineDetail(t *testing.T) {
+	for _, c := range []struct {
+		svc     orders.Service
+		backend string
+		want    string
+	}{
+		{orders.STT, "CUDA0 (NVIDIA L4)", "whisper on CUDA0 (NVIDIA L4)"},
+		{orders.VTT, "CPU, 8 threads", "whisper on CPU, 8 threads"},
+		{orders.TTS, "CPU, 8 threads", ""},
+		{orders.STT, "", ""},
+	} {
+		if got := engineDetail(c.svc, c.backend); got != c.want {
+			t.Errorf("engineDetail(%s, %q) = %q, want %q", c.svc, c.backend, got, c.want)
+		}
+	}
+}

@@ -19,6 +19,13 @@
 #
 #   WHISPER_NATIVE=ON  tune for this CPU (faster, not portable); default OFF: x86-64 with
 #                      AVX2/FMA/F16C, which ggml turns on when not native
+#   WHISPER_GPU=cuda   also build ggml's CUDA backend (needs nvcc: the CUDA toolkit) and link
+#                      the binary against it (WHISPER_TAGS="whisper cuda"); whisper.cpp then
+#                      computes on the first GPU it finds, on the CPU when none is visible.
+#                      Default: the CPU only. Cached in a build directory of its own.
+#   WHISPER_CUDA_ARCHS the GPU architectures compiled for (CMAKE_CUDA_ARCHITECTURES), default
+#                      "75;80;86;89;90": Turing (T4) to Hopper (H100); "75-virtual" compiles
+#                      PTX only (the quickest check that it builds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +34,9 @@ short=${commit:0:12}
 tarball_sha256=$(awk '{print $1}' ../shared/vendor/whisper.cpp/SHA256SUMS 2>/dev/null || true)
 repo_url=https://github.com/ggml-org/whisper.cpp
 native="${WHISPER_NATIVE:-OFF}"
+gpu="${WHISPER_GPU:-cpu}"
+cuda_archs="${WHISPER_CUDA_ARCHS:-75;80;86;89;90}"
+case "$gpu" in cpu | cuda) ;; *) echo "whisper: WHISPER_GPU=$gpu: want cpu or cuda" >&2; exit 2 ;; esac
 
 mode="${1:-env}"
 cli=0
@@ -35,6 +45,15 @@ cli=0
 say() { echo "whisper: $*" >&2; }
 
 cache_root="$(go env GOCACHE)/parla-whisper"
+
+# build_suffix names the build directory of the chosen variant: build, build-native,
+# build-cuda-75_80_86_89_90, …
+build_suffix() {
+  local suffix=""
+  [[ "$native" == "ON" ]] && suffix+="-native"
+  [[ "$gpu" == "cuda" ]] && suffix+="-cuda-${cuda_archs//[^0-9a-z]/_}"
+  echo "$suffix"
+}
 
 if [[ "$mode" == "test" ]]; then
   # Tests that need the source skip with a reason outside CI when it is absent, and fail in CI.
@@ -50,13 +69,13 @@ if [[ "$mode" == "test" ]]; then
   fi
   ((status == 0)) || exit "$status"
   eval "$exports"
-  go vet -tags whisper ./providers/whisper/
-  go test -tags whisper -count=1 -timeout 10m ./providers/whisper/
-  go test -tags whisper -count=1 -timeout 10m -run '^TestWhisperEngineOrder' .
+  go vet -tags "$WHISPER_TAGS" ./providers/whisper/
+  go test -tags "$WHISPER_TAGS" -count=1 -timeout 10m ./providers/whisper/
+  go test -tags "$WHISPER_TAGS" -count=1 -timeout 10m -run '^TestWhisperEngineOrder' .
   exit 0
 fi
 if [[ "$mode" == "env-if-built" ]]; then
-  [[ -f "$cache_root/$commit/whisper.cpp-$short/build/src/libwhisper.a" || -n "${WHISPER_SRC:-}" ]] || exit 0
+  [[ -f "$cache_root/$commit/whisper.cpp-$short/build$(build_suffix)/src/libwhisper.a" || -n "${WHISPER_SRC:-}" ]] || exit 0
   exec bash .ci/whisper.sh env
 fi
 
@@ -128,15 +147,22 @@ if [[ -n "${WHISPER_SRC:-}" && -d "${WHISPER_SRC}" ]]; then
 else
   build="$src/build"
 fi
-[[ "$native" == "ON" ]] && build="$build-native"
+build+="$(build_suffix)"
 
 libs=("$build/src/libwhisper.a" "$build/ggml/src/libggml.a" "$build/ggml/src/libggml-base.a" "$build/ggml/src/libggml-cpu.a")
+cuda_flags=()
+if [[ "$gpu" == "cuda" ]]; then
+  libs+=("$build/ggml/src/ggml-cuda/libggml-cuda.a")
+  cuda_flags=(-DGGML_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=$cuda_archs")
+fi
 need=0
 for l in "${libs[@]}"; do [[ -f "$l" ]] || need=1; done
 ((cli)) && [[ ! -x "$build/bin/whisper-cli" ]] && need=1
 
 if ((need)); then
   command -v cmake >/dev/null || { say "cmake is missing (apt-get install cmake g++)"; exit 1; }
+  [[ "$gpu" != "cuda" ]] || command -v nvcc >/dev/null ||
+    { say "WHISPER_GPU=cuda needs nvcc (the CUDA toolkit; Debian: nvidia-cuda-toolkit from non-free)"; exit 1; }
   targets=(whisper)
   ((cli)) && targets+=(whisper-cli)
   say "building ${targets[*]} from $src (about 6 minutes on 2 cores; cached in $build)"
@@ -145,7 +171,7 @@ if ((need)); then
   # configured (whisper-cli is one) but only the asked targets are compiled.
   cmake -S "$src" -B "$build" -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release \
     -DGGML_NATIVE="$native" -DWHISPER_BUILD_TESTS=OFF -DWHISPER_BUILD_EXAMPLES=ON \
-    -DWHISPER_BUILD_SERVER=OFF >"$build.log" 2>&1 || { tail -30 "$build.log" >&2; exit 1; }
+    -DWHISPER_BUILD_SERVER=OFF "${cuda_flags[@]}" >"$build.log" 2>&1 || { tail -30 "$build.log" >&2; exit 1; }
   cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >>"$build.log" 2>&1 ||
     { tail -30 "$build.log" >&2; exit 1; }
   say "built in $((SECONDS - start)) s"
@@ -154,8 +180,20 @@ fi
 case "$mode" in
   env)
     echo "export CGO_CFLAGS='-I$src/include -I$src/ggml/include'"
-    echo "export CGO_LDFLAGS='-L$build/src -L$build/ggml/src'"
-    echo "export WHISPER_TAGS=whisper"
+    if [[ "$gpu" == "cuda" ]]; then
+      # The CUDA runtime and cuBLAS where the toolkit keeps them, and libcuda's stub for
+      # hosts without the driver (the driver's own libcuda.so.1 is loaded at run time).
+      cuda=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
+      dirs="-L$build/ggml/src/ggml-cuda"
+      for d in "$cuda/lib64" "$cuda/lib64/stubs" "$cuda/targets/x86_64-linux/lib" "$cuda/targets/x86_64-linux/lib/stubs"; do
+        [[ -d "$d" ]] && dirs+=" -L$d"
+      done
+      echo "export CGO_LDFLAGS='-L$build/src -L$build/ggml/src $dirs'"
+      echo "export WHISPER_TAGS='whisper cuda'"
+    else
+      echo "export CGO_LDFLAGS='-L$build/src -L$build/ggml/src'"
+      echo "export WHISPER_TAGS=whisper"
+    fi
     ((cli)) && echo "export WHISPER_CLI='$build/bin/whisper-cli'"
     ;;
   *) say "unknown mode $mode"; exit 2 ;;

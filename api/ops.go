@@ -10,7 +10,8 @@ import (
 
 // ready answers /readyz: 200 {"ok":true,"checks":{…}} when this node can serve, else 503
 // with the failed checks named. Load balancers and `parla healthcheck` ask it. Why a check
-// failed (paths, hosts) is told only to the operator's token.
+// failed (paths, hosts) and the checks' details (the whisper device) are told only to the
+// operator's token.
 func (s *server) ready(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	if s.deps.Ready == nil {
@@ -19,7 +20,7 @@ func (s *server) ready(c *fiber.Ctx) error {
 	r := s.deps.Ready(c.UserContext())
 	if s.deps.Authorized == nil || !s.deps.Authorized(c) {
 		for name, res := range r.Checks {
-			res.Error = ""
+			res.Error, res.Detail = "", ""
 			r.Checks[name] = res
 		}
 	}

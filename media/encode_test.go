@@ -35,7 +35,8 @@ func newRunner(t *testing.T) *Runner {
 	t.Helper()
 	testkit.Binary(t, "ffmpeg")
 	testkit.Binary(t, "ffprobe")
-	r := New(Config{MaxConcurrent: 2, TempDir: t.TempDir()})
+	ffmpeg, ffprobe := toolsUnderTest() // PARLA_FFMPEG (build_test.go)
+	r := New(Config{FFmpeg: ffmpeg, FFprobe: ffprobe, MaxConcurrent: 2, TempDir: t.TempDir()})
 	if err := r.Check(); err != nil {
 		t.Fatal(err)
 	}
@@ -144,13 +145,22 @@ func TestFFmpegWaitsForSlotAndHonoursContext(t *testing.T) {
 	}
 }
 
+// endless reads silence for ever.
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
 func TestCancelKillsFFmpeg(t *testing.T) {
 	r := newRunner(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	// An endless generator: only cancellation ends it.
-	err := r.FFmpeg(ctx, []string{"-nostdin", "-loglevel", "error", "-re", "-f", "lavfi", "-i", "sine", "-f", "null", "-"}, nil, nil)
+	// An endless input: only cancellation ends it. (Raw PCM on stdin rather than ffmpeg's
+	// lavfi generator, which the image's ffmpeg does not have: see TestFFmpegBuild.)
+	err := r.FFmpeg(ctx, []string{"-loglevel", "error", "-re", "-f", "s16le", "-ar", "8000", "-ac", "1", "-i", "pipe:0", "-f", "null", "-"}, endless{}, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}

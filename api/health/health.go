@@ -21,12 +21,16 @@ type Check struct {
 	// its failure is reported as "closed" and leaves the node ready.
 	Optional bool
 	Run      func(ctx context.Context) error
+	// Detail is shown with the result to the operator, whatever the status: which device the
+	// whisper engine computes on, say. Empty for most checks.
+	Detail string
 }
 
 // Result is what one check found.
 type Result struct {
 	Status string `json:"status"` // ok, failed or closed
 	Error  string `json:"error,omitempty"`
+	Detail string `json:"detail,omitempty"` // the Check's Detail
 }
 
 // The statuses of a Result.
@@ -126,11 +130,11 @@ func Judge(checks []Check, errs []error) Report {
 	for i, ch := range checks {
 		switch err := errs[i]; {
 		case err == nil:
-			r.Checks[ch.Name] = Result{Status: StatusOK}
+			r.Checks[ch.Name] = Result{Status: StatusOK, Detail: ch.Detail}
 		case ch.Optional:
-			r.Checks[ch.Name] = Result{Status: StatusClosed, Error: err.Error()}
+			r.Checks[ch.Name] = Result{Status: StatusClosed, Error: err.Error(), Detail: ch.Detail}
 		default:
-			r.Checks[ch.Name] = Result{Status: StatusFailed, Error: err.Error()}
+			r.Checks[ch.Name] = Result{Status: StatusFailed, Error: err.Error(), Detail: ch.Detail}
 			r.Failed = append(r.Failed, ch.Name)
 			r.OK = false
 		}

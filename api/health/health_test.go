@@ -44,6 +44,21 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// A check's Detail reaches its result whatever the status: the operator sees the whisper
+// device of a closed engine too.
+func TestJudgeKeepsTheDetail(t *testing.T) {
+	checks := []Check{{Name: "engine.sst", Optional: true, Detail: "whisper on CUDA0 (NVIDIA L4)"}, {Name: "disk"}}
+	for _, err := range []error{nil, errors.New("no model")} {
+		r := Judge(checks, []error{err, nil})
+		if got := r.Checks["engine.sst"].Detail; got != "whisper on CUDA0 (NVIDIA L4)" {
+			t.Errorf("error %v: detail %q", err, got)
+		}
+		if got := r.Checks["disk"].Detail; got != "" {
+			t.Errorf("disk detail %q, want none", got)
+		}
+	}
+}
+
 // A check that hangs is given up after the timeout and fails the node.
 func TestCheckerGivesUpOnAHungCheck(t *testing.T) {
 	hung := make(chan struct{})

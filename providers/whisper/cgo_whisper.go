@@ -8,6 +8,7 @@ package whisper
 #include <stdio.h>
 #include <stdlib.h>
 #include <whisper.h>
+#include <ggml-backend.h>
 
 // whisper.cpp and ggml log every step of every load and run (hundreds of lines a job) to
 // stderr; only their errors are worth the server's log.
@@ -67,6 +68,23 @@ func newModel(path string) model {
 }
 
 var quietLogs sync.Once
+
+// devices lists the compute devices ggml registered in this build (the CPU, and in a CUDA
+// build each GPU the driver shows), once: listing them starts the CUDA runtime.
+var devices = sync.OnceValues(func() ([]device, bool) {
+	n := int(C.ggml_backend_dev_count())
+	out := make([]device, 0, n)
+	for i := range n {
+		d := C.ggml_backend_dev_get(C.size_t(i))
+		t := C.ggml_backend_dev_type(d)
+		out = append(out, device{
+			name:        C.GoString(C.ggml_backend_dev_name(d)),
+			description: C.GoString(C.ggml_backend_dev_description(d)),
+			gpu:         t == C.GGML_BACKEND_DEVICE_TYPE_GPU || t == C.GGML_BACKEND_DEVICE_TYPE_IGPU,
+		})
+	}
+	return out, true
+})
 
 func (m *cppModel) available() error {
 	if err := checkModelFile(m.path); err != nil {

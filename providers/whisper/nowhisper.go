@@ -27,3 +27,6 @@ func (u unbuilt) speech(context.Context, []float32, string) ([]span, error) {
 }
 
 func (unbuilt) Close() error { return nil }
+
+// devices reports no device: there is no ggml in this binary.
+func devices() ([]device, bool) { return nil, false }

@@ -83,6 +83,22 @@ func checkTranscript(t *testing.T, got providers.Transcript) {
 	}
 }
 
+// TestBackendNamesTheDevice checks what the startup log and /readyz say: the CPU in the
+// default build; with WHISPER_EXPECT_BACKEND=CUDA (.ci/gpu-check.sh on a GPU machine) the
+// CUDA build must have found the GPU, not fallen back to the CPU.
+func TestBackendNamesTheDevice(t *testing.T) {
+	e := New(Config{Threads: 3})
+	got := e.Backend()
+	want := os.Getenv("WHISPER_EXPECT_BACKEND")
+	if want == "" {
+		want = "CPU, 3 threads"
+	}
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("Backend() = %q, want it to start with %q", got, want)
+	}
+	t.Logf("whisper computes on %s", got)
+}
+
 func TestWhisperTranscribes(t *testing.T) {
 	e, runner := realEngine(t, VADOff)
 	path, dur := speech(t, runner)

@@ -175,12 +175,15 @@ func checkVisitorFile(t *testing.T, r *Runner, path string) {
 	if err != nil || !near(m.Length, fixtureLength, 0.15) {
 		t.Fatalf("CheckSpeech = %+v, %v; want %v", m, err, fixtureLength)
 	}
-	samples, err := r.DecodePCM(ctx, path, m.Length)
+	if u, err := r.CheckUpload(ctx, path, 3*time.Hour); err != nil || !near(u.Length, fixtureLength, 0.15) {
+		t.Errorf("CheckUpload = %+v, %v; want %v", u, err, fixtureLength)
+	}
+	samples, err := r.DecodePCM(ctx, path, m.Length, EngineLimit(m.Length))
 	if err != nil || len(samples) < int(fixtureLength.Seconds()*0.8*PCMRate) {
 		t.Errorf("DecodePCM: %d samples, %v", len(samples), err)
 	}
 	out := filepath.Join(t.TempDir(), "speech.mp3")
-	if err := r.FFmpeg(ctx, ReencodeArgs(path, out, SpeechBitrate), nil, nil); err != nil {
+	if err := r.FFmpeg(ctx, ReencodeArgs(path, out, SpeechBitrate, EngineLimit(m.Length)), nil, nil); err != nil {
 		t.Fatalf("ReencodeArgs: %v", err)
 	}
 	chunk := filepath.Join(t.TempDir(), "chunk.mp3")
@@ -217,8 +220,8 @@ func requiredComponents() map[string][]string {
 		lists = append(lists, part)
 	}
 	remux, _ := EncodeArgs(ADTS, EncodeOptions{Format: AAC}, "file:o")
-	lists = append(lists, remux, MeasureArgs("in"), RemoteMeasureArgs("http://127.0.0.1/x"), PCMArgs("in"),
-		ReencodeArgs("in", "out", SpeechBitrate), ChunkArgs("in", "out", time.Second, time.Second),
+	lists = append(lists, remux, RemoteMeasureArgs("http://127.0.0.1/x"), PCMArgs("in", time.Hour),
+		ReencodeArgs("in", "out", SpeechBitrate, time.Hour), ChunkArgs("in", "out", time.Second, time.Second),
 		FetchAudioArgs("http://127.0.0.1/x", "out"), ProbeArgs("in"), RemoteProbeArgs("http://127.0.0.1/x"))
 	need := map[string][]string{
 		// -ar and -ac insert aresample; f32le and null encode with their default encoders.

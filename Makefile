@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO    ?= go
 export PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 
-.PHONY: run test setup ui build whisper whisper-build models go-test whisper-test ui-test e2e fuzz bench whisper-bench clean
+.PHONY: deploy-check run test setup ui build whisper whisper-build models go-test whisper-test ui-test e2e fuzz bench whisper-bench clean
 
 # MODEL: the whisper model `make run` and `make whisper` fetch and use (models/download.sh list).
 MODEL ?= base
@@ -15,7 +15,7 @@ run: setup whisper-build models
 	WHISPER_MODEL="$${WHISPER_MODEL:-models/ggml-$(MODEL).bin}" ./bin/parla
 
 ## test: install what is missing, then every test (Go, whisper.cpp, UI unit tests, browser end to end, fuzzing)
-test: setup ui go-test whisper-test ui-test e2e fuzz
+test: setup ui go-test whisper-test ui-test e2e fuzz deploy-check
 
 setup:
 	bash .ci/install
@@ -61,6 +61,11 @@ ui-test:
 ## e2e: the real server on embedded defaults, driven by Chromium like a visitor
 e2e: build
 	bash .ci/e2e.sh
+
+## deploy-check: the image and compose.yaml built and run as an operator would (.ci/deploy.sh),
+## in CI within its time left; elsewhere with DEPLOY_CHECKS=1
+deploy-check:
+	bash .ci/deploy-check.sh
 
 ## fuzz: every Fuzz* target for FUZZTIME (5 s) each, from its seed corpus in testdata/fuzz
 fuzz:

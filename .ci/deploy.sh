@@ -34,6 +34,16 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 say() { echo "deploy: $*" >&2; }
+
+# What this script starts in the background (the health-check ticker, podman's API service)
+# ends with it: nothing is left holding the caller's output open.
+ticker_pid=
+service_pid=
+cleanup() {
+  [[ -z "$ticker_pid" ]] || kill "$ticker_pid" 2>/dev/null || true
+  [[ -z "$service_pid" ]] || kill "$service_pid" 2>/dev/null || true
+}
+trap cleanup EXIT
 die() { say "FAIL: $*"; exit 1; }
 
 cache="$(go env GOCACHE)/parla-deploy"
@@ -329,7 +339,6 @@ health_ticker() {
     for c in $(podman ps -q); do podman healthcheck run "$c" >/dev/null 2>&1 || true; done
   done
 }
-ticker_pid=
 start_ticker() { [[ -n "$ticker_pid" ]] || { health_ticker & ticker_pid=$!; }; }
 
 # wait_healthy CONTAINER waits for the image's own health check to pass.
@@ -421,7 +430,6 @@ phase_alone() {
 
 sock=/run/parla-deploy/podman.sock
 export DOCKER_HOST=unix://$sock
-service_pid=
 
 start_service() {
   [[ -n "$service_pid" ]] && return

@@ -61,18 +61,3 @@ func ClientIP(trustedProxies []string) func(c *fiber.Ctx) string {
 		return clientIP(remote, c.Get(fiber.HeaderXForwardedFor), trusted)
 	}
 }
-
-// quotaKey is the address a client's unpaid uploads are counted under (orders' upload
-// quotas): an IPv4 address as it is, an IPv6 one by its /64, since one subscriber's host
-// may pick any address of its /64.
-func quotaKey(ip string) string {
-	a, err := netip.ParseAddr(ip)
-	if err != nil || a.Is4() {
-		return ip
-	}
-	p, err := a.Prefix(64)
-	if err != nil {
-		return ip
-	}
-	return p.String()
-}

@@ -3,6 +3,8 @@ package api
 import (
 	"net/netip"
 	"testing"
+
+	"parla/api/orders"
 )
 
 func TestClientIPTakesTheRightmostUntrustedHop(t *testing.T) {
@@ -39,8 +41,8 @@ func TestQuotaKey(t *testing.T) {
 		"::1":                      "::/64",
 		"not an address (a fluke)": "not an address (a fluke)",
 	} {
-		if got := quotaKey(ip); got != want {
-			t.Errorf("quotaKey(%q) = %q, want %q", ip, got, want)
+		if got := orders.ClientKey(ip); got != want {
+			t.Errorf("ClientKey(%q) = %q, want %q", ip, got, want)
 		}
 	}
 }

@@ -83,14 +83,21 @@ func (s editorHandlers) editorTranscript(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
+// changeableOrder is editableOrder for a change (save, back to the original): refused from
+// another site, as "Delete now" is.
+func (s editorHandlers) changeableOrder(c *fiber.Ctx) (orders.Order, error) {
+	o, err := s.editableOrder(c)
+	if err == nil && !sameOrigin(c, s.cfg.PublicURL) {
+		err = fail("cross_site", "")
+	}
+	return o, err
+}
+
 // saveTranscript stores the visitor's edit (PUT {cues: [...]}) and answers what was stored.
 func (s editorHandlers) saveTranscript(c *fiber.Ctx) error {
-	o, err := s.editableOrder(c)
+	o, err := s.changeableOrder(c)
 	if err != nil {
 		return err
-	}
-	if !sameOrigin(c, s.cfg.PublicURL) {
-		return fail("cross_site", "")
 	}
 	var body struct {
 		Cues []editorCue `json:"cues"`
@@ -107,12 +114,9 @@ func (s editorHandlers) saveTranscript(c *fiber.Ctx) error {
 
 // revertTranscript removes the visitor's edit: the link serves the original again.
 func (s editorHandlers) revertTranscript(c *fiber.Ctx) error {
-	o, err := s.editableOrder(c)
+	o, err := s.changeableOrder(c)
 	if err != nil {
 		return err
-	}
-	if !sameOrigin(c, s.cfg.PublicURL) {
-		return fail("cross_site", "")
 	}
 	if err := s.deps.Book.Results.Revert(c.UserContext(), o); err != nil {
 		return err

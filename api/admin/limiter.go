@@ -1,9 +1,10 @@
 package admin
 
 import (
-	"net/netip"
 	"sync"
 	"time"
+
+	"parla/api/orders"
 )
 
 // limiter counts failed attempts (wrong passwords, wrong bearer tokens) in fixed windows,
@@ -49,27 +50,12 @@ func newLimiter(perClient, global int, window time.Duration) *limiter {
 // still answered 429 past the global count).
 const maxClients = 10000
 
-// clientKey is what an address is counted under: IPv4 addresses one by one, IPv6 by /64,
-// the block one host is usually given whole.
-func clientKey(ip string) string {
-	a, err := netip.ParseAddr(ip)
-	if err != nil {
-		return ip
-	}
-	a = a.Unmap()
-	if a.Is4() {
-		return a.String()
-	}
-	p, _ := a.Prefix(64)
-	return p.String()
-}
-
 // blocked reports whether ip's failures in this window have reached its limit: its
 // attempts are then refused without being checked.
 func (l *limiter) blocked(ip string, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c, ok := l.clients[clientKey(ip)]
+	c, ok := l.clients[orders.ClientKey(ip)]
 	return ok && c.at(now, l.window) >= l.perClient
 }
 
@@ -78,7 +64,7 @@ func (l *limiter) blocked(ip string, now time.Time) bool {
 func (l *limiter) fail(ip string, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	key := clientKey(ip)
+	key := orders.ClientKey(ip)
 	c, ok := l.clients[key]
 	if !ok {
 		if len(l.clients) >= maxClients {

@@ -3,6 +3,7 @@ package orders
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"sync"
 )
 
@@ -118,4 +119,22 @@ func (u *Uploads) fits(ctx context.Context, client string, size int64) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return u.checkLocked(ctx, client, size)
+}
+
+// ClientKey is what a client's address is counted under, by the upload quotas and by the
+// admin area's limits on failed sign-ins: an IPv4 address as it is, an IPv6 one by its /64,
+// the block one subscriber's host may pick any address from. Anything else stays as given.
+func ClientKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	if a = a.Unmap(); a.Is4() {
+		return a.String()
+	}
+	p, err := a.Prefix(64)
+	if err != nil {
+		return ip
+	}
+	return p.String()
 }

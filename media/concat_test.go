@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -341,13 +342,30 @@ func TestEncodePartsSingle(t *testing.T) {
 
 // slowParts produces each part with a real process that writes a WAV tone in real time
 // (ffmpeg -re), so parts are still being made and encoded when the test intervenes. Part
-// fail, when >= 0, ends with an error after 200 ms of output.
+// fail, when >= 0, ends with an error after 200 ms of output; the others would run 30 s.
 type slowParts struct {
 	t    *testing.T
 	fail int
 
 	mu      sync.Mutex
 	started int
+	// cut counts the 30 s parts whose producer was closed while still running (killed by
+	// Close or by the context, not ended by itself): what proves that a stop stopped them.
+	cut int
+}
+
+// checkCut fails the test unless every 30 s part that started was cut short.
+func (p *slowParts) checkCut(t *testing.T) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	long := p.started
+	if p.fail >= 0 && p.fail < p.started {
+		long--
+	}
+	if p.cut != long {
+		t.Errorf("%d of the %d running 30 s parts cut short, want all", p.cut, long)
+	}
 }
 
 func (p *slowParts) open(ctx context.Context, i int) (io.ReadCloser, error) {
@@ -368,13 +386,14 @@ func (p *slowParts) open(ctx context.Context, i int) (io.ReadCloser, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	return &procPart{ReadCloser: out, cmd: cmd, fail: i == p.fail}, nil
+	return &procPart{ReadCloser: out, cmd: cmd, fail: i == p.fail, parts: p}, nil
 }
 
 type procPart struct {
 	io.ReadCloser
-	cmd  *exec.Cmd
-	fail bool
+	cmd   *exec.Cmd
+	fail  bool
+	parts *slowParts
 }
 
 func (p *procPart) Close() error {
@@ -383,6 +402,12 @@ func (p *procPart) Close() error {
 	p.cmd.Wait()
 	if p.fail {
 		return errors.New("producer died")
+	}
+	// A producer that had written its 30 s ended with status 0 before the kill.
+	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		p.parts.mu.Lock()
+		p.parts.cut++
+		p.parts.mu.Unlock()
 	}
 	return nil
 }
@@ -403,7 +428,7 @@ func TestEncodePartsCancel(t *testing.T) {
 			if !errors.Is(err, context.Canceled) {
 				t.Errorf("got %v, want context.Canceled", err)
 			}
-			if d := time.Since(start); d > 3*time.Second {
+			if d := time.Since(start); d > stopWithin {
 				t.Errorf("cancel took %v", d)
 			}
 			if out.Len() != 0 || slices.Contains(progress.seen, 100) {
@@ -412,6 +437,7 @@ func TestEncodePartsCancel(t *testing.T) {
 			if p.started != 2 {
 				t.Errorf("%d parts started, want the 2 workers' first", p.started)
 			}
+			p.checkCut(t)
 		})
 	}
 }
@@ -423,7 +449,8 @@ func TestEncodePartsPartFails(t *testing.T) {
 			testkit.NoChildren(t)
 			noLeak(t)
 			// Part 2 dies after 200 ms while part 1 still has 30 s to go: the error is
-			// part 2's, and part 1's producer and encoder are stopped at once.
+			// part 2's, and part 1's producer is killed before its end (checkCut) and its
+			// encoder too (NoChildren), well within the 30 s it would run (stopWithin).
 			p := &slowParts{t: t, fail: 1}
 			start := time.Now()
 			var out bytes.Buffer
@@ -431,7 +458,7 @@ func TestEncodePartsPartFails(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "piece 2 of 5: producer died") {
 				t.Errorf("got %v, want part 2's failure", err)
 			}
-			if d := time.Since(start); d > 3*time.Second {
+			if d := time.Since(start); d > stopWithin {
 				t.Errorf("took %v", d)
 			}
 			if out.Len() != 0 {
@@ -440,6 +467,7 @@ func TestEncodePartsPartFails(t *testing.T) {
 			if p.started != 2 {
 				t.Errorf("%d parts started, want 2", p.started)
 			}
+			p.checkCut(t)
 		})
 	}
 }

@@ -155,6 +155,7 @@ func (endless) Read(p []byte) (int, error) {
 
 func TestCancelKillsFFmpeg(t *testing.T) {
 	r := newRunner(t)
+	testkit.NoChildren(t) // the proof of the kill: no ffmpeg left
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
@@ -164,8 +165,9 @@ func TestCancelKillsFFmpeg(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
-	if time.Since(start) > 3*time.Second {
-		t.Errorf("cancel took %v", time.Since(start))
+	// The input never ends: returning at all proves the kill; stopWithin that it was prompt.
+	if d := time.Since(start); d > stopWithin {
+		t.Errorf("cancel took %v", d)
 	}
 }
 

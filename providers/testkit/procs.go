@@ -40,8 +40,10 @@ func Children() (ids []int, ok bool) {
 }
 
 // NoChildren fails the test when child processes started during it (a stray ffmpeg or
-// espeak-ng) outlive it by more than 2 seconds. Tests that use it must not run in parallel
-// with others that start processes.
+// espeak-ng) outlive it by more than 10 seconds: a killed process is gone in milliseconds
+// even on a loaded runner, and the strays this catches run until their input ends (or
+// for ever). Waiting costs nothing when none is left. Tests that use it must not run in
+// parallel with others that start processes.
 func NoChildren(t testing.TB) {
 	t.Helper()
 	before, ok := Children()
@@ -59,7 +61,7 @@ func NoChildren(t testing.TB) {
 			}
 			return out
 		}
-		WaitFor(2*time.Second, func() bool { return len(left()) == 0 })
+		WaitFor(10*time.Second, func() bool { return len(left()) == 0 })
 		if ids := left(); len(ids) > 0 {
 			t.Errorf("processes left running: %v", ids)
 		}

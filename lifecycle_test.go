@@ -224,7 +224,10 @@ func TestShutdownPutsRunningJobsBack(t *testing.T) {
 	}
 	stopped := time.Now()
 	first.stop()
-	if took := time.Since(stopped); took > 15*time.Second {
+	// What proves the job was cut at the grace period is below: no mail, the order
+	// delivered by the next start. This bound only keeps a hung shutdown from passing;
+	// a loaded runner takes seconds to stop the app (issue 27).
+	if took := time.Since(stopped); took > 30*time.Second {
 		t.Errorf("shutdown took %v with a 1 s grace period", took)
 	}
 	if mails, _ := filepath.Glob(filepath.Join(data, "outbox", "*.eml")); len(mails) != 0 {

@@ -373,7 +373,9 @@ func TestSMTPHonoursContext(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("got %v, want context.DeadlineExceeded", err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	// The server never answers and the SMTP timeout is a minute: only the context ends
+	// Send, and 30 s tells the two apart on a loaded runner too.
+	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("Send returned after %s", d)
 	}
 

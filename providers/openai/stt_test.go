@@ -723,8 +723,10 @@ func TestTranscribeHonoursCancel(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v, want context.Canceled", err)
 	}
-	if time.Since(startedAt) > 10*time.Second {
-		t.Errorf("took %v to give up", time.Since(startedAt))
+	// The fake holds the request for ever and the client has no timeout: returning at all
+	// proves the cancel; 20 s that it was prompt, on a loaded runner too.
+	if d := time.Since(startedAt); d > 20*time.Second {
+		t.Errorf("took %v to give up", d)
 	}
 	if left, _ := os.ReadDir(s.tempDir); len(left) != 0 {
 		t.Errorf("temp files left behind: %v", left)

@@ -21,7 +21,9 @@ func TestWaitForGivesUpAfterItsTimeout(t *testing.T) {
 	if WaitFor(50*time.Millisecond, func() bool { return false }) {
 		t.Fatal("WaitFor reported a condition that never held")
 	}
-	if took := time.Since(start); took < 50*time.Millisecond || took > time.Second {
+	// The lower bound is the proof; the upper one only that it gave up at all (a loaded
+	// runner may not schedule the poller for a while).
+	if took := time.Since(start); took < 50*time.Millisecond || took > 10*time.Second {
 		t.Errorf("gave up after %v, want a little over 50 ms", took)
 	}
 }

@@ -83,8 +83,13 @@ func TestMeasurePricesWhatTheEngineHears(t *testing.T) {
 		t.Fatalf("the engine decodes %v of %v: the test file is not what it should be", heard, total)
 	}
 	m, err := r.CheckSpeech(context.Background(), path)
-	if err == nil && m.Length < heard-100*time.Millisecond {
+	switch {
+	case err == nil && m.Length < heard-100*time.Millisecond:
 		t.Fatalf("measured %v; the engine decodes %v", m.Length, heard)
+	case err != nil && !errors.Is(err, ErrDurationMismatch):
+		// Refused for what it holds (its header says 3 s, its content 12 s), or the
+		// refusal is some other failure that proves nothing about the price.
+		t.Fatalf("refused with %v, want %v", err, ErrDurationMismatch)
 	}
 	t.Logf("measure: %v, %v; the engine decodes %v", m.Length, err, heard)
 }
@@ -320,12 +325,39 @@ func FuzzMeasureMixedStream(f *testing.F) {
 		if m.Length < heard-time.Millisecond {
 			t.Fatalf("priced %v, the engine hears %v", m.Length, heard)
 		}
-		capped, err := r.DecodePCM(ctx, path, m.Length, EngineLimit(m.Length))
+		// The cap, counted on what ffmpeg itself produces with the engines' arguments, not
+		// on DecodePCM's result: its pcmSink drops whatever lies past the limit, so counting
+		// its samples would only restate that truncation. Whisper's decode (PCMArgs: bytes
+		// of float32 at PCMRate) and the file re-encoded for OpenAI (ReencodeArgs, decoded
+		// whole; an MP3 frame of encoder padding allowed). Paid half the measured length,
+		// so that the cap bites (the measure is at least what the engine hears) on any
+		// file longer than about 4 s.
+		limit := EngineLimit(m.Length / 2)
+		var produced byteCount
+		if err := r.FFmpeg(ctx, PCMArgs(path, limit), nil, &produced); err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Duration(produced/4) * time.Second / PCMRate; got > limit {
+			t.Fatalf("paid %v (limit %v), ffmpeg decodes %v for whisper", m.Length/2, limit, got)
+		}
+		out := filepath.Join(t.TempDir(), "speech.mp3")
+		if err := r.FFmpeg(ctx, ReencodeArgs(path, out, SpeechBitrate, limit), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		reencoded, err := r.DecodePCM(ctx, out, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := time.Duration(len(capped)) * time.Second / PCMRate; got > EngineLimit(m.Length) {
-			t.Fatalf("priced %v, the capped engine hears %v", m.Length, got)
+		if got := time.Duration(len(reencoded)) * time.Second / PCMRate; got > limit+100*time.Millisecond {
+			t.Fatalf("paid %v (limit %v), the file re-encoded for OpenAI holds %v", m.Length/2, limit, got)
 		}
 	})
+}
+
+// byteCount counts what is written to it.
+type byteCount int64
+
+func (c *byteCount) Write(p []byte) (int, error) {
+	*c += byteCount(len(p))
+	return len(p), nil
 }

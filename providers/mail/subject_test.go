@@ -12,12 +12,15 @@ import (
 	"time"
 
 	"parla/providers/mail"
+	"parla/providers/testkit"
 )
 
 // The Subject: header starts on its own line in every language (go-mail folded an encoded
 // subject at once, and parsers read a leading space), and real parsers read it back whole:
-// Go's net/mail with RFC 2047 decoding, and Python's email package where python3 is here.
+// Go's net/mail with RFC 2047 decoding, and Python's email package (python3: without it
+// the test skips after Go's checks outside CI and fails in CI, as a missing tool does).
 func TestSubjectStartsOnItsLine(t *testing.T) {
+	python := true
 	dir := t.TempDir()
 	outbox, err := mail.NewOutbox(dir)
 	if err != nil {
@@ -50,9 +53,14 @@ func TestSubjectStartsOnItsLine(t *testing.T) {
 		if got := parseMail(t, raw).Subject; got != m.Subject {
 			t.Errorf("%s: net/mail reads %q, want %q", locale, got, m.Subject)
 		}
-		if got, ok := pythonSubject(t, raw); ok && got != m.Subject {
+		got, ok := pythonSubject(t, raw)
+		python = python && ok
+		if ok && got != m.Subject {
 			t.Errorf("%s: Python's email reads %q, want %q", locale, got, m.Subject)
 		}
+	}
+	if !python {
+		testkit.Missing(t, "python3 is not installed: Python's email package did not read the subjects")
 	}
 }
 

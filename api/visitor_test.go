@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,8 +44,20 @@ func TestWatchConnStopsCleanly(t *testing.T) {
 	}
 	// A client that sends its next request early: the byte is taken and stop says so.
 	ctx, stop = watchConn(context.Background(), server)
-	go client.Write([]byte("P"))
-	testkit.WaitFor(time.Second, func() bool { return ctx.Err() != nil })
+	// net.Pipe's Write returns once the byte is read: the watch has taken it.
+	var taken atomic.Bool
+	go func() {
+		if _, err := client.Write([]byte("P")); err == nil {
+			taken.Store(true)
+		}
+	}()
+	if !testkit.WaitFor(5*time.Second, taken.Load) {
+		t.Fatal("the watch did not take the byte sent early")
+	}
+	// The visitor is still there: the byte does not end the watch's context, stop does.
+	if ctx.Err() != nil {
+		t.Error("a byte sent early ended the context, as if the visitor had left")
+	}
 	if !stop() || ctx.Err() == nil {
 		t.Error("a pipelined byte went unnoticed")
 	}

@@ -273,13 +273,11 @@ func TestClusterServesEveryStepOnAnyNode(t *testing.T) {
 	}
 
 	// A long order; its node dies in the middle of the job.
+	// killDuringLongOrder proves the takeover by what happened (a survivor's attempt, no
+	// rescue by River); the time from death to delivery, 30 s on an idle machine, is
+	// BenchmarkNodeDeathToDelivery's to measure, not a bound that a loaded runner breaks.
 	victim, took := c.killDuringLongOrder("long@example.com")
 	t.Logf("killed %s in the middle of the long order; death to delivery %s", victim.id, took.Round(100*time.Millisecond))
-	// The target is 30 s (BenchmarkNodeDeathToDelivery measures it); twice that here, so a
-	// busy CI machine passes and River's rescue (2 h with the defaults) never would.
-	if took > time.Minute {
-		t.Errorf("death to delivery took %s, want well under a minute", took.Round(time.Second))
-	}
 	// The operator's view works from any node on Postgres: River's UI and its API, the
 	// order search, the metrics with the queue's gauges.
 	var alive []*harness
@@ -335,6 +333,30 @@ func (c *cluster) killDuringLongOrder(email string) (*clusterNode, time.Duration
 	if codec, secs := probe(t, c.download(survivors[len(survivors)-1], link)); codec != "mp3" || secs < 60 {
 		t.Errorf("the rescued long order: %s of %.1f s", codec, secs)
 	}
+	// Taken over by the survivors' heartbeats (api/orders/nodes.go), not by River's rescuer
+	// (2 h 1 min here, and it records an error on the job) nor by the victim's restart (not
+	// before the end of the test): the job's last attempt is a survivor's, it started well
+	// within River's rescue delay (5 min; 12 s on an idle machine: the victim is dead after
+	// 10 s unseen), and the job has no error. The database's clock is this machine's.
+	row := c.query(`SELECT j.attempt::text || ' ' || j.attempted_by[array_length(j.attempted_by, 1)] || ' ' ||
+			coalesce(array_length(j.errors, 1), 0)::text || ' ' || (extract(epoch from j.attempted_at) * 1000)::bigint::text
+		FROM river_job j JOIN orders o ON o.id = j.args->>'order_id'
+		WHERE j.kind = 'fulfil' AND o.session_id = $1`, co["sessionId"])
+	var attempt, errs int
+	var by string
+	var startedMs int64
+	if len(row) != 1 {
+		t.Fatalf("the long order's fulfilment jobs: %q", row)
+	}
+	if _, err := fmt.Sscan(row[0], &attempt, &by, &errs, &startedMs); err != nil {
+		t.Fatalf("the long order's fulfilment job %q: %v", row[0], err)
+	}
+	takeover := time.UnixMilli(startedMs).Sub(killed)
+	if attempt < 2 || by == victim.id || errs != 0 || takeover < 0 || takeover > 5*time.Minute {
+		t.Errorf("the long order's job: attempt %d by %s (the dead node: %s), %d errors, taken %s after the death; "+
+			"want a survivor's attempt within minutes, no error", attempt, by, victim.id, errs, takeover.Round(100*time.Millisecond))
+	}
+	t.Logf("taken over %s after the death by %s", takeover.Round(100*time.Millisecond), by)
 	return victim, took
 }
 

@@ -11,23 +11,31 @@
 #   bases    the base images the Dockerfile names, made here: debian from mmdebstrap; golang
 #            and node with this machine's Go and Node (Debian's are older)
 #   image    docker/Dockerfile built with the vendored whisper.cpp (--build-context vendor=…)
+#            and what is built already (--build-context prebuilt=…: libwhisper from
+#            .ci/whisper.sh's cache, ffmpeg from the last image), each taken only when its recipe
+#            line is the stage's own; then media.TestFFmpegBuild in it with CI=true
 #   notags   the same with --build-arg TAGS=: no whisper.cpp, no vendor context
-#   alone    the image by itself: healthy, not root, a paid order of each service (whisper with
-#            the test model), results kept across a restart, /readyz failing for a named reason
+#   alone    the image by itself on a free port: healthy, not root, a paid order of each
+#            service (whisper with the test model), all three results byte-identical across a
+#            restart, /readyz failing for a named reason
 #   tools    Caddy, Mailpit, mc and Docker Compose v2 built from their Go modules at exact
-#            versions (cached under the Go cache directory); MinIO from .ci/install
+#            versions (cached under the Go cache directory; .ci/run starts this phase in the
+#            background at its start, and a lock makes this one wait for it)
 #   sides    stand-ins for the side services compose.yaml names, from real software: Postgres
 #            and Prometheus from Debian; MinIO, mc, Caddy and Mailpit from the Go builds.
 #            Grafana is not in Debian: the `monitoring` profile is not run here.
-#   compose  compose.yaml's default profile: one paid order delivered
+#   compose  compose.yaml's default profile on free ports: one paid order delivered from MinIO
+#            (a redirect to MinIO's public endpoint, served by MinIO)
 #   scaled   the scaled profile with 3 replicas behind Caddy: an order delivered through Caddy,
-#            and one delivered once although the replica running it was killed mid-job
+#            and one delivered once although the replica running it was killed mid-job (one
+#            job, two River attempts, one "result stored" in all the replicas' logs, one letter)
+#
+# Every curl, podman and compose call has a time limit; every host port is chosen free at run
+# time (.ci/ports.sh).
 #
 # Safe to run again: what is built is kept (images carry the hash of what made them) and reused.
-# Needs root (podman's rootful mode and its network). Not part of `make test`. Measured on 2 cores
-# shared with other builds (load 15-17): a fresh machine about 45 minutes (host 1, bases 4, image
-# 15, notags 1-2, alone 0.5, tools 21 — Caddy 7.5, Mailpit 3, mc 2, Compose 9 —, sides 1.5,
-# compose 0.2, scaled 1.5); again with everything cached, about 3 minutes.
+# Needs root (podman's rootful mode and its network). `make test` runs it through
+# .ci/deploy-check.sh. Measured times: README, "Deployment".
 # The build log of each image is in $cache (image-build.log, notags-build.log, stand-in.log).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -36,10 +36,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# wait_up NAME PID PORT LOG: wait up to 20 s (the fake makes its video first) for PID itself to
+# wait_up NAME PID PORT LOG: wait up to 60 s (the fake makes its video first; a loaded CI machine) for PID itself to
 # listen on PORT and answer /healthz there; fails at once if it exits (it could not listen).
 wait_up() {
-  wait_listening "$1" "$2" "$3" "$4" 20 || exit 1
+  wait_listening "$1" "$2" "$3" "$4" 60 || exit 1
   curl -fsS --max-time 10 "http://127.0.0.1:$3/healthz" >/dev/null || { tail -20 "$4"; echo "FAIL: $1 on port $3: /healthz"; exit 1; }
   pid_listens "$2" "$3" || { echo "FAIL: $1 (pid $2) no longer listens on port $3"; exit 1; }
 }

@@ -97,7 +97,8 @@ img_app=localhost/parla:local
 # tools
 
 phase_host() {
-  local want=(podman runc mmdebstrap netavark aardvark-dns iptables catatonit uidmap curl jq) missing=() p
+  # cmake and g++: libwhisper for the image, built on the host once (.ci/whisper.sh stage).
+  local want=(podman runc mmdebstrap netavark aardvark-dns iptables catatonit uidmap curl jq cmake g++) missing=() p
   for p in "${want[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
   if ((${#missing[@]})); then
     say "apt-get ${missing[*]}"

@@ -11,29 +11,54 @@
 #   bases    the base images the Dockerfile names, made here: debian from mmdebstrap; golang
 #            and node with this machine's Go and Node (Debian's are older)
 #   image    docker/Dockerfile built with the vendored whisper.cpp (--build-context vendor=…)
+#            and what is built already (--build-context prebuilt=…: libwhisper from
+#            .ci/whisper.sh's cache, ffmpeg from the last image), each taken only when its recipe
+#            line is the stage's own; then media.TestFFmpegBuild in it with CI=true
 #   notags   the same with --build-arg TAGS=: no whisper.cpp, no vendor context
-#   alone    the image by itself: healthy, not root, a paid order of each service (whisper with
-#            the test model), results kept across a restart, /readyz failing for a named reason
+#   alone    the image by itself on a free port: healthy, not root, a paid order of each
+#            service (whisper with the test model), all three results byte-identical across a
+#            restart, /readyz failing for a named reason
 #   tools    Caddy, Mailpit, mc and Docker Compose v2 built from their Go modules at exact
-#            versions (cached under the Go cache directory); MinIO from .ci/install
+#            versions (cached under the Go cache directory; .ci/run starts this phase in the
+#            background at its start, and a lock makes this one wait for it)
 #   sides    stand-ins for the side services compose.yaml names, from real software: Postgres
 #            and Prometheus from Debian; MinIO, mc, Caddy and Mailpit from the Go builds.
 #            Grafana is not in Debian: the `monitoring` profile is not run here.
-#   compose  compose.yaml's default profile: one paid order delivered
+#   compose  compose.yaml's default profile on free ports: one paid order delivered from MinIO
+#            (a redirect to MinIO's public endpoint, served by MinIO)
 #   scaled   the scaled profile with 3 replicas behind Caddy: an order delivered through Caddy,
-#            and one delivered once although the replica running it was killed mid-job
+#            and one delivered once although the replica running it was killed mid-job (one
+#            job, two River attempts, one "result stored" in all the replicas' logs, one letter)
+#
+# Every curl, podman and compose call has a time limit; every host port is chosen free at run
+# time (.ci/ports.sh).
 #
 # Safe to run again: what is built is kept (images carry the hash of what made them) and reused.
-# Needs root (podman's rootful mode and its network). Not part of `make test`. Measured on 2 cores
-# shared with other builds (load 15-17): a fresh machine about 45 minutes (host 1, bases 4, image
-# 15, notags 1-2, alone 0.5, tools 21 — Caddy 7.5, Mailpit 3, mc 2, Compose 9 —, sides 1.5,
-# compose 0.2, scaled 1.5); again with everything cached, about 3 minutes.
+# Needs root (podman's rootful mode and its network). `make test` runs it through
+# .ci/deploy-check.sh. Measured times: README, "Deployment".
 # The build log of each image is in $cache (image-build.log, notags-build.log, stand-in.log).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+source .ci/ports.sh
 
 say() { echo "deploy: $*" >&2; }
+
+# Every podman and compose call has a time limit, so that a hang fails naming the call instead
+# of reading as CI's time running out. Builds get an hour (deploy-check.sh's deadline stops
+# them sooner); the API service runs for the whole script.
+podman() {
+  local limit=120 rc=0
+  case "$1" in
+    system) command podman "$@"; return ;;
+    build) limit=3600 ;;
+    exec) limit=60 ;;
+    run) limit=300 ;;
+  esac
+  timeout -k 10 "$limit" podman "$@" || rc=$?
+  ((rc != 124 && rc != 137)) || echo "deploy: podman $1 gave up after $limit s: podman $*" >&2
+  return "$rc"
+}
 
 # What this script starts in the background (the health-check ticker, podman's API service)
 # ends with it: nothing is left holding the caller's output open.
@@ -72,7 +97,8 @@ img_app=localhost/parla:local
 # tools
 
 phase_host() {
-  local want=(podman runc mmdebstrap netavark aardvark-dns iptables catatonit uidmap curl jq) missing=() p
+  # cmake and g++: libwhisper for the image, built on the host once (.ci/whisper.sh stage).
+  local want=(podman runc mmdebstrap netavark aardvark-dns iptables catatonit uidmap curl jq cmake g++) missing=() p
   for p in "${want[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
   if ((${#missing[@]})); then
     say "apt-get ${missing[*]}"
@@ -93,20 +119,24 @@ EOF
   fi
 }
 
+# The side tools need only Go: .ci/run starts this phase in the background at its start
+# (`.ci/deploy.sh tools`, niced), beside the install and the Go tests. A lock keeps two runs
+# from building the same tool: the later one waits, then finds it built.
 phase_tools() {
+  exec 9>"$cache/tools.lock"
+  flock 9
   go_tool caddy github.com/caddyserver/caddy/v2/cmd/caddy "$caddy_version"
   go_tool mailpit github.com/axllent/mailpit "$mailpit_version"
   go_tool mc github.com/minio/mc "$mc_version"
-  # MinIO's server: .ci/install builds it (the same binary the Go tests use).
-  [[ -x "$(go env GOPATH)/bin/minio" ]] || bash .ci/install --no-ui
   compose_tool
+  flock -u 9
 }
 
 # go_tool NAME MODULE VERSION builds one binary into the cache once.
 go_tool() {
   [[ -x "$bin/$1-$3" ]] && return
   say "go install $2@$3"
-  GOBIN="$cache/gobin-$1" CGO_ENABLED=0 nice go install "$2@$3" 2>&1 | { grep -v '^go: downloading' >&2 || true; }
+  GOBIN="$cache/gobin-$1" CGO_ENABLED=0 nice -n 15 go install "$2@$3" 2>&1 | { grep -v '^go: downloading' >&2 || true; }
   [[ -x "$cache/gobin-$1/$(basename "$2")" ]] || die "go install $2@$3"
   mv "$cache/gobin-$1/$(basename "$2")" "$bin/$1-$3"
   ln -sf "$1-$3" "$bin/$1"
@@ -118,10 +148,12 @@ compose_tool() {
   [[ -x "$bin/docker-compose-$compose_version" ]] && { ln -sf "docker-compose-$compose_version" "$bin/docker-compose"; return; }
   say "building Docker Compose $compose_version (about 4 minutes)"
   local dir src
-  dir=$(go mod download -json "github.com/docker/compose/v2@$compose_version" | jq -r .Dir)
+  # (no jq: this phase may run before `host` installs it)
+  dir=$(go mod download -json "github.com/docker/compose/v2@$compose_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [[ -d "$dir" ]] || die "go mod download github.com/docker/compose/v2@$compose_version"
   src="$cache/compose-src"
   rm -rf "$src" && cp -r "$dir" "$src" && chmod -R u+w "$src"
-  (cd "$src" && CGO_ENABLED=0 nice go build -trimpath -ldflags "-s -w -X github.com/docker/compose/v2/internal.Version=$compose_version" -o "$bin/docker-compose-$compose_version" ./cmd)
+  (cd "$src" && CGO_ENABLED=0 nice -n 15 go build -trimpath -ldflags "-s -w -X github.com/docker/compose/v2/internal.Version=$compose_version" -o "$bin/docker-compose-$compose_version" ./cmd)
   rm -rf "$src"
   ln -sf "docker-compose-$compose_version" "$bin/docker-compose"
 }
@@ -189,6 +221,8 @@ RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm && ln -s ../
 
 phase_sides() {
   local ctx="$cache/ctx-sides"
+  # MinIO's server: .ci/install builds it (the same binary the Go tests use).
+  [[ -x "$(go env GOPATH)/bin/minio" ]] || bash .ci/install --no-ui
   rm -rf "$ctx" && mkdir -p "$ctx"
 
   # postgres: Debian's, with an entrypoint that honours POSTGRES_USER/PASSWORD/DB as the
@@ -258,12 +292,48 @@ ENTRYPOINT [\"/usr/bin/minio\"]
 
 vendor_dir=${WHISPER_VENDOR_DIR:-$root/../shared/vendor/whisper.cpp}
 
+# What was built already, for the image's prebuilt context (docker/Dockerfile, stage prebuilt):
+# libwhisper from .ci/whisper.sh's cache (`make test` built it for the whisper tests; built
+# here otherwise, once, for both), and ffmpeg/ffprobe from the last image built here. Each
+# carries its recipe line; the image takes it only when that is the line it would build from.
+prebuilt="$cache/prebuilt"
+
+stage_prebuilt() {
+  mkdir -p "$prebuilt/prebuilt/ffmpeg"
+  local status=0
+  WHISPER_SRC= WHISPER_GPU=cpu WHISPER_NATIVE=OFF bash .ci/whisper.sh stage "$prebuilt/prebuilt/whisper" >"$cache/whisper-stage.log" 2>&1 || status=$?
+  if ((status)); then
+    tail -20 "$cache/whisper-stage.log" >&2
+    die "libwhisper for the image (.ci/whisper.sh stage, status $status)"
+  fi
+  say "image: $(tail -1 "$cache/whisper-stage.log")"
+  say "image: ffmpeg prebuilt: $(cat "$prebuilt/prebuilt/ffmpeg/RECIPE" 2>/dev/null || echo none yet)"
+}
+
+# keep_ffmpeg copies the image's ffmpeg, ffprobe and their recipe line into the prebuilt context.
+keep_ffmpeg() {
+  local c recipe
+  c=$(podman create "$img_app") || return 0
+  recipe=$(podman cp "$c:/usr/local/share/parla/ffmpeg.recipe" - 2>/dev/null | tar -xO 2>/dev/null || true)
+  if [[ -n "$recipe" && "$recipe" != "$(cat "$prebuilt/prebuilt/ffmpeg/RECIPE" 2>/dev/null)" ]]; then
+    rm -rf "$prebuilt/prebuilt/ffmpeg" && mkdir -p "$prebuilt/prebuilt/ffmpeg"
+    podman cp "$c:/usr/local/bin/ffmpeg" "$prebuilt/prebuilt/ffmpeg/ffmpeg" &&
+      podman cp "$c:/usr/local/bin/ffprobe" "$prebuilt/prebuilt/ffmpeg/ffprobe" &&
+      echo "$recipe" >"$prebuilt/prebuilt/ffmpeg/RECIPE" || rm -rf "$prebuilt/prebuilt/ffmpeg"
+  fi
+  podman rm -f "$c" >/dev/null 2>&1 || true
+}
+
 phase_image() {
   [[ -f "$vendor_dir/SHA256SUMS" ]] || die "no vendored whisper.cpp in $vendor_dir (WHISPER_VENDOR_DIR)"
-  say "building $img_app (about 25 minutes on 2 busy cores the first time: whisper.cpp and ffmpeg from source)"
-  nice podman build --format docker --build-context vendor="$vendor_dir" \
+  stage_prebuilt
+  say "building $img_app (on 2 busy cores: about 10 minutes with libwhisper prebuilt, 15 more for ffmpeg when its recipe is new)"
+  nice podman build --format docker --build-context vendor="$vendor_dir" --build-context prebuilt="$prebuilt" \
     -t "$img_app" -f docker/Dockerfile . >"$cache/image-build.log" 2>&1 ||
     { tail -40 "$cache/image-build.log" >&2; die "image build"; }
+  say "image: $(grep -o 'whisper.cpp: prebuilt, not compiled again' "$cache/image-build.log" | head -1 || true)$(grep -q 'whisper.cpp: prebuilt' "$cache/image-build.log" || echo 'whisper.cpp compiled in the image (its recipe differs from the prebuilt one)')"
+  grep -q 'ffmpeg: prebuilt' "$cache/image-build.log" && say "image: ffmpeg prebuilt, not compiled again" || true
+  keep_ffmpeg
   local size
   size=$(podman image inspect --format '{{.Size}}' "$img_app")
   say "image: $((size / 1000000)) MB ($img_app); its layers:"
@@ -271,12 +341,14 @@ phase_image() {
   ((size <= 450 * 1000 * 1000)) || die "the image is $((size / 1000000)) MB, over 450 MB"
   # The visitor-file rules and every argument list media builds, against the image's own
   # ffmpeg (a test binary of media, no network, the app's user).
+  # CI=true: a program the test needs and does not find fails it instead of skipping.
   CGO_ENABLED=0 go test -c -o "$cache/media.test" ./media/ || die "building media's tests"
-  podman run --rm --network none --user 10001 -v "$cache/media.test:/t/media.test:ro" \
+  timeout 300 podman run --rm --network none --user 10001 -e CI=true -v "$cache/media.test:/t/media.test:ro" \
     -v "$root/media/testdata:/t/testdata:ro" -w /t --entrypoint /t/media.test "$img_app" \
-    -test.run '^TestFFmpegBuild$' -test.count=1 >"$cache/ffmpeg-test.log" 2>&1 ||
+    -test.run '^TestFFmpegBuild$' -test.count=1 -test.v >"$cache/ffmpeg-test.log" 2>&1 ||
     { tail -30 "$cache/ffmpeg-test.log" >&2; die "media.TestFFmpegBuild in the image"; }
-  say "image: media.TestFFmpegBuild passes with the image's ffmpeg ($(tail -1 "$cache/ffmpeg-test.log"))"
+  ! grep -q -- '--- SKIP' "$cache/ffmpeg-test.log" || { grep -- '--- SKIP' -A3 "$cache/ffmpeg-test.log" >&2; die "media.TestFFmpegBuild skipped in the image"; }
+  say "image: media.TestFFmpegBuild passes with the image's ffmpeg, CI=true ($(tail -1 "$cache/ffmpeg-test.log"))"
 }
 
 # notags: --build-arg TAGS= builds with no whisper.cpp at all, and so without the vendor context.
@@ -323,10 +395,33 @@ tts_order() { # TEXT → checkout JSON
 
 speech="Hello. This is the deploy check of the speech service, speaking a short test sentence."
 
-# fetch LINK FILE downloads a result (following MinIO's presigned redirect) and checks it is there.
+# fetch LINK FILE downloads a result the app serves itself (local disk: no redirect).
 fetch() {
-  curl -sSfL --max-time 60 -o "$2" "$1" || die "download $1"
+  local got
+  got=$(curl -sS --max-time 60 -o "$2" -w '%{http_code} %{redirect_url}' "$1") || die "download $1"
+  [[ "$got" == "200 " ]] || die "download $1: answered $got"
   [[ -s "$2" ]] || die "empty result at $1"
+}
+
+# fetch_minio LINK FILE HOST:PORT BUCKET: the app answers the result link with a redirect to a
+# presigned URL at MinIO's public endpoint, and MinIO itself serves the file (the app never
+# streams objects from MinIO).
+fetch_minio() {
+  local got code to
+  got=$(curl -sS --max-time 30 -o /dev/null -w '%{http_code} %{redirect_url}' "$1") || die "result link $1"
+  code=${got%% *} to=${got#* }
+  [[ "$code" == 30[1278] ]] || die "result link $1 answered $got, not a redirect to MinIO"
+  [[ "$to" == "http://$3/$4/"* ]] || die "result link $1 redirects to $to, not to MinIO at $3 (bucket $4)"
+  curl -sSf --max-time 60 -D "$2.headers" -o "$2" "$to" || die "download from MinIO: $to"
+  grep -qi '^server: *minio' "$2.headers" || die "$to was not served by MinIO: $(tr -d '\r' <"$2.headers" | head -5)"
+  [[ -s "$2" ]] || die "empty result at $to"
+}
+
+# ours BASE PUBLIC_URL: the site at BASE is the app started here, not another program on that
+# port: its pages name PUBLIC_URL (a port chosen at run time) as their canonical address.
+ours() {
+  curl -sSf --max-time 30 "$1/tts" | grep -qF "href=\"$2/tts\"" ||
+    die "$1 does not answer as the app started here (no canonical $2/tts): another program on the port?"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -336,7 +431,7 @@ fetch() {
 # engine's scheduler, running every container's check every 3 s.
 health_ticker() {
   while sleep 3; do
-    for c in $(podman ps -q); do podman healthcheck run "$c" >/dev/null 2>&1 || true; done
+    for c in $(podman ps -q); do timeout -k 5 30 podman healthcheck run "$c" >/dev/null 2>&1 || true; done
   done
 }
 start_ticker() { [[ -n "$ticker_pid" ]] || { health_ticker & ticker_pid=$!; }; }
@@ -353,10 +448,10 @@ wait_healthy() {
   die "$1 is not healthy ($state)"
 }
 
-alone_port=18180
-alone_base=http://127.0.0.1:$alone_port
-
 phase_alone() {
+  local alone_port alone_base
+  alone_port=$(free_port)
+  alone_base=http://127.0.0.1:$alone_port
   local models=${WHISPER_TEST_MODELS:-$root/../shared/testdata/whisper} work="$cache/alone"
   [[ -f "$models/for-tests-ggml-tiny.en.bin" ]] || die "no whisper test model in $models"
   rm -rf "$work" && mkdir -p "$work"
@@ -368,8 +463,10 @@ phase_alone() {
     -e WHISPER_MODEL=/models/for-tests-ggml-tiny.en.bin -e WHISPER_VAD_MODEL=/models/for-tests-silero-v6.2.0-ggml.bin
     -e ALLOW_PRIVATE_URLS=1 "$img_app")
   # (podman says it cannot reach systemd for the health checks: health_ticker runs them.)
-  "${run[@]}" >/dev/null 2>>"$cache/podman-run.log"
+  "${run[@]}" >/dev/null 2>>"$cache/podman-run.log" ||
+    { tail -3 "$cache/podman-run.log" >&2; die "parla-alone did not start on host port $alone_port (taken?)"; }
   wait_healthy parla-alone
+  ours "$alone_base" "http://localhost:$alone_port"
   [[ "$(podman exec parla-alone id -u)" == 10001 ]] || die "the app runs as uid $(podman exec parla-alone id -u), want 10001"
 
   local tts sst vtt
@@ -397,10 +494,14 @@ phase_alone() {
 
   podman restart parla-alone >/dev/null 2>>"$cache/podman-run.log"
   wait_healthy parla-alone
-  fetch "$tts" "$work/again.mp3"
-  cmp -s "$work/speech.mp3" "$work/again.mp3" || die "the result changed across a restart"
-  fetch "$sst" "$work/again.json"
-  say "alone: results kept across a restart"
+  # Each of the three results byte for byte as delivered before the restart.
+  fetch "$tts" "$work/again-speech.mp3"
+  cmp -s "$work/speech.mp3" "$work/again-speech.mp3" || die "the text-to-speech result changed across a restart"
+  fetch "$sst" "$work/again-sst.json"
+  cmp -s "$work/sst.json" "$work/again-sst.json" || die "the audio-to-text result changed across a restart"
+  fetch "$vtt" "$work/again-vtt.json"
+  cmp -s "$work/vtt.json" "$work/again-vtt.json" || die "the video-to-text result changed across a restart"
+  say "alone: all three results byte-identical across a restart"
 
   # Unready for a named reason: a data directory with less free space than asked for.
   podman run -d --name parla-unready -e READY_MIN_FREE_BYTES=1000000000000000 "$img_app" >/dev/null 2>>"$cache/podman-run.log"
@@ -440,25 +541,45 @@ start_service() {
   die "podman system service did not start"
 }
 
-# The secrets an operator puts in .env, and ports that leave the machine's usual ones alone.
+# The secrets an operator puts in .env, and the published ports (configuration for an
+# operator; here ports free at run time, six distinct ones).
+app_port= caddy_port= caddy_tls_port= minio_port= minio_console_port= mailpit_port=
 compose_env() {
+  local taken=" " p v
+  for v in app_port caddy_port caddy_tls_port minio_port minio_console_port mailpit_port; do
+    p=$(free_port) || die "no free port"
+    while [[ "$taken" == *" $p "* ]]; do p=$(free_port) || die "no free port"; done
+    taken+="$p "
+    printf -v "$v" '%s' "$p"
+  done
   cat >"$cache/ci.env" <<EOF
 MINIO_ROOT_PASSWORD=ci-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 POSTGRES_PASSWORD=ci-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 GRAFANA_ADMIN_PASSWORD=ci-unused
-APP_PORT=18380
-PUBLIC_URL=http://localhost:18380
-CADDY_HTTP_PORT=18090
-CADDY_HTTPS_PORT=18443
-SCALED_PUBLIC_URL=http://localhost:18090
-MINIO_PORT=19000
-MINIO_CONSOLE_PORT=19001
-MINIO_PUBLIC_ENDPOINT=localhost:19000
-MAILPIT_PORT=18025
+APP_PORT=$app_port
+PUBLIC_URL=http://localhost:$app_port
+CADDY_HTTP_PORT=$caddy_port
+CADDY_HTTPS_PORT=$caddy_tls_port
+SCALED_PUBLIC_URL=http://localhost:$caddy_port
+MINIO_PORT=$minio_port
+MINIO_CONSOLE_PORT=$minio_console_port
+MINIO_PUBLIC_ENDPOINT=localhost:$minio_port
+MAILPIT_PORT=$mailpit_port
 EOF
+  say "ports: app $app_port, caddy $caddy_port/$caddy_tls_port, minio $minio_port/$minio_console_port, mailpit $mailpit_port"
 }
 
-dc() { docker-compose -p parla-ci --env-file "$cache/ci.env" "$@"; }
+# dc runs Docker Compose on the CI project, within a time limit (exec 60 s, up 10 minutes).
+dc() {
+  local limit=120 rc=0
+  case " $* " in
+    *" up "*) limit=600 ;;
+    *" exec "*) limit=60 ;;
+  esac
+  timeout -k 10 "$limit" docker-compose -p parla-ci --env-file "$cache/ci.env" "$@" || rc=$?
+  ((rc != 124 && rc != 137)) || echo "deploy: docker-compose gave up after $limit s: $*" >&2
+  return "$rc"
+}
 
 # wait_ready URL waits for /readyz to answer 200 there.
 wait_ready() {
@@ -477,7 +598,8 @@ compose_up() {
   compose_env
   dc --profile scaled --profile monitoring down -v --remove-orphans >/dev/null 2>&1 || true
   dc config -q || die "docker-compose config"
-  dc "$@" up -d --no-build >"$cache/compose-up.log" 2>&1 || { tail -30 "$cache/compose-up.log" >&2; die "compose up $*"; }
+  dc "$@" up -d --no-build >"$cache/compose-up.log" 2>&1 ||
+    { tail -30 "$cache/compose-up.log" >&2; die "compose up $* (a published port taken? app $app_port, caddy $caddy_port/$caddy_tls_port, minio $minio_port/$minio_console_port, mailpit $mailpit_port)"; }
 }
 
 # no_public_side_ports: with the defaults, every side service is on 127.0.0.1 only.
@@ -493,22 +615,37 @@ no_public_side_ports() {
 
 phase_compose() {
   compose_up
-  wait_ready http://127.0.0.1:18380
+  local base=http://127.0.0.1:$app_port
+  wait_ready "$base"
+  ours "$base" "http://localhost:$app_port"
   no_public_side_ports
   local link
-  link=$(pay_and_wait http://127.0.0.1:18380 tts "$(tts_order "$speech")")
-  fetch "$link" "$cache/compose.mp3"
-  say "compose: text-to-speech delivered from MinIO ($(stat -c %s "$cache/compose.mp3") bytes)"
+  link=$(pay_and_wait "$base" tts "$(tts_order "$speech")")
+  fetch_minio "$link" "$cache/compose.mp3" "localhost:$minio_port" parla
+  say "compose: text-to-speech delivered from MinIO ($(stat -c %s "$cache/compose.mp3") bytes, a redirect to localhost:$minio_port)"
   dc down -v >/dev/null 2>&1
 }
 
-# pg SQL runs a query in the scaled profile's Postgres.
+# pg SQL runs a query in the scaled profile's Postgres (within 60 s, as every dc exec).
 pg() { dc exec -T postgres psql -U parla -d parla -Atc "$1"; }
+
+# stored_count ORDER counts the engine's finished productions of ORDER ("result stored", logged
+# once per production by api/orders/fulfil.go) in the logs of every replica, the killed one
+# included.
+stored_count() {
+  local c n=0 k
+  for c in $(podman ps -a -q --filter label=com.docker.compose.project=parla-ci --filter label=com.docker.compose.service=node); do
+    k=$(podman logs "$c" 2>&1 | grep -F '"msg":"result stored"' | grep -cF "\"order\":\"$1\"" || true)
+    n=$((n + k))
+  done
+  echo "$n"
+}
 
 phase_scaled() {
   compose_up --profile scaled
-  local base=http://127.0.0.1:18090
+  local base=http://127.0.0.1:$caddy_port
   wait_ready "$base"
+  ours "$base" "http://localhost:$caddy_port"
   for ((i = 0; i < 60; i++)); do
     [[ "$(podman ps --filter label=com.docker.compose.service=node --filter health=healthy -q | wc -l)" == 3 ]] && break
     sleep 2
@@ -518,8 +655,8 @@ phase_scaled() {
   no_public_side_ports
   local link
   link=$(pay_and_wait "$base" tts "$(tts_order "$speech")")
-  fetch "$link" "$cache/scaled.mp3"
-  say "scaled: text-to-speech delivered through Caddy"
+  fetch_minio "$link" "$cache/scaled.mp3" "localhost:$minio_port" parla-scaled
+  say "scaled: text-to-speech ordered through Caddy, delivered from MinIO"
 
   # A long order, its replica killed a second into the job: another replica takes it over.
   local long co sid victim= id c
@@ -527,7 +664,7 @@ phase_scaled() {
   co=$(post "$base" /payment/tts/create-checkout-session "$(tts_order "$long" | jq -c '.order.email="killed@example.com" | .order.emailVerify="killed@example.com"')")
   sid=$(jq -r '.sessionId // empty' <<<"$co")
   [[ -n "$sid" ]] || die "long checkout: $co"
-  curl -sS -o /dev/null -X POST "$base/checkout/test/$sid/pay"
+  curl -sS -o /dev/null --max-time 30 -X POST "$base/checkout/test/$sid/pay" || die "long order: test payment"
   for ((i = 0; i < 300; i++)); do
     id=$(pg "SELECT attempted_by[array_length(attempted_by, 1)] FROM river_job WHERE kind = 'fulfil' AND state = 'running' AND attempted_by IS NOT NULL LIMIT 1")
     # NODE_ID is the host name (the container's short id) and a suffix.
@@ -538,7 +675,7 @@ phase_scaled() {
   [[ -n "$victim" ]] || die "the long order never ran on a replica (attempted_by: $id)"
   sleep 1
   [[ "$(pg "SELECT status FROM orders WHERE session_id = '$sid'")" == processing ]] || die "the long order is not processing when its replica is to die"
-  podman kill "$victim" >/dev/null
+  podman kill "$victim" >/dev/null || die "podman kill $victim"
   say "scaled: killed replica ${victim:0:12} a second into the long order"
   local t0=$SECONDS answer=
   for ((i = 0; i < 150; i++)); do
@@ -548,18 +685,29 @@ phase_scaled() {
   done
   link=$(jq -r '.data.data // empty' <<<"$answer")
   [[ -n "$link" ]] || die "the killed replica's order was not delivered: $answer"
-  fetch "$link" "$cache/rescued.mp3"
+  fetch_minio "$link" "$cache/rescued.mp3" "localhost:$minio_port" parla-scaled
   say "scaled: the killed replica's order delivered $((SECONDS - t0)) s after the kill"
-  # Once: one done order and one letter.
-  [[ "$(pg "SELECT count(*) FROM orders WHERE session_id = '$sid' AND status = 'done'")" == 1 ]] || die "the long order is not done once"
+  # Once: done, one letter, and one production. The job started twice (on the killed replica,
+  # then on the one that took it over: River's attempts), and the engine finished once.
+  local oid jobs attempts by stored
+  oid=$(pg "SELECT id FROM orders WHERE session_id = '$sid' AND status = 'done'")
+  [[ -n "$oid" ]] || die "the long order is not done"
+  jobs=$(pg "SELECT count(*) FROM river_job WHERE kind = 'fulfil' AND args->>'order_id' = '$oid'")
+  [[ "$jobs" == 1 ]] || die "$jobs fulfil jobs for the long order, want 1"
+  attempts=$(pg "SELECT attempt FROM river_job WHERE kind = 'fulfil' AND args->>'order_id' = '$oid'")
+  by=$(pg "SELECT array_to_string(attempted_by, ' ') FROM river_job WHERE kind = 'fulfil' AND args->>'order_id' = '$oid'")
+  [[ "$attempts" == 2 ]] || die "the long order's job ran $attempts times (by: $by), want 2: the killed replica's and the takeover"
+  [[ "${by%% *}" == "${victim:0:12}"* ]] || die "the long order's first run was not on the killed replica ${victim:0:12} (by: $by)"
+  stored=$(stored_count "$oid")
+  [[ "$stored" == 1 ]] || die "the engine finished the long order $stored times in the replicas' logs, want 1"
   local mails=0
   for ((i = 0; i < 30; i++)); do
-    mails=$(curl -sS "http://127.0.0.1:18025/api/v1/search?query=to:killed@example.com" | jq -r '.messages_count // .total // 0')
+    mails=$(curl -sS --max-time 10 "http://127.0.0.1:$mailpit_port/api/v1/search?query=to:killed@example.com" | jq -r '.messages_count // .total // 0') || mails=0
     [[ "$mails" -ge 1 ]] && break
     sleep 1
   done
   [[ "$mails" == 1 ]] || die "$mails delivery letters for the killed replica's order, want 1"
-  say "scaled: delivered once (one order done, one letter)"
+  say "scaled: delivered once (one letter; one job, run by the killed replica then by ${by##* }; one production in the logs)"
   dc --profile scaled down -v >/dev/null 2>&1
 }
 
@@ -570,7 +718,7 @@ run_phase() {
   say "== $1"
   "phase_$1"
   say "== $1 took $((SECONDS - start)) s"
-  echo "$1 $((SECONDS - start))" >>"$cache/timings"
+  echo "$1 $((SECONDS - start))" >>"$timings"
 }
 
 cleanup() {
@@ -582,7 +730,9 @@ trap cleanup EXIT
 
 phases=("$@")
 ((${#phases[@]})) && [[ "${phases[0]}" != all ]] || phases=(host bases image notags alone tools sides compose scaled)
-: >"$cache/timings"
+# DEPLOY_TIMINGS: where the phases' times go (.ci/run's background tools write elsewhere).
+timings=${DEPLOY_TIMINGS:-$cache/timings}
+: >"$timings"
 total=$SECONDS
 for p in "${phases[@]}"; do run_phase "$p"; done
 say "all of ${phases[*]} passed in $((SECONDS - total)) s"

@@ -6,12 +6,21 @@
 # to text, video to text. A second server, whose engine tells speakers apart (OpenAI's
 # diarizing model, as the fake plays it), serves the editor journey's speakers. Screenshots
 # go to test-artifacts/screenshots. Fails if any fails.
+#
+# Every server listens on a port free at run time (E2E_PORT, E2E_FAKE_OPENAI_PORT and
+# E2E_DIARIZE_PORT pin them); one that cannot listen fails the run at once, naming the port, and
+# the waits check that the answer comes from the process started here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source .ci/ports.sh
 
-port="${E2E_PORT:-18080}"
-fake_port="${E2E_FAKE_OPENAI_PORT:-18090}"
-diarize_port="${E2E_DIARIZE_PORT:-18081}"
+port="${E2E_PORT:-$(free_port)}"
+fake_port="${E2E_FAKE_OPENAI_PORT:-$(free_port)}"
+diarize_port="${E2E_DIARIZE_PORT:-$(free_port)}"
+# Three distinct ports, even if the kernel handed one out twice.
+while [[ "$diarize_port" == "$port" || "$diarize_port" == "$fake_port" ]]; do diarize_port=$(free_port); done
+while [[ "$fake_port" == "$port" ]]; do fake_port=$(free_port); done
+echo "e2e: server on $port, diarizing server on $diarize_port, fake OpenAI on $fake_port"
 data="$(mktemp -d)"
 data2="$(mktemp -d)"
 shots="$PWD/test-artifacts/screenshots"
@@ -27,18 +36,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# wait_up URL LOG: wait up to 10 s (the fake makes its video first) for URL to answer.
+# wait_up NAME PID PORT LOG: wait up to 60 s (the fake makes its video first; a loaded CI machine) for PID itself to
+# listen on PORT and answer /healthz there; fails at once if it exits (it could not listen).
 wait_up() {
-  for _ in $(seq 1 100); do
-    curl -fsS "$1" >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
-  curl -fsS "$1" >/dev/null || { cat "$2"; exit 1; }
+  wait_listening "$1" "$2" "$3" "$4" 60 || exit 1
+  curl -fsS --max-time 10 "http://127.0.0.1:$3/healthz" >/dev/null || { tail -20 "$4"; echo "FAIL: $1 on port $3: /healthz"; exit 1; }
+  pid_listens "$2" "$3" || { echo "FAIL: $1 (pid $2) no longer listens on port $3"; exit 1; }
 }
 
 PORT="$fake_port" node webui/e2e/fake-openai.mjs >"$fake_log" 2>&1 &
 pids+=($!)
-wait_up "http://127.0.0.1:$fake_port/healthz" "$fake_log"
+wait_up "fake OpenAI" "$!" "$fake_port" "$fake_log"
 
 # The admin area is open for the admin journey, with a password hashed as an operator would.
 export ADMIN_PASSWORD="${E2E_ADMIN_PASSWORD:-e2e operator password}"
@@ -50,7 +58,7 @@ ADDR="127.0.0.1:$port" PUBLIC_URL="http://127.0.0.1:$port" DATA_DIR="$data" RATE
   ALLOW_PRIVATE_URLS=1 \
   ./bin/parla >"$log" 2>&1 &
 pids+=($!)
-wait_up "http://127.0.0.1:$port/healthz" "$log"
+wait_up "the server" "$!" "$port" "$log"
 
 diarize_log="$PWD/test-artifacts/e2e-server-diarize.log"
 ADDR="127.0.0.1:$diarize_port" PUBLIC_URL="http://127.0.0.1:$diarize_port" DATA_DIR="$data2" RATE_LIMIT=0 \
@@ -58,7 +66,7 @@ ADDR="127.0.0.1:$diarize_port" PUBLIC_URL="http://127.0.0.1:$diarize_port" DATA_
   OPENAI_STT_MODEL=gpt-4o-transcribe-diarize ADMIN_PASSWORD= \
   ./bin/parla >"$diarize_log" 2>&1 &
 pids+=($!)
-wait_up "http://127.0.0.1:$diarize_port/healthz" "$diarize_log"
+wait_up "the diarizing server" "$!" "$diarize_port" "$diarize_log"
 
 export BASE_URL="http://127.0.0.1:$port" OUTBOX_DIR="$data/outbox" SCREENSHOT_DIR="$shots"
 export DIARIZE_BASE_URL="http://127.0.0.1:$diarize_port"

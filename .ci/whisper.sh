@@ -10,6 +10,12 @@
 #   .ci/whisper.sh env-if-built  print the exports when the library is already built, else nothing
 #   .ci/whisper.sh test          build if needed, then run the tests that need libwhisper (the
 #                                engine's, with -tags whisper, and one order through it end to end)
+#   .ci/whisper.sh stage DIR     build if needed, then copy the headers and static libraries into
+#                                DIR in the image's /whisper layout, with the RECIPE line the
+#                                Dockerfile's whisper stage compares with its own: the image
+#                                takes the library from there instead of compiling it again
+#                                (.ci/deploy.sh's `--build-context prebuilt=`). The default
+#                                source and CPU build only (exit status 4 otherwise).
 #
 # The source, first found wins:
 #   WHISPER_SRC=<dir or .tar.gz>  a tree or tarball of your own (cached by its path or checksum)
@@ -41,6 +47,15 @@ case "$gpu" in cpu | cuda) ;; *) echo "whisper: WHISPER_GPU=$gpu: want cpu or cu
 mode="${1:-env}"
 cli=0
 [[ "${2:-}" == "--cli" ]] && cli=1
+stage_dir=
+if [[ "$mode" == stage ]]; then
+  stage_dir="${2:?usage: whisper.sh stage DIR}"
+  # What the image's whisper stage builds: the pinned commit, static, not native, CPU only.
+  if [[ -n "${WHISPER_SRC:-}" || "$gpu" != cpu || "$native" != OFF ]]; then
+    echo "whisper: stage: only the default build (no WHISPER_SRC, WHISPER_GPU=cpu, WHISPER_NATIVE=OFF) is the image's recipe" >&2
+    exit 4
+  fi
+fi
 
 say() { echo "whisper: $*" >&2; }
 
@@ -195,6 +210,20 @@ case "$mode" in
       echo "export WHISPER_TAGS=whisper"
     fi
     ((cli)) && echo "export WHISPER_CLI='$build/bin/whisper-cli'"
+    ;;
+  stage)
+    # The line the Dockerfile's whisper stage computes for the build it would make (same
+    # commit, options and compiler): it takes this library only when the lines are equal.
+    recipe="whisper.cpp $commit static Release GGML_NATIVE=OFF cpu gcc-$(gcc -dumpfullversion) $(uname -m)"
+    if [[ "$(cat "$stage_dir/RECIPE" 2>/dev/null)" != "$recipe" ]]; then
+      rm -rf "$stage_dir" && mkdir -p "$stage_dir/build/src" "$stage_dir/build/ggml/src" "$stage_dir/ggml"
+      cp -r "$src/include" "$stage_dir/include"
+      cp -r "$src/ggml/include" "$stage_dir/ggml/include"
+      cp "$build/src/libwhisper.a" "$stage_dir/build/src/"
+      cp "$build"/ggml/src/libggml*.a "$stage_dir/build/ggml/src/"
+      echo "$recipe" >"$stage_dir/RECIPE"
+    fi
+    say "staged for the image in $stage_dir ($recipe)"
     ;;
   *) say "unknown mode $mode"; exit 2 ;;
 esac

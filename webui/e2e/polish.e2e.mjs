@@ -71,7 +71,9 @@ async function main() {
         return a && !a.paused && a.currentTime > 0;
       }, null, { timeout: 10000 });
       facts.previewPlayingMs = Date.now() - clicked;
-      assert(facts.previewPlayingMs < 1500, `preview playing after ${facts.previewPlayingMs} ms`);
+      // What this proves is that the preview plays in place, without an order: a bound well under
+      // the 10 s waits above, not an idle machine's speed (BenchmarkPreviewUnderBombs measures that).
+      assert(facts.previewPlayingMs < 8000, `preview playing after ${facts.previewPlayingMs} ms`);
       const duration = await audio.evaluate((a) => a.duration);
       assert(duration > 3 && duration < 30, `preview lasts ${duration} s`);
       facts.previewSeconds = duration;

@@ -126,7 +126,7 @@ var ErrNoSegments = errors.New("no transcript kept for this order")
 var ErrUnknownFormat = errors.New("unknown transcript format")
 
 // OtherFormat renders a delivered transcription in another format from its kept segments
-// (or the visitor's edit of them, edited.go), at no charge, returning the file's bytes,
+// (or the visitor's edit of them, results_edit.go), at no charge, returning the file's bytes,
 // attachment name and content type.
 func (r *Results) OtherFormat(ctx context.Context, o Order, format string) (body []byte, name, contentType string, err error) {
 	ext, contentType, ok := transcript.Info(format)

@@ -40,15 +40,11 @@ func (sc *sampleCache) lock(voice string) *sync.Mutex {
 	return sc.locks[voice]
 }
 
-// sampleLangs are the languages the engine speaks each interface language's sample in
-// (the words are the catalog's sample.voice).
-var sampleLangs = map[string]string{"en": "en", "es": "es", "ru": "ru", "ar": "ar", "zh": "zh", "jp": "ja"}
-
 // sample is what a voice says for an interface language: the text and its language. A
 // locale the engine does not speak gets the English sample.
 func (sc *sampleCache) sample(voice, locale string, languages []string) (key, lang, text string) {
 	locale = texts.Locale(locale)
-	lang = sampleLangs[locale]
+	lang = texts.LanguageCode(locale, false) // the language the engine speaks the sample in
 	if lang != "en" && !slices.Contains(languages, lang) {
 		locale, lang = "en", "en"
 	}

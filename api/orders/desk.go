@@ -9,6 +9,7 @@ import (
 
 	"parla/providers"
 	"parla/providers/speechlang"
+	"parla/providers/texts"
 )
 
 // Desk takes orders: it quotes, validates, prices from the server's own facts, stores the
@@ -140,9 +141,9 @@ func (d *Desk) speechLanguage(text, chosen, locale string) (speechlang.Result, e
 	var r speechlang.Result
 	var err error
 	if strings.TrimSpace(chosen) != "" {
-		r, err = d.languages.Choose(text, chosen)
+		r, err = d.languages.Choose(text, languageTag(chosen))
 	} else {
-		r, err = d.languages.Detect(text, locale)
+		r, err = d.languages.Detect(text, languageTag(locale))
 	}
 	var ue *speechlang.UnsupportedError
 	if errors.As(err, &ue) {
@@ -152,6 +153,16 @@ func (d *Desk) speechLanguage(text, chosen, locale string) (speechlang.Result, e
 		return r, bad("language_unsupported", "the voices do not speak %q; the languages they speak are listed in /api/config (tts.languages)", ue.Language)
 	}
 	return r, err
+}
+
+// languageTag turns an interface code a visitor may send (jp) into its language's code
+// for the speech engine, which knows language codes only; any other code passes as sent.
+func languageTag(code string) string {
+	n := speechlang.Normalize(code)
+	if tag := texts.LanguageCode(n, false); tag != n {
+		return tag
+	}
+	return code
 }
 
 // CreateTTS validates an order, prices it, stores it and opens a checkout for it.

@@ -117,7 +117,7 @@ func (d *Detector) Languages() []string { return slices.Clone(d.langs) }
 
 // aliases are codes that name the same language as another the engine may list.
 var aliases = map[string][]string{
-	"nb": {"no"}, "no": {"nb"}, "nn": {"nb", "no"}, "jp": {"ja"}, "cmn": {"zh"},
+	"nb": {"no"}, "no": {"nb"}, "nn": {"nb", "no"}, "cmn": {"zh"},
 	"iw": {"he"}, "in": {"id"}, "fil": {"tl"}, "pes": {"fa"}, "ydd": {"yi"},
 }
 
@@ -136,18 +136,15 @@ func (d *Detector) engineCode(lang string) (string, bool) {
 }
 
 // Normalize reduces a BCP-47 tag to the language code engines are listed under: the
-// primary subtag, lower case ("pt-BR" → "pt", "zh-Hans" → "zh", "cmn" → "zh"; the
-// product's interface code "jp" → "ja").
+// primary subtag, lower case ("pt-BR" → "pt", "zh-Hans" → "zh", "cmn" → "zh"). It knows
+// language codes only: callers turn the product's interface codes into them first.
 func Normalize(tag string) string {
 	tag = strings.ToLower(strings.TrimSpace(tag))
 	if i := strings.IndexAny(tag, "-_"); i >= 0 {
 		tag = tag[:i]
 	}
-	switch tag {
-	case "cmn":
+	if tag == "cmn" {
 		return "zh"
-	case "jp":
-		return "ja"
 	}
 	return tag
 }

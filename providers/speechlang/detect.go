@@ -215,9 +215,31 @@ func (d *Detector) Detect(text, fallback string) (Result, error) {
 			langs[i] = langs[i-1]
 		}
 	}
-	// Japanese is written in kanji and kana; a paragraph of kanji alone reads as Chinese
-	// to the detector. In a text with Japanese paragraphs and no Chinese with kana-free
-	// certainty of its own, such paragraphs are Japanese.
+	kanjiAsJapanese(langs, letters)
+	r := Result{Detected: true}
+	count := map[string]int{}
+	for i, p := range paras {
+		count[langs[i]] += letters[i]
+		if n := len(r.Spans); n > 0 && r.Spans[n-1].Language == langs[i] {
+			r.Spans[n-1].Text += p
+			continue
+		}
+		r.Spans = append(r.Spans, Span{langs[i], p})
+	}
+	for _, s := range r.Spans { // the first of the most letters, for a stable answer
+		if r.Language == "" || count[s.Language] > count[r.Language] {
+			r.Language = s.Language
+		}
+	}
+	return r, nil
+}
+
+// kanjiAsJapanese turns paragraphs read as Chinese into Japanese where the text is mostly
+// Japanese (langs are the paragraphs' languages, letters their lengths). Japanese is written
+// in kanji and kana; a paragraph of kanji alone reads as Chinese to the detector. In a text
+// with Japanese paragraphs and no Chinese with kana-free certainty of its own, such
+// paragraphs are Japanese.
+func kanjiAsJapanese(langs []string, letters []int) {
 	if slices.Contains(langs, "ja") {
 		ja, zh := 0, 0
 		for i, l := range langs {
@@ -236,22 +258,6 @@ func (d *Detector) Detect(text, fallback string) (Result, error) {
 			}
 		}
 	}
-	r := Result{Detected: true}
-	count := map[string]int{}
-	for i, p := range paras {
-		count[langs[i]] += letters[i]
-		if n := len(r.Spans); n > 0 && r.Spans[n-1].Language == langs[i] {
-			r.Spans[n-1].Text += p
-			continue
-		}
-		r.Spans = append(r.Spans, Span{langs[i], p})
-	}
-	for _, s := range r.Spans { // the first of the most letters, for a stable answer
-		if r.Language == "" || count[s.Language] > count[r.Language] {
-			r.Language = s.Language
-		}
-	}
-	return r, nil
 }
 
 // maxCount returns the largest count of m and its key (the first in order on a tie).

@@ -1,14 +1,9 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -21,23 +16,11 @@ import (
 // configured engine and keeps it on disk, so a visitor hears the voice they will pay for,
 // in their own language.
 type sampleCache struct {
-	dir     string
-	speaker providers.Speaker
-	mu      sync.Mutex
-	locks   map[string]*sync.Mutex
+	speech *speechCache
 }
 
 func newSampleCache(dir string, speaker providers.Speaker) *sampleCache {
-	return &sampleCache{dir: dir, speaker: speaker, locks: map[string]*sync.Mutex{}}
-}
-
-func (sc *sampleCache) lock(voice string) *sync.Mutex {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	if sc.locks[voice] == nil {
-		sc.locks[voice] = &sync.Mutex{}
-	}
-	return sc.locks[voice]
+	return &sampleCache{speech: &speechCache{dir: dir, speaker: speaker}}
 }
 
 // sample is what a voice says for an interface language: the text and its language. A
@@ -56,29 +39,12 @@ func (sc *sampleCache) sample(voice, locale string, languages []string) (key, la
 // first if needed.
 func (sc *sampleCache) path(ctx context.Context, voice, locale string, languages []string) (string, error) {
 	key, lang, text := sc.sample(voice, locale, languages)
-	p := filepath.Join(sc.dir, key+".mp3")
-	l := sc.lock(key)
-	l.Lock()
-	defer l.Unlock()
-	if st, err := os.Stat(p); err == nil && st.Size() > 0 {
-		return p, nil
-	}
-	var buf bytes.Buffer
 	if len(languages) == 0 {
 		lang = "" // an engine that names no languages speaks its default
 	}
-	err := sc.speaker.Speak(ctx, providers.SpeechRequest{Voice: voice, Text: text, Format: "mp3", Speed: 1, Language: lang}, &buf)
-	if err != nil {
-		return "", fmt.Errorf("producing the %s sample: %w", key, err)
-	}
-	if err := os.MkdirAll(sc.dir, 0o755); err != nil {
-		return "", fmt.Errorf("creating sample cache: %w", err)
-	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
-		return "", fmt.Errorf("caching the %s sample: %w", key, err)
-	}
-	return p, os.Rename(tmp, p)
+	p, _, err := sc.speech.file(ctx, key+".mp3",
+		providers.SpeechRequest{Voice: voice, Text: text, Format: "mp3", Speed: 1, Language: lang}, "the "+key+" sample")
+	return p, err
 }
 
 func (s *server) voiceSample(c *fiber.Ctx) error {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"parla/api/orders/keylock"
 	"parla/providers"
 	"parla/providers/speechlang"
 	"parla/providers/texts"
@@ -30,7 +31,7 @@ type Desk struct {
 	translator translationChecker
 	observer   Observer
 	log        *slog.Logger
-	keys       keyLocks // one checkout at a time per order key (desk_key.go)
+	keys       keylock.Locks // one checkout at a time per order key (desk_key.go): two tabs clicking Pay at once
 }
 
 // Available reports why a service cannot take orders, or nil when it can.

@@ -77,7 +77,7 @@ export default function Sst() {
     }
   }
 
-  const payUpload = () => pay({ filePath: upload.filePath, fileName: upload.fileName, response_format: format }, upload.amount, { keep, stale: STALE_UPLOAD });
+  const payUpload = () => pay({ upload: upload.filePath, fileName: upload.fileName, format }, upload.amount, { keep, stale: STALE_UPLOAD });
 
   // The browser's reading of the duration, priced by the published rule; the upload's quote is the truth.
   const estimate = chosen?.seconds ? priceCents(Math.ceil(chosen.seconds), sst.price) : 0;

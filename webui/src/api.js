@@ -217,6 +217,7 @@ export async function quoteTts(payload, opts) {
 // clients and stored orders know: an audio order's upload is filePath and its format
 // response_format, a video order's link selectedFile and its format outputFormat. They are
 // translated here, once.
+/** @type {Record<string, Record<string, string>>} */
 const WIRE_NAMES = {
   sst: { upload: "filePath", format: "response_format" },
   vtt: { link: "selectedFile", format: "outputFormat" },

@@ -6,45 +6,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"log/slog"
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
-
 	"parla/api"
-	"parla/api/admin"
-	"parla/api/health"
-	"parla/api/metrics"
-	"parla/api/orders"
-	"parla/media"
-	"parla/media/links"
-	"parla/providers"
-	"parla/providers/espeak"
-	"parla/providers/mail"
-	"parla/providers/openai"
-	"parla/providers/sqldb"
-	"parla/providers/storage"
-	"parla/providers/stripe"
-	"parla/providers/whisper"
-	"parla/webui"
 )
 
 // Version is the label in the footer.
 const Version = "v3.3.2"
 
+// main runs the command named by the first argument (commands.go), or else the server:
+// run reads the configuration, builds every part (wire.go) and serves until a signal (Run).
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
-		os.Exit(healthcheck(os.Getenv, os.Stderr))
-	}
-	if len(os.Args) > 1 && os.Args[1] == "hash-password" {
-		os.Exit(hashPassword(os.Stdin, os.Stdout, os.Stderr))
+	if len(os.Args) > 1 {
+		if cmd, ok := commands[os.Args[1]]; ok {
+			os.Exit(cmd())
+		}
 	}
 	os.Exit(run(nil))
 }
@@ -83,226 +63,6 @@ func run(checkpoint func(orderID, step string)) int {
 		return 1
 	}
 	return 0
-}
-
-func newLogger(cfg Config) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
-	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, opts))
-}
-
-// App is the running product: HTTP, the order book and its database.
-type App struct {
-	cfg  Config
-	log  *slog.Logger
-	db   *sqldb.DB
-	book *orders.Book
-	http *fiber.App
-	test *stripe.TestCheckout // nil when Stripe is configured
-	// metrics count what the app does; served on /metrics or on METRICS_ADDR (ops.go).
-	metrics *metrics.Metrics
-	// admin is the admin area (/admin); closed unless ADMIN_PASSWORD_HASH or ADMIN_TOKEN is set.
-	admin *admin.Admin
-	// closers are released last at shutdown (the link relay, the whisper model).
-	closers []io.Closer
-	// sttBackend is where the in-process speech-to-text engine computes ("CPU, 8 threads",
-	// "CUDA0 (…)"), "" for another engine: the startup log and /readyz say it.
-	sttBackend string
-}
-
-// emptyDir removes everything inside dir and says how many entries went.
-func emptyDir(dir string) (int, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return 0, err
-	}
-	var errs []error
-	for _, e := range entries {
-		errs = append(errs, os.RemoveAll(filepath.Join(dir, e.Name())))
-	}
-	return len(entries), errors.Join(errs...)
-}
-
-// build makes every part from the configuration and wires them together.
-func build(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
-	tmpDir := filepath.Join(cfg.DataDir, "tmp")
-	for _, d := range []string{cfg.DataDir, tmpDir, filepath.Join(cfg.DataDir, "uploads")} {
-		if err := os.MkdirAll(d, 0o750); err != nil {
-			return nil, fmt.Errorf("creating %s: %w", d, err)
-		}
-	}
-	// One process owns DATA_DIR: scratch files found at start belong to one that died
-	// (half-produced results, half-received uploads, fetched video audio).
-	if n, err := emptyDir(tmpDir); err != nil {
-		log.Warn("clearing scratch space", "err", err)
-	} else if n > 0 {
-		log.Info("scratch files of a previous process removed", "files", n)
-	}
-	db, err := openDatabase(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	if db.Dialect == sqldb.Postgres && cfg.SMTPURL == "" {
-		log.Warn("DATABASE_URL is set without SMTP_URL: letters go to this node's DATA_DIR/outbox, " +
-			"which the other nodes and the visitors never see; a cluster needs SMTP_URL")
-	}
-	a := &App{cfg: cfg, log: log, db: db}
-	if err := a.wire(ctx, tmpDir); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return a, nil
-}
-
-// openDatabase opens PostgreSQL at DATABASE_URL (shared by every node), or SQLite in
-// DATA_DIR (one node).
-func openDatabase(ctx context.Context, cfg Config) (*sqldb.DB, error) {
-	if cfg.DatabaseURL == "" {
-		return sqldb.OpenSQLite(filepath.Join(cfg.DataDir, "parla.db"))
-	}
-	return sqldb.OpenPostgres(ctx, cfg.DatabaseURL, sqldb.PostgresConfig{MaxConns: int32(cfg.DBMaxConns)})
-}
-
-func (a *App) wire(ctx context.Context, tmpDir string) error {
-	cfg := a.cfg
-	store, err := newStorage(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	mailer, err := newMailer(cfg)
-	if err != nil {
-		return err
-	}
-	a.metrics = metrics.New(metrics.Config{
-		Version: Version, DataDir: cfg.DataDir, JobTimeout: cfg.JobTimeout, Gauges: bookGauges{a}, Log: a.log,
-		Engines: cfg.Engines(),
-	})
-	runner := media.New(media.Config{TempDir: tmpDir})
-	speaker, err := newSpeaker(cfg, runner)
-	if err != nil {
-		return err
-	}
-	transcriber := newTranscriber(cfg, runner, tmpDir)
-	if c, ok := transcriber.(io.Closer); ok {
-		a.closers = append(a.closers, c)
-	}
-	links, guard := newLinks(cfg, runner, a.metrics.LinkBytes)
-	a.closers = append(a.closers, guard)
-	// Closed engines are told in one block at start (closed.go); an open whisper says where it computes.
-	if b, ok := transcriber.(interface{ Backend() string }); ok && transcriber.Available() == nil && b.Backend() != "" {
-		a.sttBackend = b.Backend()
-		a.log.Info("whisper computes on "+a.sttBackend, "vad", cfg.WhisperVAD)
-	}
-	if cfg.AllowPrivateURLs {
-		a.log.Warn("ALLOW_PRIVATE_URLS is set: video links may reach loopback and private addresses; never do this in production")
-	}
-	var payments providers.Payments
-	var webhooks api.WebhookParser
-	if cfg.StripeSecretKey != "" {
-		s := stripe.New(stripe.Config{SecretKey: cfg.StripeSecretKey, WebhookSecret: cfg.StripeWebhookSecret, BackendURL: cfg.StripeAPIBase})
-		payments, webhooks = s, s
-	} else {
-		if a.test, err = stripe.NewTestCheckout(a.db, cfg.PublicURL); err != nil {
-			return err
-		}
-		payments = a.test
-		a.log.Warn("no STRIPE_SECRET_KEY: using the built-in test checkout; nobody is charged")
-	}
-	a.book, err = orders.New(ctx, orders.Config{
-		PublicURL: cfg.PublicURL,
-		TempDir:   tmpDir,
-		UploadDir: filepath.Join(cfg.DataDir, "uploads"), UploadTTL: cfg.UploadTTL,
-		UploadQuotaPerClient: cfg.UploadQuotaPerClient, UploadQuotaTotal: cfg.UploadQuotaTotal,
-		LowDisk:        health.Short(cfg.DataDir, uint64(cfg.ReadyMinFree)),
-		SharedUploads:  a.db.Dialect == sqldb.Postgres,
-		VTTMaxDuration: cfg.VTTMaxDuration,
-		STTMaxDuration: cfg.STTMaxDuration,
-		Pricing:        cfg.Pricing,
-		ImageURL:       cfg.PublicURL + "/favicon.svg",
-		TTS: orders.TTSLimits{Voices: providers.Voices, Formats: providers.SpeechFormats,
-			MinSpeed: 0.25, MaxSpeed: 4, MaxChars: cfg.TTSMaxChars},
-		Workers: cfg.Workers, MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, JobTimeout: cfg.JobTimeout,
-		RescueAfter: cfg.RescueAfter, NodeID: cfg.NodeID,
-		SweepInterval: cfg.SweepInterval, Checkpoint: cfg.checkpoint,
-	}, orders.Deps{
-		DB: a.db, Payments: payments, Storage: store, Mailer: mailer, Letters: orders.MailLetters{},
-		Speaker: speaker, Transcriber: transcriber, Audio: runner, Links: links,
-		Observer: a.metrics, Log: a.log,
-	})
-	if err != nil {
-		return err
-	}
-	if a.admin, err = newAdmin(ctx, cfg, a.book, a.log); err != nil {
-		return err
-	}
-	ui, err := fs.Sub(webui.Dist, "dist")
-	if err != nil {
-		return fmt.Errorf("opening the embedded web UI: %w", err)
-	}
-	locales, err := fs.Sub(webui.Locales, "src/locales")
-	if err != nil {
-		return fmt.Errorf("opening the embedded locales: %w", err)
-	}
-	a.http = api.New(api.Config{
-		Version: Version, PaymentMode: cfg.PaymentMode(), PublishableKey: cfg.StripePublishableKey,
-		ContactEmail: cfg.ContactEmail,
-		RateLimit:    cfg.RateLimit, TrustedProxies: cfg.TrustedProxies,
-		SamplesDir:     filepath.Join(cfg.DataDir, "samples", cfg.TTSEngine),
-		PreviewsDir:    filepath.Join(cfg.DataDir, "previews", cfg.TTSEngine),
-		MaxUploadBytes: cfg.MaxUploadBytes, STTEngine: cfg.STTEngine, PublicURL: cfg.PublicURL,
-	}, api.Deps{
-		Book: a.book, Storage: store, Speaker: speaker, Test: a.test, Webhooks: webhooks, UI: ui, Locales: locales, Log: a.log,
-		Ready: a.readiness(store).Ready, Count: a.metrics.Middleware(),
-		Metrics: a.publicMetrics(), Authorized: a.admin.Authorized,
-		Admin: func(app *fiber.App) { a.admin.Mount(app) },
-	})
-	return nil
-}
-
-func newStorage(ctx context.Context, cfg Config) (providers.Storage, error) {
-	if cfg.Storage == "minio" {
-		return storage.NewMinIO(ctx, storage.MinIOConfig{
-			Endpoint: cfg.MinIOEndpoint, AccessKey: cfg.MinIOAccessKey, SecretKey: cfg.MinIOSecretKey,
-			Bucket: cfg.MinIOBucket, UseSSL: cfg.MinIOUseSSL, Region: cfg.MinIORegion,
-			PublicEndpoint: cfg.MinIOPublicEndpoint,
-		})
-	}
-	return storage.NewDisk(filepath.Join(cfg.DataDir, "files"))
-}
-
-func newMailer(cfg Config) (providers.Mailer, error) {
-	if cfg.SMTPURL == "" {
-		return mail.NewOutbox(filepath.Join(cfg.DataDir, "outbox"))
-	}
-	sc, err := mail.ParseSMTPURL(cfg.SMTPURL)
-	if err != nil {
-		return nil, fmt.Errorf("SMTP_URL: %w", err)
-	}
-	if sc.From == "" {
-		sc.From = cfg.MailFrom
-	}
-	return mail.NewSMTP(sc)
-}
-
-// raiseFileLimit lifts the soft limit on open files to the hard one, so that the sockets,
-// files and ffmpeg pipes of a busy server do not run out at a distribution's default of
-// 1024. It returns the limits in force.
-func raiseFileLimit() (soft, hard uint64, err error) {
-	var l syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
-		return 0, 0, err
-	}
-	if l.Cur < l.Max {
-		want := l
-		want.Cur = l.Max
-		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &want); err != nil {
-			return l.Cur, l.Max, err
-		}
-		l = want
-	}
-	return l.Cur, l.Max, nil
 }
 
 // Run serves on ln and works jobs until ctx ends, then shuts down in order: stop taking
@@ -352,35 +112,4 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// newSpeaker picks the text-to-speech engine named by TTS_ENGINE.
-func newSpeaker(cfg Config, mediaRunner *media.Runner) (providers.Speaker, error) {
-	switch cfg.TTSEngine {
-	case "openai":
-		return openai.NewSpeaker(openai.Config{APIKey: cfg.OpenAIKey, BaseURL: cfg.OpenAIBaseURL,
-			Model: cfg.OpenAITTSModel, Media: mediaRunner}), nil
-	default:
-		return espeak.New(espeak.Config{Media: mediaRunner}), nil
-	}
-}
-
-// newTranscriber picks the speech-to-text engine named by STT_ENGINE.
-func newTranscriber(cfg Config, runner *media.Runner, tmpDir string) providers.Transcriber {
-	if cfg.STTEngine == "openai" {
-		return openai.NewTranscriber(openai.TranscriberConfig{APIKey: cfg.OpenAIKey, BaseURL: cfg.OpenAIBaseURL,
-			Model: cfg.OpenAISTTModel, Media: runner, TempDir: tmpDir})
-	}
-	return whisper.New(whisper.Config{Model: cfg.WhisperModel, Threads: cfg.WhisperThreads, Media: runner,
-		VAD: cfg.WhisperVAD, VADModel: cfg.WhisperVADFile})
-}
-
-// newLinks reads video links: direct files through the address guard, and YouTube.
-// countBytes hears every byte read from a link.
-func newLinks(cfg Config, runner *media.Runner, countBytes func(int64)) (*links.Resolver, *links.Guard) {
-	guard := links.NewGuard(links.GuardConfig{AllowPrivate: cfg.AllowPrivateURLs, CountBytes: countBytes})
-	// StreamClient: audio downloads may take longer than one request's timeout.
-	youtube := links.NewYouTube(links.YouTubeConfig{HTTPClient: guard.StreamClient()})
-	return links.NewResolver(links.ResolverConfig{Guard: guard, Runner: runner,
-		Sites: []links.Site{youtube}, MaxDuration: cfg.VTTMaxDuration}), guard
 }

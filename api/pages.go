@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"parla/webui"
 )
 
 // siteLanguage is an interface language as the server writes it into a page. id is the
@@ -28,14 +30,25 @@ func (l siteLanguage) prefix() string {
 	return "/" + l.hreflang
 }
 
-// siteLanguages mirrors webui/src/languages.js.
-var siteLanguages = []siteLanguage{
-	{id: "en", tag: "en", hreflang: "en", og: "en_US"},
-	{id: "jp", tag: "ja", hreflang: "ja", og: "ja_JP"},
-	{id: "es", tag: "es", hreflang: "es", og: "es_ES"},
-	{id: "ru", tag: "ru", hreflang: "ru", og: "ru_RU"},
-	{id: "zh", tag: "zh-CN", hreflang: "zh", og: "zh_CN"},
-	{id: "ar", tag: "ar", hreflang: "ar", og: "ar_AR", rtl: true},
+// siteLanguages are the interface languages of webui/src/languages.json, the list the UI
+// reads too.
+var siteLanguages = parseSiteLanguages(webui.Languages)
+
+// parseSiteLanguages reads the shared list of interface languages; a broken one is a
+// build's mistake, caught at start.
+func parseSiteLanguages(data []byte) []siteLanguage {
+	var list []struct {
+		ID, Tag, Hreflang, Og string
+		RTL                   bool `json:"rtl"`
+	}
+	if err := json.Unmarshal(data, &list); err != nil || len(list) == 0 {
+		panic(fmt.Sprintf("api: webui/src/languages.json: %v (%d languages)", err, len(list)))
+	}
+	out := make([]siteLanguage, len(list))
+	for i, l := range list {
+		out[i] = siteLanguage{id: l.ID, tag: l.Tag, hreflang: l.Hreflang, og: l.Og, rtl: l.RTL}
+	}
+	return out
 }
 
 // sitePage is one route of the app (mirrors route() in webui/src/App.jsx): the locale

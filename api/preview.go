@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -25,43 +24,14 @@ const previewCacheBytes = 64 << 20
 // previewCache keeps the free previews on disk, by a hash of what is spoken and how, so
 // a visitor pressing Preview again (or another with the same text) costs no engine time.
 type previewCache struct {
-	dir     string
-	limit   int64
-	speaker providers.Speaker
-	mu      sync.Mutex            // guards making
-	making  map[string]*keyedLock // previews being looked up or produced, by key
-	trimMu  sync.Mutex            // one trim at a time
-}
-
-// keyedLock makes requests for the same preview wait for one production; n counts them.
-type keyedLock struct {
-	sync.Mutex
-	n int
+	dir    string
+	limit  int64
+	speech *speechCache
+	trimMu sync.Mutex // one trim at a time
 }
 
 func newPreviewCache(dir string, speaker providers.Speaker) *previewCache {
-	return &previewCache{dir: dir, limit: previewCacheBytes, speaker: speaker, making: map[string]*keyedLock{}}
-}
-
-// lock takes the lock of one preview; the returned func releases it.
-func (pc *previewCache) lock(key string) func() {
-	pc.mu.Lock()
-	l := pc.making[key]
-	if l == nil {
-		l = &keyedLock{}
-		pc.making[key] = l
-	}
-	l.n++
-	pc.mu.Unlock()
-	l.Lock()
-	return func() {
-		l.Unlock()
-		pc.mu.Lock()
-		if l.n--; l.n == 0 {
-			delete(pc.making, key)
-		}
-		pc.mu.Unlock()
-	}
+	return &previewCache{dir: dir, limit: previewCacheBytes, speech: &speechCache{dir: dir, speaker: speaker, touch: true}}
 }
 
 // previewKey names a preview by its text, voice, speed, format and language.
@@ -75,30 +45,11 @@ func previewKey(r providers.SpeechRequest) string {
 
 // path returns the cached preview, producing it first if needed; cached says it was.
 func (pc *previewCache) path(ctx context.Context, r providers.SpeechRequest, ext string) (p string, cached bool, err error) {
-	key := previewKey(r)
-	p = filepath.Join(pc.dir, key+"."+ext)
-	defer pc.lock(key)()
-	if st, err := os.Stat(p); err == nil && st.Size() > 0 {
-		now := time.Now()
-		_ = os.Chtimes(p, now, now) // recently used
-		return p, true, nil
+	p, cached, err = pc.speech.file(ctx, previewKey(r)+"."+ext, r, "a preview")
+	if err == nil && !cached {
+		pc.trim(p)
 	}
-	var buf bytes.Buffer
-	if err := pc.speaker.Speak(ctx, r, &buf); err != nil {
-		return "", false, fmt.Errorf("producing a preview: %w", err)
-	}
-	if err := os.MkdirAll(pc.dir, 0o755); err != nil {
-		return "", false, fmt.Errorf("creating preview cache: %w", err)
-	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
-		return "", false, fmt.Errorf("caching a preview: %w", err)
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		return "", false, err
-	}
-	pc.trim(p)
-	return p, false, nil
+	return p, cached, err
 }
 
 // trim deletes the least recently used previews until the cache fits its limit, keeping

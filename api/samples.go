@@ -1,14 +1,9 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -21,34 +16,18 @@ import (
 // configured engine and keeps it on disk, so a visitor hears the voice they will pay for,
 // in their own language.
 type sampleCache struct {
-	dir     string
-	speaker providers.Speaker
-	mu      sync.Mutex
-	locks   map[string]*sync.Mutex
+	speech *speechCache
 }
 
 func newSampleCache(dir string, speaker providers.Speaker) *sampleCache {
-	return &sampleCache{dir: dir, speaker: speaker, locks: map[string]*sync.Mutex{}}
+	return &sampleCache{speech: &speechCache{dir: dir, speaker: speaker}}
 }
-
-func (sc *sampleCache) lock(voice string) *sync.Mutex {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	if sc.locks[voice] == nil {
-		sc.locks[voice] = &sync.Mutex{}
-	}
-	return sc.locks[voice]
-}
-
-// sampleLangs are the languages the engine speaks each interface language's sample in
-// (the words are the catalog's sample.voice).
-var sampleLangs = map[string]string{"en": "en", "es": "es", "ru": "ru", "ar": "ar", "zh": "zh", "jp": "ja"}
 
 // sample is what a voice says for an interface language: the text and its language. A
 // locale the engine does not speak gets the English sample.
 func (sc *sampleCache) sample(voice, locale string, languages []string) (key, lang, text string) {
 	locale = texts.Locale(locale)
-	lang = sampleLangs[locale]
+	lang = texts.LanguageCode(locale, false) // the language the engine speaks the sample in
 	if lang != "en" && !slices.Contains(languages, lang) {
 		locale, lang = "en", "en"
 	}
@@ -60,29 +39,12 @@ func (sc *sampleCache) sample(voice, locale string, languages []string) (key, la
 // first if needed.
 func (sc *sampleCache) path(ctx context.Context, voice, locale string, languages []string) (string, error) {
 	key, lang, text := sc.sample(voice, locale, languages)
-	p := filepath.Join(sc.dir, key+".mp3")
-	l := sc.lock(key)
-	l.Lock()
-	defer l.Unlock()
-	if st, err := os.Stat(p); err == nil && st.Size() > 0 {
-		return p, nil
-	}
-	var buf bytes.Buffer
 	if len(languages) == 0 {
 		lang = "" // an engine that names no languages speaks its default
 	}
-	err := sc.speaker.Speak(ctx, providers.SpeechRequest{Voice: voice, Text: text, Format: "mp3", Speed: 1, Language: lang}, &buf)
-	if err != nil {
-		return "", fmt.Errorf("producing the %s sample: %w", key, err)
-	}
-	if err := os.MkdirAll(sc.dir, 0o755); err != nil {
-		return "", fmt.Errorf("creating sample cache: %w", err)
-	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
-		return "", fmt.Errorf("caching the %s sample: %w", key, err)
-	}
-	return p, os.Rename(tmp, p)
+	p, _, err := sc.speech.file(ctx, key+".mp3",
+		providers.SpeechRequest{Voice: voice, Text: text, Format: "mp3", Speed: 1, Language: lang}, "the "+key+" sample")
+	return p, err
 }
 
 func (s *server) voiceSample(c *fiber.Ctx) error {

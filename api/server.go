@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/compress"
 	"github.com/gofiber/fiber/v2/middleware/limiter"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/gofiber/fiber/v2/middleware/requestid"
@@ -100,6 +99,18 @@ type editorHandlers struct{ *server }
 
 // New builds the Fiber app with every route.
 func New(cfg Config, deps Deps) *fiber.App {
+	s := newServer(cfg, deps)
+	app := s.newApp()
+	s.routes(app)
+	return app
+}
+
+// uploadRoute takes uploads, streamed: the one route whose body is not limited to BodyLimit.
+const uploadRoute = "/services/sst/uploadaudio"
+
+// newServer fills the settings' defaults and builds the server's own parts: the sample
+// and preview caches, the pages' renderer.
+func newServer(cfg Config, deps Deps) *server {
 	if deps.Log == nil {
 		deps.Log = slog.Default()
 	}
@@ -124,7 +135,13 @@ func New(cfg Config, deps Deps) *fiber.App {
 		}
 		s.pages = pages
 	}
+	return s
+}
 
+// newApp is the Fiber app with its settings (body limits, timeouts, proxies, errors) and
+// the middleware every request passes.
+func (s *server) newApp() *fiber.App {
+	cfg, deps := s.cfg, s.deps
 	app := fiber.New(fiber.Config{
 		AppName: "parla",
 		// Bodies above BodyLimit, and chunked ones, reach the handlers as streams: the
@@ -156,76 +173,12 @@ func New(cfg Config, deps Deps) *fiber.App {
 		app.Use(deps.Count)
 	}
 	app.Use(s.accessLog)
-	const uploadRoute = "/services/sst/uploadaudio"
 	app.Use(func(c *fiber.Ctx) error {
 		if c.Path() == uploadRoute {
 			return c.Next()
 		}
 		return s.limitBody(c)
 	})
-
-	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"ok": true}) })
-	app.Get("/readyz", s.ready)
-	app.Get("/metrics", s.metrics)
-	app.Get("/api/config", s.publicConfig)
-	app.Get("/api/tts/samples/:voice", s.voiceSample)
-
-	// Checkout creations of the three services share a bucket; uploads and link analyses
-	// have one each (README: RATE_LIMIT), so a visitor's uploads do not use up their checkouts.
-	checkouts := s.rateLimit()
-	o, p := orderHandlers{s}, paymentHandlers{s}
-	app.Post("/payment/tts/create-checkout-session", checkouts, o.createTTSCheckout)
-	// The page asks for a quote as the visitor types (debounced): its own bucket, four
-	// times as generous, since detecting the language of a long text costs CPU (~33 ms for
-	// 100,000 characters).
-	app.Post("/api/tts/quote", s.rateLimitTimes(4), o.quoteTTS)
-	// A free preview costs engine time (~0.1 s with espeak-ng): a bucket of its own, as
-	// generous as the checkouts; repeated previews are served from the cache.
-	app.Post("/api/tts/preview", s.rateLimit(), o.ttsPreview)
-	app.Post("/payment/sst/create-checkout-session", checkouts, o.createSTTCheckout)
-	app.Post("/payment/vtt/create-checkout-session", checkouts, o.createVTTCheckout)
-	// The lookup asks the payment provider each time: its own bucket, as generous as the
-	// others (a confirmation page asks once per load). The result polling is not limited.
-	app.Get("/payment/:service/checkout-session", s.rateLimit(), o.lookupSession)
-	app.Get("/payment/:service/order", s.rateLimit(), o.orderByKey)
-	app.Post(uploadRoute, s.rateLimit(), o.uploadAudio)
-	app.Post("/services/vtt/analyzevideo", s.rateLimit(), o.analyzeVideo)
-	app.Post("/services/:service", o.result)
-
-	app.Get("/checkout/test/:id", p.testCheckoutPage)
-	app.Post("/checkout/test/:id/pay", p.testCheckoutPay)
-	app.Post("/checkout/test/:id/cancel", p.testCheckoutCancel)
-
-	app.Post("/webhooks/stripe", p.stripeWebhook)
-	app.Get("/d/:token", s.download)
-	app.Post("/d/:token", s.download)
-	app.Get("/r/:token", s.linkPage)
-	app.Post("/r/:token/delete", s.eraseNow)
-	// The transcript editor (editor.go): a bucket of its own, four times as generous as
-	// the checkouts, since every opening and every save counts.
-	edits := s.rateLimitTimes(4)
-	ed := editorHandlers{s}
-	app.Get("/r/:token/transcript", edits, ed.editorTranscript)
-	app.Put("/r/:token/transcript", edits, ed.saveTranscript)
-	app.Delete("/r/:token/transcript", edits, ed.revertTranscript)
-	app.Get("/r/:token/edit", edits, ed.editorPage)
-	app.Get("/:lang/r/:token/edit", edits, ed.editorPage)
-
-	if deps.Admin != nil {
-		deps.Admin(app)
-	}
-	// API paths answer JSON 404s; /payment/success and /payment/error are pages of the app,
-	// so only non-GET requests under /payment and /checkout are API misses.
-	for _, prefix := range []string{"/api", "/services", "/webhooks", "/d"} {
-		app.All(prefix+"/*", notFound)
-	}
-	for _, prefix := range []string{"/payment", "/checkout"} {
-		for _, m := range []string{fiber.MethodPost, fiber.MethodPut, fiber.MethodPatch, fiber.MethodDelete} {
-			app.Add(m, prefix+"/*", notFound)
-		}
-	}
-	// Compression for the app's files only: results are audio and already compressed.
-	app.Use(compress.New(), s.spa)
 	return app
 }
 

@@ -78,6 +78,24 @@ func (r *Runner) EncodeParts(ctx context.Context, src Parts, opts EncodeOptions,
 		names[i] = fmt.Sprintf("part-%05d.%s", i, f.Ext)
 	}
 
+	firstErr := r.encodePartsInParallel(ctx, src, opts, dir, names, progress)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("encoding %s: %w", opts.Format, err)
+	}
+	if firstErr != nil {
+		return fmt.Errorf("encoding %s: %w", opts.Format, firstErr)
+	}
+	if err := r.joinParts(ctx, dir, names, opts, w); err != nil {
+		return fmt.Errorf("joining %d %s parts: %w", src.Count, opts.Format, err)
+	}
+	progress(100)
+	return nil
+}
+
+// encodePartsInParallel encodes src's parts into dir under names, src.Workers at a time,
+// telling progress up to 95 %; it returns the first part's own failure, and stops the
+// others at it.
+func (r *Runner) encodePartsInParallel(ctx context.Context, src Parts, opts EncodeOptions, dir string, names []string, progress func(int)) error {
 	// The parts run under their own context, so that the first failure stops the others
 	// and can still be told from a cancellation of the whole.
 	pctx, cancel := context.WithCancel(ctx)
@@ -117,17 +135,7 @@ func (r *Runner) EncodeParts(ctx context.Context, src Parts, opts EncodeOptions,
 		})
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("encoding %s: %w", opts.Format, err)
-	}
-	if firstErr != nil {
-		return fmt.Errorf("encoding %s: %w", opts.Format, firstErr)
-	}
-	if err := r.joinParts(ctx, dir, names, opts, w); err != nil {
-		return fmt.Errorf("joining %d %s parts: %w", src.Count, opts.Format, err)
-	}
-	progress(100)
-	return nil
+	return firstErr
 }
 
 // encodeOne encodes the only part straight into the file.

@@ -43,55 +43,13 @@ type flacFrame struct {
 // parts' headers first, then each part once, one at a time. The frame sizes in STREAMINFO
 // are left 0 ("unknown"), as the format allows.
 func joinFLAC(w io.Writer, paths []string) error {
-	var info flacInfo
-	infos := make([]flacInfo, len(paths))
-	for i, path := range paths {
-		part, err := readFLACInfo(path)
-		if err != nil {
-			return fmt.Errorf("part %d: %w", i+1, err)
-		}
-		if i > 0 && (part.rate != info.rate || part.channels != info.channels || part.bits != info.bits) {
-			return fmt.Errorf("part %d: FLAC of %d Hz, %d channels, %d bits after parts of %d Hz, %d channels, %d bits",
-				i+1, part.rate, part.channels, part.bits, info.rate, info.channels, info.bits)
-		}
-		if part.maxBlock == 0 {
-			return fmt.Errorf("part %d: FLAC without block sizes in STREAMINFO", i+1)
-		}
-		if i == 0 {
-			info = part
-			info.samples = 0
-		}
-		infos[i] = part
-		if part.samples == 0 { // no audio at all (a chunk of text that is only punctuation)
-			continue
-		}
-		info.minBlock = min(info.minBlock, part.minBlock)
-		info.maxBlock = max(info.maxBlock, part.maxBlock)
-		// A part's last block may be short; in the joined stream it is no longer the last
-		// one, except for the last part's.
-		if short := int(part.samples % uint64(part.maxBlock)); short != 0 && i < len(paths)-1 {
-			info.minBlock = min(info.minBlock, short)
-		}
-		info.samples += part.samples
-	}
-
-	var head bytes.Buffer
-	head.WriteString("fLaC")
-	// Metadata block header: last block (0x80), type 0 (STREAMINFO), 34 bytes.
-	head.Write([]byte{0x80, 0, 0, 34})
-	var si [34]byte
-	binary.BigEndian.PutUint16(si[0:], uint16(info.minBlock))
-	binary.BigEndian.PutUint16(si[2:], uint16(info.maxBlock))
-	// si[4:10], the smallest and largest frame in bytes, stay zero: unknown.
-	// 20 bits rate, 3 bits channels-1, 5 bits bits-1, 36 bits total samples.
-	packed := uint64(info.rate)<<44 | uint64(info.channels-1)<<41 | uint64(info.bits-1)<<36 | info.samples
-	binary.BigEndian.PutUint64(si[10:], packed)
-	// si[18:34], the MD5 of the audio, stays zero: not computed.
-	head.Write(si[:])
-	if _, err := w.Write(head.Bytes()); err != nil {
+	info, infos, err := joinedFLACInfo(paths)
+	if err != nil {
 		return err
 	}
-
+	if err := writeFLACHead(w, info); err != nil {
+		return err
+	}
 	bw := bufio.NewWriterSize(w, 256<<10)
 	var sample uint64
 	hdr := make([]byte, 0, 32)
@@ -139,6 +97,62 @@ func joinFLAC(w io.Writer, paths []string) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// joinedFLACInfo reads the STREAMINFO of every part and makes the joined stream's: one
+// format, the sum of the samples, block sizes that hold for every frame.
+func joinedFLACInfo(paths []string) (flacInfo, []flacInfo, error) {
+	var info flacInfo
+	infos := make([]flacInfo, len(paths))
+	for i, path := range paths {
+		part, err := readFLACInfo(path)
+		if err != nil {
+			return info, nil, fmt.Errorf("part %d: %w", i+1, err)
+		}
+		if i > 0 && (part.rate != info.rate || part.channels != info.channels || part.bits != info.bits) {
+			return info, nil, fmt.Errorf("part %d: FLAC of %d Hz, %d channels, %d bits after parts of %d Hz, %d channels, %d bits",
+				i+1, part.rate, part.channels, part.bits, info.rate, info.channels, info.bits)
+		}
+		if part.maxBlock == 0 {
+			return info, nil, fmt.Errorf("part %d: FLAC without block sizes in STREAMINFO", i+1)
+		}
+		if i == 0 {
+			info = part
+			info.samples = 0
+		}
+		infos[i] = part
+		if part.samples == 0 { // no audio at all (a chunk of text that is only punctuation)
+			continue
+		}
+		info.minBlock = min(info.minBlock, part.minBlock)
+		info.maxBlock = max(info.maxBlock, part.maxBlock)
+		// A part's last block may be short; in the joined stream it is no longer the last
+		// one, except for the last part's.
+		if short := int(part.samples % uint64(part.maxBlock)); short != 0 && i < len(paths)-1 {
+			info.minBlock = min(info.minBlock, short)
+		}
+		info.samples += part.samples
+	}
+	return info, infos, nil
+}
+
+// writeFLACHead writes "fLaC" and the one STREAMINFO block of the joined stream.
+func writeFLACHead(w io.Writer, info flacInfo) error {
+	var head bytes.Buffer
+	head.WriteString("fLaC")
+	// Metadata block header: last block (0x80), type 0 (STREAMINFO), 34 bytes.
+	head.Write([]byte{0x80, 0, 0, 34})
+	var si [34]byte
+	binary.BigEndian.PutUint16(si[0:], uint16(info.minBlock))
+	binary.BigEndian.PutUint16(si[2:], uint16(info.maxBlock))
+	// si[4:10], the smallest and largest frame in bytes, stay zero: unknown.
+	// 20 bits rate, 3 bits channels-1, 5 bits bits-1, 36 bits total samples.
+	packed := uint64(info.rate)<<44 | uint64(info.channels-1)<<41 | uint64(info.bits-1)<<36 | info.samples
+	binary.BigEndian.PutUint64(si[10:], packed)
+	// si[18:34], the MD5 of the audio, stays zero: not computed.
+	head.Write(si[:])
+	_, err := w.Write(head.Bytes())
+	return err
 }
 
 // readFLACInfo reads the STREAMINFO of the FLAC file at path.

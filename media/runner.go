@@ -7,6 +7,19 @@
 // args.go and the file of each step) so it can be compared against a golden list in tests;
 // Runner executes them with a context, a cap on concurrent ffmpeg processes and a bounded
 // stderr tail folded into errors.
+//
+// Measuring a file has one entry point per use, each with its bounds:
+//
+//   - a visitor's upload: CheckUpload. At most the longest duration given and DensityLimit
+//     of the file's size, decoding stopped just past either (ErrTooLong, ErrTooDense), in
+//     the visitors' own pool (Config.MaxVisitors), for at most MeasureDeadline of its size.
+//   - a video link, before it is ordered: MeasureRemote, over a relay URL only (the guard's
+//     bounds on addresses, bytes and time apply); the whole audio is read, no other bound.
+//   - an engine's input, the audio fetched for a paid order: CheckSpeech, unbounded (the
+//     order is paid and its length was bounded when it was taken); a fetched link's file is
+//     held against its analysis with CheckAudio, which is CheckSpeech's length alone.
+//
+// Measure is the one decoding pass under all of them, not an entry point of its own.
 package media
 
 import (

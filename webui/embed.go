@@ -21,3 +21,9 @@ var Dist embed.FS
 //
 //go:embed src/locales/*/translation.json
 var Locales embed.FS
+
+// Languages are the interface languages (src/languages.json: code, tag, hreflang, og:locale,
+// name, direction), the one list the app and the server's pages both read.
+//
+//go:embed src/languages.json
+var Languages []byte

@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"strings"
 
+	"parla/api/orders/keylock"
 	"parla/providers"
 	"parla/providers/speechlang"
+	"parla/providers/texts"
 )
 
 // Desk takes orders: it quotes, validates, prices from the server's own facts, stores the
@@ -29,7 +31,7 @@ type Desk struct {
 	translator translationChecker
 	observer   Observer
 	log        *slog.Logger
-	keys       keyLocks // one checkout at a time per order key (desk_key.go)
+	keys       keylock.Locks // one checkout at a time per order key (desk_key.go): two tabs clicking Pay at once
 }
 
 // Available reports why a service cannot take orders, or nil when it can.
@@ -140,9 +142,9 @@ func (d *Desk) speechLanguage(text, chosen, locale string) (speechlang.Result, e
 	var r speechlang.Result
 	var err error
 	if strings.TrimSpace(chosen) != "" {
-		r, err = d.languages.Choose(text, chosen)
+		r, err = d.languages.Choose(text, languageTag(chosen))
 	} else {
-		r, err = d.languages.Detect(text, locale)
+		r, err = d.languages.Detect(text, languageTag(locale))
 	}
 	var ue *speechlang.UnsupportedError
 	if errors.As(err, &ue) {
@@ -152,6 +154,16 @@ func (d *Desk) speechLanguage(text, chosen, locale string) (speechlang.Result, e
 		return r, bad("language_unsupported", "the voices do not speak %q; the languages they speak are listed in /api/config (tts.languages)", ue.Language)
 	}
 	return r, err
+}
+
+// languageTag turns an interface code a visitor may send (jp) into its language's code
+// for the speech engine, which knows language codes only; any other code passes as sent.
+func languageTag(code string) string {
+	n := speechlang.Normalize(code)
+	if tag := texts.LanguageCode(n, false); tag != n {
+		return tag
+	}
+	return code
 }
 
 // CreateTTS validates an order, prices it, stores it and opens a checkout for it.
@@ -177,16 +189,9 @@ func (d *Desk) CreateTTS(ctx context.Context, req TTSRequest) (Checkout, error) 
 	}
 	defer unlock()
 	params.Language, params.Mixed = lang.Language, len(lang.Spans) > 1
-	amount := d.QuoteTTS(params.Text)
-	if err := d.checkClientPrice(amount, req.ClientAmount, req.ClientCurrency); err != nil {
-		return Checkout{}, err
-	}
-	o, err := d.newOrder(TTS, params, email, locale, amount)
-	if err != nil {
-		return Checkout{}, err
-	}
-	o.Key = req.Key
-	co, err := d.openCheckout(ctx, o, productFor(TTS, CountChars(params.Text)))
+	co, err := d.take(ctx, sale{svc: TTS, params: params, quantity: CountChars(params.Text),
+		amount: d.QuoteTTS(params.Text), email: email, locale: locale, key: req.Key,
+		clientAmount: req.ClientAmount, clientCurrency: req.ClientCurrency})
 	co.Language = params.Language
 	return co, err
 }
@@ -218,6 +223,43 @@ type product struct {
 	name, description, successPath, cancelPath string
 	svc                                        Service
 	quantity                                   int64
+}
+
+// sale is what the tail of taking an order needs, whatever the service: the order's
+// stored parameters, the quantity its line item names, the server's price, and the
+// visitor's contact, order key and own price.
+type sale struct {
+	svc            Service
+	params         any
+	quantity       int64
+	amount         int64
+	email, locale  string
+	key            string // the page's order key (desk_key.go); "" for none
+	clientAmount   *int64
+	clientCurrency string
+	// bind, when set, ties what the order consumes (an upload) to it before its checkout
+	// opens.
+	bind func(Order) error
+}
+
+// take is the tail of taking an order, one for the three services: the visitor's price
+// held against the server's, the order made under its key and bound to what it consumes,
+// and its checkout opened.
+func (d *Desk) take(ctx context.Context, s sale) (Checkout, error) {
+	if err := d.checkClientPrice(s.amount, s.clientAmount, s.clientCurrency); err != nil {
+		return Checkout{}, err
+	}
+	o, err := d.newOrder(s.svc, s.params, s.email, s.locale, s.amount)
+	if err != nil {
+		return Checkout{}, err
+	}
+	o.Key = s.key
+	if s.bind != nil {
+		if err := s.bind(o); err != nil {
+			return Checkout{}, err
+		}
+	}
+	return d.openCheckout(ctx, o, productFor(s.svc, s.quantity))
 }
 
 func productFor(svc Service, quantity int64) product {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"parla/providers"
@@ -50,40 +49,6 @@ func validKey(key string) error {
 		}
 	}
 	return nil
-}
-
-// keyLocks serialises the checkouts of one key (two tabs clicking Pay at once).
-type keyLocks struct {
-	mu    sync.Mutex
-	locks map[string]*keyLock
-}
-
-type keyLock struct {
-	sync.Mutex
-	users int
-}
-
-func (k *keyLocks) lock(key string) func() {
-	k.mu.Lock()
-	if k.locks == nil {
-		k.locks = map[string]*keyLock{}
-	}
-	l := k.locks[key]
-	if l == nil {
-		l = &keyLock{}
-		k.locks[key] = l
-	}
-	l.users++
-	k.mu.Unlock()
-	l.Lock()
-	return func() {
-		l.Unlock()
-		k.mu.Lock()
-		if l.users--; l.users == 0 {
-			delete(k.locks, key)
-		}
-		k.mu.Unlock()
-	}
 }
 
 // settleKey makes way for a new checkout under key: it refuses when an order of the key
@@ -138,7 +103,7 @@ func (d *Desk) holdKey(ctx context.Context, svc Service, key string) (func(), er
 	if key == "" {
 		return func() {}, nil
 	}
-	unlock := d.keys.lock(string(svc) + ":" + key)
+	unlock := d.keys.Lock(string(svc) + ":" + key)
 	if err := d.settleKey(ctx, svc, key); err != nil {
 		unlock()
 		return func() {}, err

@@ -44,25 +44,19 @@ func (d *Desk) CreateSTT(ctx context.Context, req TranscriptRequest) (Checkout, 
 	if err != nil {
 		return Checkout{}, err
 	}
-	amount := d.intake.QuoteSeconds(STT, u.Duration)
-	if err := d.checkClientPrice(amount, req.ClientAmount, req.ClientCurrency); err != nil {
-		return Checkout{}, err
-	}
 	p := TranscriptParams{Format: format, Language: language, Seconds: Seconds(u.Duration), Upload: u.ID, FileName: u.FileName,
 		Translate: req.Translate}
-	o, err := d.newOrder(STT, p, email, locale, amount)
-	if err != nil {
-		return Checkout{}, err
+	claim := func(o Order) error {
+		ok, err := d.uploads.claim(ctx, u.ID, o.ID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: %s is paid for already", ErrUploadNotFound, uploadRef(u.ID))
+		}
+		return nil
 	}
-	o.Key = req.Key
-	ok, err := d.uploads.claim(ctx, u.ID, o.ID)
-	if err != nil {
-		return Checkout{}, err
-	}
-	if !ok {
-		return Checkout{}, fmt.Errorf("%w: %s is paid for already", ErrUploadNotFound, uploadRef(u.ID))
-	}
-	return d.openCheckout(ctx, o, productFor(STT, p.Seconds))
+	return d.take(ctx, req.sale(STT, p, d.intake.QuoteSeconds(STT, u.Duration), email, locale, claim))
 }
 
 // CreateVTT analyses the link again (the page's copy may be stale), prices it from that
@@ -84,15 +78,13 @@ func (d *Desk) CreateVTT(ctx context.Context, req TranscriptRequest) (Checkout, 
 	if err != nil {
 		return Checkout{}, err
 	}
-	if err := d.checkClientPrice(amount, req.ClientAmount, req.ClientCurrency); err != nil {
-		return Checkout{}, err
-	}
 	p := TranscriptParams{Format: format, Language: language, Seconds: Seconds(info.Duration), Link: linkParams(info),
 		Translate: req.Translate}
-	o, err := d.newOrder(VTT, p, email, locale, amount)
-	if err != nil {
-		return Checkout{}, err
-	}
-	o.Key = req.Key
-	return d.openCheckout(ctx, o, productFor(VTT, p.Seconds))
+	return d.take(ctx, req.sale(VTT, p, amount, email, locale, nil))
+}
+
+// sale is the request's order for take, its quantity the seconds priced.
+func (req TranscriptRequest) sale(svc Service, p TranscriptParams, amount int64, email, locale string, bind func(Order) error) sale {
+	return sale{svc: svc, params: p, quantity: p.Seconds, amount: amount, email: email, locale: locale, key: req.Key,
+		clientAmount: req.ClientAmount, clientCurrency: req.ClientCurrency, bind: bind}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"parla/media/links"
+	"parla/providers"
 )
 
 // Stored order parameters are a versioned format: every field has an explicit json name,
@@ -161,4 +162,34 @@ func decodeTranscriptParamsV1(raw json.RawMessage) (TranscriptParams, error) {
 			DurationMS: time.Duration(l.Duration).Milliseconds()}
 	}
 	return p, nil
+}
+
+// Kept is what the link page tells about a delivered order once its parameters are erased
+// (the text and the address go at delivery): what was bought, and for a transcription its
+// segments, so that the other formats can be rendered at no charge. It is stored next to
+// the result (keptKey) and deleted with it: after the link's 10 days, or by "delete now".
+type Kept struct {
+	Service    Service `json:"service"`
+	Format     string  `json:"format"`
+	Voice      string  `json:"voice,omitempty"`
+	Characters int64   `json:"characters,omitempty"` // text-to-speech
+	Seconds    int64   `json:"seconds,omitempty"`    // transcriptions: the billed length
+	Translated bool    `json:"translated,omitempty"`
+	// Transcript is the transcription's text and segments; nil for speech.
+	Transcript *providers.Transcript `json:"transcript,omitempty"`
+}
+
+// keptOf reads what an order bought from its parameters (present until it is done).
+func keptOf(o Order, t *providers.Transcript) Kept {
+	k := Kept{Service: o.Service, Transcript: t}
+	if o.Service == TTS {
+		if p, err := decodeTTSParams(o.Params); err == nil {
+			k.Format, k.Voice, k.Characters = p.Format, p.Voice, CountChars(p.Text)
+		}
+		return k
+	}
+	if p, err := decodeTranscriptParams(o.Params); err == nil {
+		k.Format, k.Seconds, k.Translated = p.Format, p.Seconds, p.Translate
+	}
+	return k
 }

@@ -9,6 +9,7 @@ import (
 	"parla/media"
 	"parla/providers"
 	"parla/providers/speechlang"
+	"parla/providers/texts"
 )
 
 // languageVoices maps each language espeak-ng 1.51 speaks (its code as
@@ -85,7 +86,7 @@ func Voice(voice, lang string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("espeak: unknown voice %q", voice)
 	}
-	lang = speechlang.Normalize(lang)
+	lang = texts.LanguageCode(speechlang.Normalize(lang), false)
 	if lang == "" || lang == "en" {
 		return englishVoices[voice], nil
 	}
@@ -114,9 +115,10 @@ var detector = speechlang.New(Languages())
 // the whole text is spoken in req.Language. Japanese is converted to kana (kana.go) first,
 // as espeak-ng's ja voice reads no kanji, and Chinese to pinyin (pinyin.go).
 func plan(req providers.SpeechRequest, maxChars int) ([]chunk, error) {
-	spans := []speechlang.Span{{Language: speechlang.Normalize(req.Language), Text: req.Text}}
+	lang := texts.LanguageCode(speechlang.Normalize(req.Language), false)
+	spans := []speechlang.Span{{Language: lang, Text: req.Text}}
 	if req.DetectParagraphs {
-		r, err := detector.Detect(req.Text, req.Language)
+		r, err := detector.Detect(req.Text, lang)
 		if err != nil {
 			return nil, fmt.Errorf("espeak: %w", err)
 		}

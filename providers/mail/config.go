@@ -117,49 +117,57 @@ func ParseSMTPURL(s string) (SMTPConfig, error) {
 			return cfg, fmt.Errorf("%w: password without a user name", ErrBadSMTPURL)
 		}
 	}
+	if err := applySMTPQuery(&cfg, u.Scheme, u.RawQuery); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
 
-	q, err := url.ParseQuery(u.RawQuery)
+// applySMTPQuery reads SMTP_URL's parameters (starttls, from, insecure_skip_verify,
+// timeout) into cfg; scheme is the URL's (starttls does not apply to smtps).
+func applySMTPQuery(cfg *SMTPConfig, scheme, rawQuery string) error {
+	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
-		return cfg, fmt.Errorf("%w: query: %w", ErrBadSMTPURL, err)
+		return fmt.Errorf("%w: query: %w", ErrBadSMTPURL, err)
 	}
 	for key, values := range q {
 		if len(values) != 1 {
-			return cfg, fmt.Errorf("%w: %s given %d times", ErrBadSMTPURL, key, len(values))
+			return fmt.Errorf("%w: %s given %d times", ErrBadSMTPURL, key, len(values))
 		}
 		v := values[0]
 		switch key {
 		case "starttls":
-			if u.Scheme == "smtps" {
-				return cfg, fmt.Errorf("%w: starttls does not apply to smtps (TLS from the start)", ErrBadSMTPURL)
+			if scheme == "smtps" {
+				return fmt.Errorf("%w: starttls does not apply to smtps (TLS from the start)", ErrBadSMTPURL)
 			}
 			switch mode := TLSMode(strings.ToLower(v)); mode {
 			case TLSOpportunistic, TLSRequired, TLSNone:
 				cfg.TLS = mode
 			default:
-				return cfg, fmt.Errorf("%w: starttls=%q (want required, none or opportunistic)", ErrBadSMTPURL, v)
+				return fmt.Errorf("%w: starttls=%q (want required, none or opportunistic)", ErrBadSMTPURL, v)
 			}
 		case "from":
 			if _, err := parseFrom(v); err != nil {
-				return cfg, fmt.Errorf("%w: from: %w", ErrBadSMTPURL, err)
+				return fmt.Errorf("%w: from: %w", ErrBadSMTPURL, err)
 			}
 			cfg.From = v
 		case "insecure_skip_verify":
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				return cfg, fmt.Errorf("%w: insecure_skip_verify=%q (want 1 or 0)", ErrBadSMTPURL, v)
+				return fmt.Errorf("%w: insecure_skip_verify=%q (want 1 or 0)", ErrBadSMTPURL, v)
 			}
 			cfg.InsecureSkipVerify = b
 		case "timeout":
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
-				return cfg, fmt.Errorf("%w: timeout=%q (want a positive duration such as 10s)", ErrBadSMTPURL, v)
+				return fmt.Errorf("%w: timeout=%q (want a positive duration such as 10s)", ErrBadSMTPURL, v)
 			}
 			cfg.Timeout = d
 		default:
-			return cfg, fmt.Errorf("%w: unknown parameter %q (known: starttls, from, insecure_skip_verify, timeout)", ErrBadSMTPURL, key)
+			return fmt.Errorf("%w: unknown parameter %q (known: starttls, from, insecure_skip_verify, timeout)", ErrBadSMTPURL, key)
 		}
 	}
-	return cfg, nil
+	return nil
 }
 
 // withDefaults fills the empty fields and checks the rest.

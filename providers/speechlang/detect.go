@@ -117,7 +117,7 @@ func (d *Detector) Languages() []string { return slices.Clone(d.langs) }
 
 // aliases are codes that name the same language as another the engine may list.
 var aliases = map[string][]string{
-	"nb": {"no"}, "no": {"nb"}, "nn": {"nb", "no"}, "jp": {"ja"}, "cmn": {"zh"},
+	"nb": {"no"}, "no": {"nb"}, "nn": {"nb", "no"}, "cmn": {"zh"},
 	"iw": {"he"}, "in": {"id"}, "fil": {"tl"}, "pes": {"fa"}, "ydd": {"yi"},
 }
 
@@ -136,18 +136,15 @@ func (d *Detector) engineCode(lang string) (string, bool) {
 }
 
 // Normalize reduces a BCP-47 tag to the language code engines are listed under: the
-// primary subtag, lower case ("pt-BR" → "pt", "zh-Hans" → "zh", "cmn" → "zh"; the
-// product's interface code "jp" → "ja").
+// primary subtag, lower case ("pt-BR" → "pt", "zh-Hans" → "zh", "cmn" → "zh"). It knows
+// language codes only: callers turn the product's interface codes into them first.
 func Normalize(tag string) string {
 	tag = strings.ToLower(strings.TrimSpace(tag))
 	if i := strings.IndexAny(tag, "-_"); i >= 0 {
 		tag = tag[:i]
 	}
-	switch tag {
-	case "cmn":
+	if tag == "cmn" {
 		return "zh"
-	case "jp":
-		return "ja"
 	}
 	return tag
 }
@@ -218,9 +215,31 @@ func (d *Detector) Detect(text, fallback string) (Result, error) {
 			langs[i] = langs[i-1]
 		}
 	}
-	// Japanese is written in kanji and kana; a paragraph of kanji alone reads as Chinese
-	// to the detector. In a text with Japanese paragraphs and no Chinese with kana-free
-	// certainty of its own, such paragraphs are Japanese.
+	kanjiAsJapanese(langs, letters)
+	r := Result{Detected: true}
+	count := map[string]int{}
+	for i, p := range paras {
+		count[langs[i]] += letters[i]
+		if n := len(r.Spans); n > 0 && r.Spans[n-1].Language == langs[i] {
+			r.Spans[n-1].Text += p
+			continue
+		}
+		r.Spans = append(r.Spans, Span{langs[i], p})
+	}
+	for _, s := range r.Spans { // the first of the most letters, for a stable answer
+		if r.Language == "" || count[s.Language] > count[r.Language] {
+			r.Language = s.Language
+		}
+	}
+	return r, nil
+}
+
+// kanjiAsJapanese turns paragraphs read as Chinese into Japanese where the text is mostly
+// Japanese (langs are the paragraphs' languages, letters their lengths). Japanese is written
+// in kanji and kana; a paragraph of kanji alone reads as Chinese to the detector. In a text
+// with Japanese paragraphs and no Chinese with kana-free certainty of its own, such
+// paragraphs are Japanese.
+func kanjiAsJapanese(langs []string, letters []int) {
 	if slices.Contains(langs, "ja") {
 		ja, zh := 0, 0
 		for i, l := range langs {
@@ -239,22 +258,6 @@ func (d *Detector) Detect(text, fallback string) (Result, error) {
 			}
 		}
 	}
-	r := Result{Detected: true}
-	count := map[string]int{}
-	for i, p := range paras {
-		count[langs[i]] += letters[i]
-		if n := len(r.Spans); n > 0 && r.Spans[n-1].Language == langs[i] {
-			r.Spans[n-1].Text += p
-			continue
-		}
-		r.Spans = append(r.Spans, Span{langs[i], p})
-	}
-	for _, s := range r.Spans { // the first of the most letters, for a stable answer
-		if r.Language == "" || count[s.Language] > count[r.Language] {
-			r.Language = s.Language
-		}
-	}
-	return r, nil
 }
 
 // maxCount returns the largest count of m and its key (the first in order on a tie).

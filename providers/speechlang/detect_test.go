@@ -140,14 +140,14 @@ func TestDetectCannotTell(t *testing.T) {
 	}{
 		{"yyyyyyyy", "es", "es"},
 		{"yyyyyyyy", "ru", "en"},              // the Russian voice reads no Latin letters
-		{"yyyyyyyy", "jp", "en"},              // nor the Japanese one
+		{"yyyyyyyy", "ja", "en"},              // nor the Japanese one
 		{"Anna Schmidt", "ar", "en"},          // a name, for an Arabic visitor
 		{"XK-42-B7", "zh", "en"},              // a code
-		{"12345 67", "jp", "ja"},              // digits: any voice reads them
+		{"12345 67", "ja", "ja"},              // digits: any voice reads them
 		{"!!! ???", "ar", "ar"},               // nothing to read but punctuation
 		{"Иван Петров", "en", "ru"},           // a Cyrillic name
 		{"Иван Петров", "uk", "uk"},           // for a Ukrainian visitor
-		{"東京都", "jp", "ja"},                   // kanji alone, for a Japanese visitor
+		{"東京都", "ja", "ja"},                   // kanji alone, for a Japanese visitor (callers turn the interface's jp into ja)
 		{"東京都", "en", "zh"},                   // and for an English one
 		{"yyyyyyyy", "xx", "en"},              // unknown interface language
 		{"Where is the station?", "es", "en"}, // short but sure
@@ -203,7 +203,7 @@ func TestChoose(t *testing.T) {
 	}{
 		{"Hola", "es", "es", false},
 		{"Olá", "pt-BR", "pt", false},
-		{"Hello", "jp", "ja", false},
+		{"Hello", "ja", "ja", false},
 		{"Hello", "zh-Hans", "zh", false},
 		{"Hello", "cmn", "zh", false},
 		{"Hello", " ES ", "es", false},

@@ -16,6 +16,7 @@ import (
 	stripeclient "github.com/stripe/stripe-go/v76/client"
 
 	"parla/providers"
+	"parla/providers/texts"
 )
 
 // Checkout sessions may expire between 30 minutes and 24 hours after creation (Stripe's
@@ -164,10 +165,10 @@ func clampExpiry(want, now time.Time) time.Time {
 // checkoutLocale maps the interface language to one of Stripe Checkout's locales. Checkout
 // has no Arabic, so Arabic (and anything unknown) lets Stripe follow the browser.
 func checkoutLocale(lang string) string {
-	switch strings.ToLower(lang) {
+	switch texts.LanguageCode(strings.ToLower(lang), false) {
 	case "en":
 		return "en"
-	case "jp", "ja":
+	case "ja":
 		return "ja"
 	case "es":
 		return "es"

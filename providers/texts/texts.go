@@ -35,9 +35,7 @@ func Locale(requested string) string {
 	if i := strings.IndexAny(l, "-_"); i >= 0 {
 		l = l[:i]
 	}
-	if l == "ja" {
-		l = "jp"
-	}
+	l = LanguageCode(l, true)
 	if _, ok := catalog[l]; ok {
 		return l
 	}
@@ -70,16 +68,33 @@ func (l Lang) Lookup(key string) (string, bool) {
 	return t, ok
 }
 
-// Tag is the language's BCP 47 tag for an html lang attribute: the interface says jp,
-// the standard ja; Chinese is written in simplified characters.
+// Tag is the language's BCP 47 tag for an html lang attribute (LanguageCode's; Chinese is
+// written in simplified characters).
 func (l Lang) Tag() string {
-	switch l.code {
-	case "jp":
-		return "ja"
-	case "zh":
+	if l.code == "zh" {
 		return "zh-Hans"
 	}
-	return l.code
+	return LanguageCode(l.code, false)
+}
+
+// languageCodes are the interface codes that differ from their language's code: the
+// interface (its locales, the orders' stored locale) says jp, the standard ja. The web
+// UI's list is webui/src/languages.json.
+var languageCodes = map[string]string{"jp": "ja"}
+
+// LanguageCode turns an interface code into its language's code (jp → ja; the others are
+// their own), or with back a language code into the interface's (ja → jp). It is the one
+// place in Go where the two meet: speech engines, Stripe and the pages take language codes.
+func LanguageCode(code string, back bool) string {
+	for ui, lang := range languageCodes {
+		if !back && code == ui {
+			return lang
+		}
+		if back && code == lang {
+			return ui
+		}
+	}
+	return code
 }
 
 // Dir is the language's writing direction for an html dir attribute.

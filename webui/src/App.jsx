@@ -14,7 +14,7 @@ import Loader from "./Loader.jsx";
 
 // Heavier screens are separate chunks so the about page loads little.
 const Tts = lazy(() => import("./screens/tts/Tts.jsx"));
-const Sst = lazy(() => import("./screens/sst/Sst.jsx"));
+const Stt = lazy(() => import("./screens/stt/Stt.jsx"));
 const Vtt = lazy(() => import("./screens/vtt/Vtt.jsx"));
 const Confirmation = lazy(() => import("./screens/confirmation/Confirmation.jsx"));
 const loadEditor = () => import("./screens/editor/Editor.jsx");
@@ -54,7 +54,7 @@ function route(path) {
     case "/tts":
       return { title: "nav.tts", desc: "tts.subtitle", el: <Tts />, needsConfig: true };
     case "/sst":
-      return { title: "nav.sst", desc: "sst.subtitle", el: <Sst />, needsConfig: true };
+      return { title: "nav.sst", desc: "sst.subtitle", el: <Stt />, needsConfig: true };
     case "/vtt":
       return { title: "nav.vtt", desc: "vtt.subtitle", el: <Vtt />, needsConfig: true };
     case "/terms":

@@ -213,15 +213,37 @@ export async function quoteTts(payload, opts) {
   return (await request("POST", "/api/tts/quote", payload, opts)).data;
 }
 
+// The pages name an order's parts plainly (upload, link, format); the routes keep the names
+// clients and stored orders know: an audio order's upload is filePath and its format
+// response_format, a video order's link selectedFile and its format outputFormat. They are
+// translated here, once.
+/** @type {Record<string, Record<string, string>>} */
+const WIRE_NAMES = {
+  sst: { upload: "filePath", format: "response_format" },
+  vtt: { link: "selectedFile", format: "outputFormat" },
+};
+
+/**
+ * An order as the service's route names its fields.
+ * @param {string} service
+ * @param {Record<string, any>} order
+ */
+function toWire(service, order) {
+  const names = WIRE_NAMES[service];
+  if (!names || !order) return order;
+  return Object.fromEntries(Object.entries(order).map(([k, v]) => [names[k] || k, v]));
+}
+
 /**
  * POST /payment/{service}/create-checkout-session → {ok, sessionId, url, amount, currency}.
  * @param {string} service tts, sst or vtt
- * @param {{order: object, products: object[]}} payload
+ * @param {{order: object, products: object[]}} payload the order with the pages' names (upload, link, format)
  * @param {CallOptions} [opts]
  * @returns {Promise<CheckoutSession>}
  */
 export async function createCheckoutSession(service, payload, opts) {
-  return (await request("POST", `/payment/${service}/create-checkout-session`, payload, opts)).data;
+  const body = { ...payload, order: toWire(service, payload.order) };
+  return (await request("POST", `/payment/${service}/create-checkout-session`, body, opts)).data;
 }
 
 /**

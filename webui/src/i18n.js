@@ -1,7 +1,7 @@
 import i18n from "i18next";
 import { initReactI18next } from "react-i18next";
 import en from "./locales/en/translation.json";
-import { DEFAULT_LANGUAGE, LANGUAGES, languageById } from "./languages.js";
+import { DEFAULT_LANGUAGE, LANGUAGES, languageById, languageCode } from "./languages.js";
 import { LANG_KEY, read, write } from "./lib/storage.js";
 import { addressOf, splitPath } from "./router.jsx";
 
@@ -67,7 +67,7 @@ function setAddresses(path, lngId) {
   setMeta("property", "og:url", canonical.href);
   for (const alt of document.head.querySelectorAll('link[rel="alternate"][hreflang]')) {
     const hl = alt.getAttribute("hreflang");
-    const id = LANGUAGES.find((l) => l.tag.split("-")[0] === hl)?.id || DEFAULT_LANGUAGE;
+    const id = languageCode(hl, true) || DEFAULT_LANGUAGE;
     alt.href = origin + addressOf(path, id);
   }
 }

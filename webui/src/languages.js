@@ -1,16 +1,26 @@
-// The interface languages. `id` is the product's own code (spec: en, jp, es,
-// ru, zh, ar); `tag` is the BCP 47 tag for <html lang>, Intl and og:locale.
-export const LANGUAGES = [
-  { id: "en", tag: "en", og: "en_US", name: "English" },
-  { id: "jp", tag: "ja", og: "ja_JP", name: "日本語" },
-  { id: "es", tag: "es", og: "es_ES", name: "Español" },
-  { id: "ru", tag: "ru", og: "ru_RU", name: "Русский" },
-  { id: "zh", tag: "zh-CN", og: "zh_CN", name: "简体中文" },
-  { id: "ar", tag: "ar", og: "ar_AR", name: "العربية", rtl: true },
-];
+import languages from "./languages.json";
+
+// The interface languages, read from languages.json, the one list the Go server reads too
+// (webui/embed.go, api/pages.go). `id` is the product's own code (spec: en, jp, es, ru, zh,
+// ar); `tag` is the BCP 47 tag for <html lang>, Intl and og:locale; `hreflang` is the
+// language's code in addresses (/ja/tts) and in hreflang.
+/** @type {{id: string, tag: string, hreflang: string, og: string, name: string, rtl?: boolean}[]} */
+export const LANGUAGES = languages;
 
 export const DEFAULT_LANGUAGE = "en";
 
 export function languageById(id) {
   return LANGUAGES.find((l) => l.id === id) || LANGUAGES[0];
+}
+
+/**
+ * The one translation between the interface's codes and language codes: an interface id
+ * (jp) to its language's code (ja), and with `back` a language code to its interface id
+ * ("" when no interface language has it).
+ * @param {string} code
+ * @param {boolean} [back]
+ */
+export function languageCode(code, back = false) {
+  if (back) return LANGUAGES.find((l) => l.hreflang === code)?.id || "";
+  return LANGUAGES.find((l) => l.id === code)?.hreflang || code;
 }

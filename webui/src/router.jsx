@@ -1,4 +1,5 @@
 import { useSyncExternalStore } from "react";
+import { DEFAULT_LANGUAGE, LANGUAGES, languageCode } from "./languages.js";
 
 // A tiny history router: the site has a handful of fixed paths, so a full
 // router library would only add weight to the first page.
@@ -16,15 +17,18 @@ function subscribe(cb) {
 
 // Every page has an address per language: /tts is English, /es/tts Spanish. The
 // segment is the BCP 47 code (ja, not the interface id jp), as the server renders it
-// (api/pages.go) and names it in hreflang.
-const SEGMENTS = { ja: "jp", es: "es", ru: "ru", zh: "zh", ar: "ar" };
-const SEGMENT_RE = new RegExp(`^/(${Object.keys(SEGMENTS).join("|")})(?=/|$)`);
+// (api/pages.go) and names it in hreflang; English, the default, has none.
+const SEGMENT_RE = new RegExp(
+  `^/(${LANGUAGES.filter((l) => l.id !== DEFAULT_LANGUAGE)
+    .map((l) => languageCode(l.id))
+    .join("|")})(?=/|$)`,
+);
 
 /** Splits a pathname into its interface language ("en" when unprefixed) and the route. */
 export function splitPath(pathname) {
   const m = SEGMENT_RE.exec(pathname);
   if (!m) return { lang: "en", path: pathname || "/" };
-  return { lang: SEGMENTS[m[1]], path: pathname.slice(m[0].length) || "/" };
+  return { lang: languageCode(m[1], true), path: pathname.slice(m[0].length) || "/" };
 }
 
 /** The address of `to` (path plus optional query/hash) in the language `lng` (an interface id). */
@@ -32,8 +36,8 @@ export function addressOf(to, lng) {
   const i = to.search(/[?#]/);
   const path = i < 0 ? to : to.slice(0, i);
   const rest = i < 0 ? "" : to.slice(i);
-  const seg = Object.keys(SEGMENTS).find((k) => SEGMENTS[k] === lng);
-  if (!seg) return path + rest;
+  if (lng === DEFAULT_LANGUAGE || !LANGUAGES.some((l) => l.id === lng)) return path + rest;
+  const seg = languageCode(lng);
   return (path === "/" ? `/${seg}` : `/${seg}${path}`) + rest;
 }
 

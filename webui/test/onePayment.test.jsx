@@ -4,7 +4,7 @@ import { ConfigContext } from "../src/config.jsx";
 import { newOrderKey, orderKey, renewOrderKey, storedOrderKey } from "../src/lib/orderKey.js";
 import { redirectTo } from "../src/lib/redirect.js";
 import Confirmation from "../src/screens/confirmation/Confirmation.jsx";
-import Sst from "../src/screens/sst/Sst.jsx";
+import Stt from "../src/screens/stt/Stt.jsx";
 import Tts from "../src/screens/tts/Tts.jsx";
 import { CONFIG, json } from "./fixtures.js";
 
@@ -181,7 +181,7 @@ describe("audio-to-text page, one order one payment", () => {
     const order = { ...PAID, service: "sst", url: "/sst-payment/success?session_id=cs_paid" };
     const fetch = vi.fn(async () => json(200, { ok: true, paid: true, order }));
     vi.stubGlobal("fetch", fetch);
-    withConfig(<Sst />);
+    withConfig(<Stt />);
     await waitFor(() => expect(screen.getByTestId("already-paid")).toBeTruthy());
     expect(fetch.mock.calls[0][0]).toBe("/payment/sst/order?key=sstsstsstsstsstsstsstsst");
     expect(screen.getByTestId("open-paid").getAttribute("href")).toBe(order.url);

@@ -4,7 +4,7 @@ import { ConfigContext } from "../src/config.jsx";
 import { changeLanguage } from "../src/i18n.js";
 import { readMediaDuration } from "../src/lib/mediaDuration.js";
 import { redirectTo } from "../src/lib/redirect.js";
-import Sst from "../src/screens/sst/Sst.jsx";
+import Stt from "../src/screens/stt/Stt.jsx";
 import { CONFIG, closed, FakeXHR, json } from "./fixtures.js";
 
 vi.mock("../src/lib/redirect.js", () => ({ redirectTo: vi.fn() }));
@@ -15,7 +15,7 @@ const nb = (s) => s.replace(/\s/g, " ");
 const renderSst = (config = CONFIG) =>
   render(
     <ConfigContext.Provider value={config}>
-      <Sst />
+      <Stt />
     </ConfigContext.Provider>,
   );
 const mp3 = (name = "talk.mp3", size = 1000) => new File([new Uint8Array(size)], name, { type: "audio/mpeg" });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { restoreSstOrder, restoreVttOrder, sstRecord, vttRecord } from "../src/lib/storedOrders.js";
+import { restoreSttOrder, restoreVttOrder, sttRecord, vttRecord } from "../src/lib/storedOrders.js";
 import { readJSON, writeJSON } from "../src/lib/storage.js";
 import { CONFIG } from "./fixtures.js";
 
@@ -7,25 +7,25 @@ describe("the audio order in storage ('sst')", () => {
   const upload = { fileName: "talk.mp3", filePath: "up_123", duration: 65, speechSeconds: 50, amount: 99 };
 
   it("stores the spec's fields plus the quote, and restores them", () => {
-    const record = sstRecord({ email: "a@example.com", outputFormat: "srt", language: "fr", translate: true, upload });
+    const record = sttRecord({ email: "a@example.com", outputFormat: "srt", language: "fr", translate: true, upload });
     expect(record).toEqual({ email: "a@example.com", fileName: "talk.mp3", filePath: "up_123", outputFormat: "srt", language: "fr", translate: true, duration: 65, speechSeconds: 50, amount: 99 });
     writeJSON("sst", record);
-    expect(restoreSstOrder(readJSON("sst"), CONFIG.sst)).toEqual({ email: "a@example.com", outputFormat: "srt", language: "fr", translate: true, upload });
+    expect(restoreSttOrder(readJSON("sst"), CONFIG.sst)).toEqual({ email: "a@example.com", outputFormat: "srt", language: "fr", translate: true, upload });
   });
 
   it("stores empty values before any upload", () => {
-    expect(sstRecord({ email: "", outputFormat: "", language: "", upload: null })).toEqual({
+    expect(sttRecord({ email: "", outputFormat: "", language: "", upload: null })).toEqual({
       email: "", fileName: "", filePath: "", outputFormat: "", language: "", translate: false, duration: 0, speechSeconds: null, amount: 0,
     });
   });
 
   it("keeps only what the config allows from untrusted storage", () => {
     const saved = { email: 5, fileName: "x", filePath: "up_1", outputFormat: "docx", language: "xx", translate: "yes", amount: -1 };
-    expect(restoreSstOrder(saved, CONFIG.sst)).toEqual({ email: "", outputFormat: "", language: "", translate: false, upload: null });
-    expect(restoreSstOrder(null, CONFIG.sst)).toEqual({ email: "", outputFormat: "", language: "", translate: false, upload: null });
+    expect(restoreSttOrder(saved, CONFIG.sst)).toEqual({ email: "", outputFormat: "", language: "", translate: false, upload: null });
+    expect(restoreSttOrder(null, CONFIG.sst)).toEqual({ email: "", outputFormat: "", language: "", translate: false, upload: null });
     // A speech measure that is not a whole number of seconds is no measure.
-    expect(restoreSstOrder({ filePath: "up_1", amount: 99, duration: 60, speechSeconds: "lots" }, CONFIG.sst).upload.speechSeconds).toBeNull();
-    expect(restoreSstOrder("garbage", CONFIG.sst).upload).toBeNull();
+    expect(restoreSttOrder({ filePath: "up_1", amount: 99, duration: 60, speechSeconds: "lots" }, CONFIG.sst).upload.speechSeconds).toBeNull();
+    expect(restoreSttOrder("garbage", CONFIG.sst).upload).toBeNull();
   });
 });
 

@@ -3,10 +3,10 @@
 // disabled (private mode, quota): every access tolerates that.
 
 export const TTS_KEY = "tts";
-export const SST_KEY = "sst";
+export const STT_KEY = "sst"; // speech-to-text: the stored key keeps the wire name
 export const VTT_KEY = "vtt";
 /** The storage key of each service's order. */
-export const ORDER_KEYS = { tts: TTS_KEY, sst: SST_KEY, vtt: VTT_KEY };
+export const ORDER_KEYS = { tts: TTS_KEY, sst: STT_KEY, vtt: VTT_KEY };
 export const SESSION_KEY = "sessionId";
 export const LANG_KEY = "lang";
 

@@ -22,7 +22,7 @@ function choices(saved, service) {
 }
 
 /** The audio order saved in storage, checked against config.sst; `upload` is null until a file was uploaded. */
-export function restoreSstOrder(saved, sst) {
+export function restoreSttOrder(saved, sst) {
   const s = object(saved);
   const upload =
     text(s.filePath) && count(s.amount)
@@ -32,7 +32,7 @@ export function restoreSstOrder(saved, sst) {
 }
 
 /** What is stored under 'sst' for the page state. */
-export function sstRecord({ email, outputFormat, language, translate, upload }) {
+export function sttRecord({ email, outputFormat, language, translate, upload }) {
   return {
     email,
     fileName: upload?.fileName || "",

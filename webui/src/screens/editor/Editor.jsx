@@ -1,18 +1,22 @@
-import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { getTranscript, revertTranscript, saveTranscript } from "../../api.js";
 import Loader from "../../Loader.jsx";
 import * as C from "../../lib/cues.js";
-import { readJSON, remove, writeJSON } from "../../lib/storage.js";
 import ErrorNote from "../order/ErrorNote.jsx";
+import Row from "./Row.jsx";
+import Speakers from "./Speakers.jsx";
+import { useHistory } from "./useHistory.js";
+import { usePlayback } from "./usePlayback.js";
+import { useSession } from "./useSession.js";
 import "./editor.css";
 
 // The transcript editor of a delivered link (/r/{token}/edit, api/editor.go): the cues with
 // their times, played along with the visitor's own recording (an object URL: never
 // uploaded) or a direct video link, edited, and saved beside the result. Unsaved edits are
-// kept in local storage under the link's token until they are saved or dropped.
+// kept in local storage under the link's token until they are saved or dropped. The page's
+// state lives in three hooks: its session with the server (useSession.js), the playback
+// (usePlayback.js) and the history of edits (useHistory.js).
 
-const draftKey = (token) => `edit:${token}`;
 const STEP_MS = 500;
 /** Cues rendered first: more than a screenful, so the first cues are editable as soon as
  * the transcript arrives. */
@@ -20,70 +24,6 @@ const FIRST = 40;
 /** Cues rendered per frame after them: a 3-hour transcript (~2,500 cues) is whole within a
  * few frames. */
 const BATCH = 300;
-
-/** A cue's row; memoized, so that playing re-renders only the rows whose highlight changes. */
-const Row = memo(function Row({ cue, i, current, onText, onFocus, onCursor, onSeek, t }) {
-  const time = C.formatTime(cue.start);
-  return (
-    <li id={`cue-${i}`} className={current ? "cue current" : "cue"} aria-current={current ? "true" : undefined}>
-      <div className="cue-head">
-        <button type="button" className="cue-time" onClick={() => onSeek(i)} aria-label={t("editor.seek", { time })}>
-          <bdi dir="ltr">
-            {time} – {C.formatTime(cue.end)}
-          </bdi>
-        </button>
-        {cue.speaker && (
-          <bdi className="cue-speaker" data-testid="cue-speaker">
-            {cue.speaker}
-          </bdi>
-        )}
-      </div>
-      <textarea
-        id={`cue-text-${i}`}
-        dir="auto"
-        rows={2}
-        value={cue.text}
-        aria-label={cue.speaker ? t("editor.cueBy", { n: i + 1, time, name: cue.speaker }) : t("editor.cue", { n: i + 1, time })}
-        onChange={(e) => onText(i, e.target.value)}
-        onFocus={() => onFocus(i)}
-        onSelect={(e) => onCursor(i, e.currentTarget.selectionStart)}
-      />
-    </li>
-  );
-});
-
-/**
- * The speakers the engine told apart, each renamed at once in every cue ("A" → "Dr. Ortega");
- * nothing without speakers (whisper gives none).
- */
-function Speakers({ names, onRename, t }) {
-  const [drafts, setDrafts] = useState(/** @type {Record<string, string>} */ ({}));
-  if (!names.length) return null;
-  const draft = (name) => drafts[name] ?? "";
-  const setDraft = (name, value) => setDrafts((d) => ({ ...d, [name]: value }));
-  return (
-    <fieldset className="editor-media" data-testid="editor-speakers">
-      <legend>{t("editor.speakers")}</legend>
-      {names.map((name) => (
-        <form
-          key={name}
-          className="editor-row"
-          onSubmit={(e) => {
-            e.preventDefault();
-            onRename(name, draft(name));
-            setDraft(name, "");
-          }}
-        >
-          <label className="editor-field">
-            <span>{t("editor.renameSpeaker", { name })}</span>
-            <input type="text" dir="auto" value={draft(name)} onChange={(e) => setDraft(name, e.target.value)} />
-          </label>
-          <button type="submit">{t("editor.rename")}</button>
-        </form>
-      ))}
-    </fieldset>
-  );
-}
 
 /** Focuses cue i's text, its cursor at `at` (the start by default). */
 function focusCue(i, at = 0) {
@@ -95,16 +35,10 @@ function focusCue(i, at = 0) {
 
 export default function Editor({ token }) {
   const { t, i18n } = useTranslation();
-  const [data, setData] = useState(/** @type {import("../../api.js").EditableTranscript | null} */ (null));
-  const [loadError, setLoadError] = useState("");
-  const [hist, setHist] = useState(() => C.history([]));
-  const [base, setBase] = useState(/** @type {import("../../api.js").Cue[]} */ ([]));
-  const [notice, setNotice] = useState("");
-  const [error, setError] = useState("");
-  const [saving, setSaving] = useState(false);
-  const [src, setSrc] = useState("");
-  const [link, setLink] = useState("");
-  const [current, setCurrent] = useState(-1);
+  const history = useHistory();
+  const { hist, cues, cuesRef, change, undo, redo } = history;
+  const { data, loadError, notice, error, saving, unsaved, save, backToOriginal } = useSession(token, history, t);
+  const { video, src, link, setLink, current, seekTo, onSeek, pickFile, playLink } = usePlayback(cuesRef, data);
   const [shiftSec, setShiftSec] = useState("0.5");
   const [find, setFind] = useState("");
   const [replacement, setReplacement] = useState("");
@@ -112,32 +46,8 @@ export default function Editor({ token }) {
   const [replaced, setReplaced] = useState(/** @type {number | null} */ (null));
   const [shown, setShown] = useState(FIRST);
   const cursor = useRef({ i: 0, at: 0 });
-  const video = useRef(/** @type {HTMLVideoElement | null} */ (null));
-  const cues = hist.present;
-  const cuesRef = useRef(cues);
-  cuesRef.current = cues;
   const limit = data?.duration ?? 0;
-  const unsaved = data !== null && !C.sameCues(cues, base);
   const speakers = useMemo(() => C.speakersOf(cues), [cues]);
-
-  useEffect(() => {
-    const ctl = new AbortController();
-    getTranscript(token, { signal: ctl.signal }).then(
-      (d) => {
-        const saved = d.edited || d.original;
-        const draft = readJSON(draftKey(token));
-        const restore = Array.isArray(draft?.cues) && !C.sameCues(draft.cues, saved);
-        setData(d);
-        setBase(saved);
-        setHist(C.history(restore ? draft.cues : saved));
-        setNotice(restore ? "editor.restored" : d.edited ? "editor.editedVersion" : "");
-      },
-      (err) => {
-        if (err?.name !== "AbortError") setLoadError(err.code || "internal");
-      },
-    );
-    return () => ctl.abort();
-  }, [token]);
 
   useEffect(() => {
     if (shown >= cues.length) return;
@@ -145,17 +55,6 @@ export default function Editor({ token }) {
     return () => clearTimeout(id);
   }, [shown, cues.length]);
 
-  // Unsaved edits survive a reload; written a moment after typing stops.
-  useEffect(() => {
-    if (!data) return;
-    const id = setTimeout(() => (unsaved ? writeJSON(draftKey(token), { cues }) : remove(draftKey(token))), 300);
-    return () => clearTimeout(id);
-  }, [data, cues, unsaved, token]);
-
-  // The object URL of a chosen file lives as long as it is the source.
-  useEffect(() => () => (src.startsWith("blob:") ? URL.revokeObjectURL(src) : undefined), [src]);
-
-  const change = useCallback((next, tag) => setHist((h) => C.record(h, next(h.present), tag)), []);
   const onText = useCallback((i, text) => change((cs) => C.editText(cs, i, text), `text:${i}`), [change]);
   const onRename = useCallback((from, to) => change((cs) => C.renameSpeaker(cs, from, to)), [change]);
   const onFocus = useCallback((i) => {
@@ -164,39 +63,6 @@ export default function Editor({ token }) {
   const onCursor = useCallback((i, at) => {
     cursor.current = { i, at };
   }, []);
-  const seekTo = useCallback((ms) => {
-    const v = video.current;
-    if (v && v.src) v.currentTime = Math.max(0, ms) / 1000;
-    setCurrent(C.cueAt(cuesRef.current, ms));
-  }, []);
-  const onSeek = useCallback((i) => seekTo(cuesRef.current[i]?.start ?? 0), [seekTo]);
-
-  // The highlight follows the recording, every frame while it plays.
-  useEffect(() => {
-    const v = video.current;
-    if (!v) return;
-    let frame = 0;
-    const follow = () => {
-      const i = C.cueAt(cuesRef.current, v.currentTime * 1000);
-      setCurrent((prev) => {
-        if (i !== prev && i >= 0 && !v.paused && document.activeElement?.tagName !== "TEXTAREA") {
-          document.getElementById(`cue-${i}`)?.scrollIntoView({ block: "nearest" });
-        }
-        return i;
-      });
-      if (!v.paused) frame = requestAnimationFrame(follow);
-    };
-    v.addEventListener("play", follow);
-    v.addEventListener("seeked", follow);
-    return () => {
-      cancelAnimationFrame(frame);
-      v.removeEventListener("play", follow);
-      v.removeEventListener("seeked", follow);
-    };
-  }, [data]);
-
-  const undo = () => setHist(C.undo);
-  const redo = () => setHist(C.redo);
   const split = () => {
     const { i, at } = cursor.current;
     change((cs) => C.splitCue(cs, i, at));
@@ -215,38 +81,6 @@ export default function Editor({ token }) {
     const r = C.replaceAll(cues, find, replacement, { matchCase });
     setReplaced(r.count);
     change(() => r.cues);
-  };
-
-  const save = async () => {
-    if (saving) return;
-    setSaving(true);
-    setError("");
-    setNotice("");
-    try {
-      const { edited } = await saveTranscript(token, C.forSaving(cues));
-      setBase(edited);
-      change(() => (C.sameCues(edited, cues) ? cues : edited));
-      remove(draftKey(token));
-      setNotice("editor.saved");
-    } catch (err) {
-      setError(err.code || "internal");
-    } finally {
-      setSaving(false);
-    }
-  };
-
-  const backToOriginal = async () => {
-    if (!data || !window.confirm(t("editor.originalConfirm"))) return;
-    setError("");
-    try {
-      await revertTranscript(token);
-      remove(draftKey(token));
-      setBase(data.original);
-      setHist(C.history(data.original));
-      setNotice("editor.reverted");
-    } catch (err) {
-      setError(err.code || "internal");
-    }
   };
 
   const onKeyDown = (e) => {
@@ -279,15 +113,6 @@ export default function Editor({ token }) {
       save();
     } else done = false;
     if (done) e.preventDefault();
-  };
-
-  const pickFile = (e) => {
-    const f = e.target.files?.[0];
-    if (f) setSrc(URL.createObjectURL(f));
-  };
-  const playLink = (e) => {
-    e.preventDefault();
-    if (/^https?:\/\//i.test(link.trim())) setSrc(link.trim());
   };
 
   if (loadError) {

@@ -66,7 +66,7 @@ export default function Vtt() {
     setAnalyzing(false);
   }
 
-  const payQuote = () => pay({ selectedFile: quote.link, outputFormat: format }, quote.amount, { keep, stale: STALE_QUOTE });
+  const payQuote = () => pay({ link: quote.link, format }, quote.amount, { keep, stale: STALE_QUOTE });
 
   const media = (
     <VideoLink

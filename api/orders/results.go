@@ -15,23 +15,6 @@ import (
 	"parla/providers/transcript"
 )
 
-// Kept is what the link page tells about a delivered order once its parameters are erased
-// (the text and the address go at delivery): what was bought, and for a transcription its
-// segments, so that the other formats can be rendered at no charge. It is stored next to
-// the result (keptKey) and deleted with it: after the link's 10 days, or by "delete now".
-type Kept struct {
-	Service    Service `json:"service"`
-	Format     string  `json:"format"`
-	Voice      string  `json:"voice,omitempty"`
-	Characters int64   `json:"characters,omitempty"` // text-to-speech
-	Seconds    int64   `json:"seconds,omitempty"`    // transcriptions: the billed length
-	Translated bool    `json:"translated,omitempty"`
-	// Transcript is the transcription's text and segments; nil for speech.
-	Transcript *providers.Transcript `json:"transcript,omitempty"`
-}
-
-// keptOf reads what an order bought from its parameters (present until it is done).
-
 // Results are what delivered orders keep beside their file for the rest of their links'
 // life (kept.json: the transcript with its segments, for the other formats; edited.json:
 // the visitor's edit) and erase on "delete now".
@@ -39,20 +22,6 @@ type Results struct {
 	storage providers.Storage
 	orders  *Store
 	log     *slog.Logger
-}
-
-func keptOf(o Order, t *providers.Transcript) Kept {
-	k := Kept{Service: o.Service, Transcript: t}
-	if o.Service == TTS {
-		if p, err := decodeTTSParams(o.Params); err == nil {
-			k.Format, k.Voice, k.Characters = p.Format, p.Voice, CountChars(p.Text)
-		}
-		return k
-	}
-	if p, err := decodeTranscriptParams(o.Params); err == nil {
-		k.Format, k.Seconds, k.Translated = p.Format, p.Seconds, p.Translate
-	}
-	return k
 }
 
 // keptKey is where the Kept of the result stored at resultKey lives.
@@ -126,7 +95,7 @@ var ErrNoSegments = errors.New("no transcript kept for this order")
 var ErrUnknownFormat = errors.New("unknown transcript format")
 
 // OtherFormat renders a delivered transcription in another format from its kept segments
-// (or the visitor's edit of them, edited.go), at no charge, returning the file's bytes,
+// (or the visitor's edit of them, results_edit.go), at no charge, returning the file's bytes,
 // attachment name and content type.
 func (r *Results) OtherFormat(ctx context.Context, o Order, format string) (body []byte, name, contentType string, err error) {
 	ext, contentType, ok := transcript.Info(format)

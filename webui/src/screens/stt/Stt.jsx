@@ -4,9 +4,9 @@ import { uploadAudio } from "../../api.js";
 import { useConfig } from "../../config.jsx";
 import { formatSize } from "../../lib/duration.js";
 import { readMediaDuration } from "../../lib/mediaDuration.js";
-import { restoreSstOrder, sstRecord } from "../../lib/storedOrders.js";
+import { restoreSttOrder, sttRecord } from "../../lib/storedOrders.js";
 import { priceCents } from "../../lib/pricing.js";
-import { readJSON, SST_KEY, writeJSON } from "../../lib/storage.js";
+import { readJSON, STT_KEY, writeJSON } from "../../lib/storage.js";
 import Step from "../order/Step.jsx";
 import TranscriptionPage from "../transcription/TranscriptionPage.jsx";
 import { useOrder } from "../order/useOrder.js";
@@ -21,11 +21,11 @@ const STALE_UPLOAD = ["upload_not_found", "price_mismatch"];
  * read in the browser), upload it (the server measures it again and quotes
  * the price), choose the format, give the e-mail twice, pay.
  */
-export default function Sst() {
+export default function Stt() {
   const config = useConfig();
   const { t } = useTranslation();
   const sst = config.sst;
-  const initial = useMemo(() => restoreSstOrder(readJSON(SST_KEY), sst), [sst]);
+  const initial = useMemo(() => restoreSttOrder(readJSON(STT_KEY), sst), [sst]);
   const order = useOrder("sst", initial);
   const { email, format, language, translate, pay, open, locale, money } = order;
   const [upload, setUpload] = useState(initial.upload); // the server's answer: the truth for the price
@@ -36,7 +36,7 @@ export default function Sst() {
   const abort = useRef(null);
 
   // Stores the order, with `withQuote` as its upload (the current one unless told).
-  const keep = (withQuote = upload) => writeJSON(SST_KEY, sstRecord({ email, outputFormat: format, language, translate, upload: withQuote }));
+  const keep = (withQuote = upload) => writeJSON(STT_KEY, sttRecord({ email, outputFormat: format, language, translate, upload: withQuote }));
   useEffect(() => {
     if (open) keep();
   }, [open, email, format, language, translate, upload]);
@@ -77,7 +77,7 @@ export default function Sst() {
     }
   }
 
-  const payUpload = () => pay({ filePath: upload.filePath, fileName: upload.fileName, response_format: format }, upload.amount, { keep, stale: STALE_UPLOAD });
+  const payUpload = () => pay({ upload: upload.filePath, fileName: upload.fileName, format }, upload.amount, { keep, stale: STALE_UPLOAD });
 
   // The browser's reading of the duration, priced by the published rule; the upload's quote is the truth.
   const estimate = chosen?.seconds ? priceCents(Math.ceil(chosen.seconds), sst.price) : 0;

@@ -1,0 +1,39 @@
+package orders
+
+import (
+	"log/slog"
+
+	"parla/providers"
+	"parla/providers/sqldb"
+)
+
+// Deps are the outside parts the order book drives.
+type Deps struct {
+	DB       *sqldb.DB
+	Payments providers.Payments
+	Storage  providers.Storage
+	Mailer   providers.Mailer
+	Letters  Letters
+	Speaker  providers.Speaker
+	// Transcriber serves audio- and video-to-text; Audio checks uploads and fetched audio;
+	// Links analyses and fetches video links. Without them those services are closed.
+	Transcriber providers.Transcriber
+	Audio       AudioChecker
+	Links       LinkResolver
+	// Observer hears of orders' state changes (metrics); nil: nobody.
+	Observer Observer
+	Log      *slog.Logger
+}
+
+// languageLister is a speech engine that names the languages it speaks (codes as
+// speechlang.Normalize gives them). An engine that names none speaks its default.
+type languageLister interface {
+	Languages() []string
+}
+
+// translationChecker is a transcription engine that can tell, before an order is taken,
+// whether it can translate speech into English (whisper cannot with an English-only model).
+// An engine without this check is taken to translate.
+type translationChecker interface {
+	Translates() error
+}

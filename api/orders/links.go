@@ -1,0 +1,18 @@
+package orders
+
+// The addresses of a delivered order: the download (/d/) and its link page (/r/), both
+// from its link token; "" before it has one. Book.Link and Book.PageLink give them.
+
+func linkURL(publicURL string, o Order) string {
+	if o.LinkToken == "" {
+		return ""
+	}
+	return publicURL + "/d/" + o.LinkToken
+}
+
+func pageURL(publicURL string, o Order) string {
+	if o.LinkToken == "" {
+		return ""
+	}
+	return publicURL + "/r/" + o.LinkToken
+}

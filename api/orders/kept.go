@@ -137,7 +137,7 @@ func (r *Results) OtherFormat(ctx context.Context, o Order, format string) (body
 	if err != nil {
 		return nil, "", "", err
 	}
-	body, err = transcript.Render(e.current(), format)
+	body, err = e.render(format)
 	if err != nil {
 		return nil, "", "", err
 	}

@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"parla/providers"
 )
 
 // ErrMissingTool is returned (wrapped) when ffmpeg or ffprobe cannot be found.
@@ -123,6 +125,9 @@ func (r *Runner) FFprobe(ctx context.Context, args []string, stdout io.Writer) e
 func run(ctx context.Context, program string, args []string, stdin io.Reader, stdout io.Writer) error {
 	if _, err := exec.LookPath(program); err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrMissingTool, program, err)
+	}
+	if err := providers.ProcessGate(ctx); err != nil {
+		return err
 	}
 	cmd := exec.CommandContext(ctx, program, args...)
 	cmd.Stdin = stdin

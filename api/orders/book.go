@@ -245,6 +245,10 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 	}
 	f.queue = queue
 	sw.queue, sw.fulfiller = queue, f
+	if deps.DB.Dialect == sqldb.Postgres {
+		l := &lease{valid: leaseFor(heartbeatEvery, nodeDeadAfter)}
+		f.lease, queue.nodes.lease = l, l
+	}
 	translator, _ := deps.Transcriber.(translationChecker)
 	var languages *speechlang.Detector
 	if l, ok := deps.Speaker.(languageLister); ok {

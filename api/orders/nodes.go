@@ -33,13 +33,25 @@ const dbMillis = `(extract(epoch from clock_timestamp()) * 1000)::bigint`
 type nodeRows struct {
 	db *sqldb.DB
 	id string
+	// lease is renewed by every successful beat (claim.go); nil in tests that beat alone.
+	lease *lease
 }
 
-// beat records that this node is alive.
+// judgeAfterBeats is how many beats in a row, without a gap or a failure, a node needs
+// before it judges other nodes dead: after a freeze or an outage its own view of the
+// others is stale until it has beaten regularly again.
+const judgeAfterBeats = 3
+
+// beat records that this node is alive, and renews its lease as of when the beat was sent.
 func (n *nodeRows) beat(ctx context.Context) error {
-	return execRow(ctx, n.db, "recording the heartbeat of node "+n.id,
+	sent := time.Now()
+	err := execRow(ctx, n.db, "recording the heartbeat of node "+n.id,
 		`INSERT INTO nodes (id, started_at, seen_at) VALUES (?, `+dbMillis+`, `+dbMillis+`)
 		 ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`, n.id)
+	if err == nil && n.lease != nil {
+		n.lease.renew(sent)
+	}
+	return err
 }
 
 // leave removes this node's heartbeat at a clean shutdown, and prunes long-dead nodes.
@@ -54,16 +66,25 @@ func (n *nodeRows) heartbeat(ctx context.Context, log *slog.Logger) {
 	t := time.NewTicker(heartbeatEvery)
 	defer t.Stop()
 	var lastBeat time.Time
+	regular := 0 // beats in a row without a gap
 	for {
 		beatCtx, cancel := context.WithTimeout(ctx, heartbeatEvery)
 		err := n.beat(beatCtx)
 		cancel()
 		switch {
-		case err != nil && ctx.Err() == nil:
-			log.Warn("heartbeat", "err", err)
+		case err != nil:
+			regular = 0
+			if ctx.Err() == nil {
+				log.Warn("heartbeat", "err", err)
+			}
 		case err == nil:
 			now := time.Now()
 			if mayJudge(lastBeat, now) {
+				regular++
+			} else {
+				regular = 0
+			}
+			if regular >= judgeAfterBeats {
 				n.takeOver(ctx, log)
 			}
 			lastBeat = now

@@ -21,6 +21,18 @@ func (f *fulfiller) lostOr(ctx context.Context, id string, claim int64, err erro
 	return fmt.Errorf("%w (%v)", ErrClaimLost, err)
 }
 
+// ended is nil when the order was refunded or erased meanwhile (the job is over: the
+// visitor is told that, not sent a link too), else lost, which ends the job without a
+// retry (another runner holds the order).
+func (f *fulfiller) ended(ctx context.Context, id string, lost error) error {
+	o, err := f.orders.Get(ctx, id)
+	if err == nil && o.Status != Processing && o.Status != Paid && o.Status != Done {
+		f.log.Warn("order changed while it was produced; not delivering", "order", id, "status", o.Status)
+		return nil
+	}
+	return lost
+}
+
 // discard removes the objects this claim stored: never another claim's.
 func (f *fulfiller) discard(ctx context.Context, id string, claim int64) {
 	if err := deletePrefix(context.WithoutCancel(ctx), f.storage, claimPrefix(id, claim)); err != nil {

@@ -126,7 +126,7 @@ func (f *fulfiller) fulfil(ctx context.Context, id string) error {
 		if !ok {
 			// Taken over, refunded or erased while this run produced: what it stored goes.
 			f.discard(ctx, id, claim)
-			return fmt.Errorf("storing the result of order %s: %w", id, ErrClaimLost)
+			return f.ended(ctx, id, fmt.Errorf("storing the result of order %s: %w", id, ErrClaimLost))
 		}
 		log.Info("result stored", "took", time.Since(started).Round(time.Millisecond))
 		f.cfg.Checkpoint(id, "stored")

@@ -143,3 +143,90 @@ func deliveredTranscriptDeps(t *testing.T, editDeps func(*Deps)) (*fixture, Orde
 	}
 	return f, o, e
 }
+
+// jobState is the fulfil job's state in River's table.
+func (f *fixture) jobState(t *testing.T) string {
+	t.Helper()
+	var state string
+	f.book.Desk.orders.db.QueryRowContext(context.Background(), `SELECT state FROM river_job WHERE kind = 'fulfil'`).Scan(&state)
+	return state
+}
+
+// A runner whose claim was taken while it produced (another node took the order over)
+// stores no result, sends no letter, removes what it wrote and ends its job without a
+// retry; the order stays the other runner's. (Before the fence, it delivered over the
+// winner's result.)
+func TestRunnerThatLostItsClaimWritesNothing(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	hold := make(chan struct{})
+	f.speaker.hold.Store(&hold)
+	co := f.order(t, "Taken over while spoken.")
+	f.pay(t, co.SessionID)
+	f.waitStatus(t, co.OrderID, Processing)
+	f.exec(t, `UPDATE orders SET claim = claim + 1 WHERE id = ?`, co.OrderID) // the other runner's claim
+	close(hold)
+	if !testkit.WaitFor(10*time.Second, func() bool { return f.jobState(t) == "cancelled" }) {
+		t.Fatalf("the job is %s, want cancelled", f.jobState(t))
+	}
+	o, _ := f.book.orders.Get(ctx, co.OrderID)
+	if o.Status != Processing || o.ResultKey != "" || o.LinkToken != "" || len(f.mails(t)) != 0 {
+		t.Errorf("order %s, result %q, link %q, %d mails; want the other runner's, untouched", o.Status, o.ResultKey, o.LinkToken, len(f.mails(t)))
+	}
+	if left, _ := f.files.List(ctx, "results/"+co.OrderID+"/"); len(left) != 0 {
+		t.Errorf("the loser's objects stayed: %v", left)
+	}
+}
+
+// A node whose heartbeat lease has lapsed takes no new work and starts no engine process;
+// once it beats again it does.
+func TestLapsedLeaseStartsNothing(t *testing.T) {
+	f := newFixture(t, nil)
+	l := &lease{valid: time.Minute}
+	f.book.fulfil.lease = l // as on Postgres; never renewed yet
+	co := f.order(t, "Spoken once the node beats.")
+	f.pay(t, co.SessionID)
+	time.Sleep(500 * time.Millisecond)
+	if n := f.speaker.calls.Load(); n != 0 {
+		t.Fatalf("the engine ran %d times without a lease", n)
+	}
+	if o, _ := f.book.orders.Get(context.Background(), co.OrderID); o.Status != Paid {
+		t.Fatalf("the order is %s without a lease", o.Status)
+	}
+	l.renew(time.Now())
+	f.waitStatus(t, co.OrderID, Done)
+}
+
+// The process gate stops an engine process from starting: the runner's check fails.
+func TestProcessGateStopsAProcess(t *testing.T) {
+	lapsed := &lease{valid: time.Second, last: time.Now().Add(-time.Hour)}
+	ctx := providers.WithProcessGate(context.Background(), lapsed.check)
+	if err := providers.ProcessGate(ctx); err != errLeaseLapsed {
+		t.Errorf("a lapsed lease: %v", err)
+	}
+	fresh := &lease{valid: time.Minute}
+	fresh.renew(time.Now())
+	if err := providers.ProcessGate(providers.WithProcessGate(context.Background(), fresh.check)); err != nil {
+		t.Errorf("a fresh lease: %v", err)
+	}
+	if (*lease)(nil).check() != nil {
+		t.Error("no lease (SQLite) refuses")
+	}
+}
+
+// The letter is sent at most once: claimed in the database before it is sent, a claim
+// left by a crash between the two is not sent again.
+func TestLetterClaimedBeforeItIsSent(t *testing.T) {
+	f := newFixture(t, nil)
+	hold := make(chan struct{})
+	f.speaker.hold.Store(&hold)
+	co := f.order(t, "A letter claimed and lost.")
+	f.pay(t, co.SessionID)
+	f.waitStatus(t, co.OrderID, Processing)
+	f.exec(t, `UPDATE orders SET mail_claimed_at = 1 WHERE id = ?`, co.OrderID) // a crash after the claim
+	close(hold)
+	f.waitStatus(t, co.OrderID, Done)
+	if n := len(f.mails(t)); n != 0 {
+		t.Errorf("%d letters after a claim left unsent, want 0 (Resend is the remedy)", n)
+	}
+}

@@ -21,8 +21,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"parla/providers"
 )
 
 // ErrMissingTool is returned (wrapped) when ffmpeg or ffprobe cannot be found.
@@ -126,7 +124,7 @@ func run(ctx context.Context, program string, args []string, stdin io.Reader, st
 	if _, err := exec.LookPath(program); err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrMissingTool, program, err)
 	}
-	if err := providers.ProcessGate(ctx); err != nil {
+	if err := ProcessGate(ctx); err != nil {
 		return err
 	}
 	cmd := exec.CommandContext(ctx, program, args...)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"parla/providers"
-	"parla/providers/storage"
 )
 
 // Exactly once. A paid order's effects (its stored result, its letter, the state the
@@ -163,7 +162,7 @@ func (s *Store) stored(ctx context.Context, id string) (o storedOrder, found boo
 
 // lister is a storage that lists keys by prefix (both of ours do).
 type lister interface {
-	List(ctx context.Context, prefix string) ([]storage.Entry, error)
+	Keys(ctx context.Context, prefix string) ([]string, error)
 }
 
 // deletePrefix removes every object under prefix; with a storage that cannot list, the
@@ -171,13 +170,11 @@ type lister interface {
 func deletePrefix(ctx context.Context, s providers.Storage, prefix string, known ...string) error {
 	keys := known
 	if l, ok := s.(lister); ok {
-		entries, err := l.List(ctx, prefix)
+		listed, err := l.Keys(ctx, prefix)
 		if err != nil {
 			return err
 		}
-		for _, e := range entries {
-			keys = append(keys, e.Key)
-		}
+		keys = append(keys, listed...)
 	}
 	var errs []error
 	for _, key := range keys {
@@ -206,15 +203,15 @@ func (s *sweeper) orphans(ctx context.Context) (int, error) {
 	if !ok {
 		return 0, nil
 	}
-	entries, err := l.List(ctx, "results/")
+	keys, err := l.Keys(ctx, "results/")
 	if err != nil {
 		return 0, err
 	}
 	cache := map[string]*storedOrder{}
 	var errs []error
 	n := 0
-	for _, e := range entries {
-		rest := strings.TrimPrefix(e.Key, "results/")
+	for _, key := range keys {
+		rest := strings.TrimPrefix(key, "results/")
 		id, _, ok := strings.Cut(rest, "/")
 		if !ok || id == "" {
 			continue
@@ -231,10 +228,10 @@ func (s *sweeper) orphans(ctx context.Context) (int, error) {
 			}
 			cache[id] = o
 		}
-		if !orphan(o, id, e.Key) {
+		if !orphan(o, id, key) {
 			continue
 		}
-		if err := s.storage.Delete(ctx, e.Key); err != nil && !errors.Is(err, providers.ErrNotFound) {
+		if err := s.storage.Delete(ctx, key); err != nil && !errors.Is(err, providers.ErrNotFound) {
 			errs = append(errs, err)
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"parla/media"
 	"parla/providers"
 	"parla/providers/storage"
 	"parla/providers/testkit"
@@ -200,13 +201,13 @@ func TestLapsedLeaseStartsNothing(t *testing.T) {
 // The process gate stops an engine process from starting: the runner's check fails.
 func TestProcessGateStopsAProcess(t *testing.T) {
 	lapsed := &lease{valid: time.Second, last: time.Now().Add(-time.Hour)}
-	ctx := providers.WithProcessGate(context.Background(), lapsed.check)
-	if err := providers.ProcessGate(ctx); err != errLeaseLapsed {
+	ctx := media.WithProcessGate(context.Background(), lapsed.check)
+	if err := media.ProcessGate(ctx); err != errLeaseLapsed {
 		t.Errorf("a lapsed lease: %v", err)
 	}
 	fresh := &lease{valid: time.Minute}
 	fresh.renew(time.Now())
-	if err := providers.ProcessGate(providers.WithProcessGate(context.Background(), fresh.check)); err != nil {
+	if err := media.ProcessGate(media.WithProcessGate(context.Background(), fresh.check)); err != nil {
 		t.Errorf("a fresh lease: %v", err)
 	}
 	if (*lease)(nil).check() != nil {

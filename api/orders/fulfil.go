@@ -105,7 +105,7 @@ func (f *fulfiller) fulfil(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	ctx = providers.WithProcessGate(ctx, f.lease.check)
+	ctx = media.WithProcessGate(ctx, f.lease.check)
 	log := f.log.With("order", id, "claim", claim)
 	if o.ResultKey == "" {
 		f.cfg.Checkpoint(id, "producing")

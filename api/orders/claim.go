@@ -269,6 +269,10 @@ type lease struct {
 	mu    sync.Mutex
 	last  time.Time
 	valid time.Duration
+	// epoch counts the lapses: a beat that comes valid or more after the one before it
+	// starts a new epoch. A run holds the epoch it started in, so a node resumed after a
+	// freeze starts nothing for the runs it had, even once it beats again.
+	epoch int64
 }
 
 // leaseMargin is how long before another node may judge this one dead its lease ends: a
@@ -282,8 +286,38 @@ func (l *lease) renew(sent time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if sent.After(l.last) {
+		if !l.last.IsZero() && sent.Sub(l.last) >= l.valid {
+			l.epoch++
+		}
 		l.last = sent
 	}
+}
+
+// current returns the lease's epoch, for a run starting now.
+func (l *lease) current() int64 {
+	if l == nil {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.epoch
+}
+
+// checkRun is check for a run that started in epoch: it fails too once the lease lapsed
+// since, whether or not the node beats again.
+func (l *lease) checkRun(epoch int64) error {
+	if l == nil {
+		return nil
+	}
+	if err := l.check(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.epoch != epoch || time.Since(l.last) >= l.valid {
+		return errLeaseLapsed
+	}
+	return nil
 }
 
 // check returns errLeaseLapsed when the last beat is older than the lease.

@@ -210,8 +210,16 @@ func TestProcessGateStopsAProcess(t *testing.T) {
 	if err := media.ProcessGate(media.WithProcessGate(context.Background(), fresh.check)); err != nil {
 		t.Errorf("a fresh lease: %v", err)
 	}
-	if (*lease)(nil).check() != nil {
+	if (*lease)(nil).check() != nil || (*lease)(nil).checkRun(0) != nil {
 		t.Error("no lease (SQLite) refuses")
+	}
+	// A run that started before a freeze stays stopped when the node beats again.
+	l := &lease{valid: time.Second}
+	l.renew(time.Now().Add(-3 * time.Second))
+	epoch := l.current()
+	l.renew(time.Now())
+	if l.check() != nil || l.checkRun(epoch) != errLeaseLapsed || l.checkRun(l.current()) != nil {
+		t.Errorf("after a gap: check %v, the old run %v, a new run %v", l.check(), l.checkRun(epoch), l.checkRun(l.current()))
 	}
 }
 

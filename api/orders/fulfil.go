@@ -101,11 +101,12 @@ func (f *fulfiller) fulfil(ctx context.Context, id string) error {
 	if err := f.lease.check(); err != nil {
 		return river.JobSnooze(time.Second)
 	}
+	epoch := f.lease.current()
 	claim, err := f.jobs.claim(ctx, id)
 	if err != nil {
 		return err
 	}
-	ctx = media.WithProcessGate(ctx, f.lease.check)
+	ctx = media.WithProcessGate(ctx, func() error { return f.lease.checkRun(epoch) })
 	log := f.log.With("order", id, "claim", claim)
 	if o.ResultKey == "" {
 		f.cfg.Checkpoint(id, "producing")

@@ -240,7 +240,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 			producers[VTT] = tp
 		}
 	}
-	f := &fulfiller{cfg: cfg, orders: orders, jobs: &jobRows{db: deps.DB}, producers: producers,
+	f := &fulfiller{cfg: cfg, orders: orders, jobs: &jobRows{db: deps.DB, node: cfg.NodeID}, producers: producers,
 		storage: deps.Storage, payments: deps.Payments, mailer: deps.Mailer, letters: deps.Letters,
 		observer: deps.Observer, log: deps.Log}
 	f.prober, _ = deps.Audio.(prober)

@@ -43,8 +43,8 @@ var errLeaseLapsed = errors.New("this node's heartbeat lease has lapsed")
 // when the order is past that (delivered, refunded, erased).
 func (j *jobRows) claim(ctx context.Context, id string) (int64, error) {
 	var c int64
-	err := j.db.QueryRowContext(ctx, `UPDATE orders SET status = ?, claim = claim + 1
-		WHERE id = ? AND status IN (?, ?) AND erased = 0 RETURNING claim`, Processing, id, Paid, Processing).Scan(&c)
+	err := j.db.QueryRowContext(ctx, `UPDATE orders SET status = ?, claim = claim + 1, claimed_by = ?
+		WHERE id = ? AND status IN (?, ?) AND erased = 0 RETURNING claim`, Processing, j.node, id, Paid, Processing).Scan(&c)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, fmt.Errorf("claiming order %s: %w", id, ErrClaimLost)
 	}
@@ -65,15 +65,16 @@ func (j *jobRows) holds(ctx context.Context, id string, claim int64) (bool, erro
 	return n > 0, nil
 }
 
-// setProgressFenced is SetProgress for the holder of claim.
+// setProgressFenced records progress (0–100) of a running order, for the holder of claim.
 func (j *jobRows) setProgressFenced(ctx context.Context, id string, claim int64, percent int) error {
 	percent = min(max(percent, 0), 100)
 	return execRow(ctx, j.db, "recording progress of order "+id,
 		`UPDATE orders SET progress = ? WHERE id = ? AND status = ? AND claim = ?`, percent, id, Processing, claim)
 }
 
-// setResultFenced is SetResult for the holder of claim, on an order still running and
-// not erased; false when refused.
+// setResultFenced records the stored result and its download link, for the holder of
+// claim, on an order still running and not erased; false when refused. It keeps an
+// existing link, so a repeated step never hands out a second one.
 func (j *jobRows) setResultFenced(ctx context.Context, id string, claim int64, key, name, token string, expires time.Time) (bool, error) {
 	return execChanged(ctx, j.db, "recording result of order "+id,
 		`UPDATE orders SET result_key = ?, result_name = ?,
@@ -83,7 +84,8 @@ func (j *jobRows) setResultFenced(ctx context.Context, id string, claim int64, k
 		 WHERE id = ? AND claim = ? AND status = ? AND erased = 0`, key, name, token, millis(expires), id, claim, Processing)
 }
 
-// finishFenced is Finish for the holder of claim; false when refused.
+// finishFenced marks an order done and erases its parameters (the visitor's text), for
+// the holder of claim; false when refused.
 func (j *jobRows) finishFenced(ctx context.Context, id string, claim int64, at time.Time) (bool, error) {
 	return execChanged(ctx, j.db, "finishing order "+id,
 		`UPDATE orders SET status = ?, done_at = ?, params = '{}', progress = 100

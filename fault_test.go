@@ -89,6 +89,7 @@ type faultCluster struct {
 	*cluster
 	pg    *testkit.PostgresServer
 	trace string
+	top   testing.TB // the suite's test: a restarted node lives as long as it
 }
 
 func startFaultCluster(t *testing.T) *faultCluster {
@@ -129,7 +130,7 @@ func startFaultCluster(t *testing.T) *faultCluster {
 		c.nodes = append(c.nodes, node)
 		c.start(node)
 	}
-	return &faultCluster{cluster: c, pg: pg, trace: trace}
+	return &faultCluster{cluster: c, pg: pg, trace: trace, top: t}
 }
 
 // faultFigures are what one schedule measured.
@@ -180,7 +181,9 @@ func (fc *faultCluster) run(t *testing.T, seed uint64) faultFigures {
 		node.cmd.Process.Signal(syscall.SIGKILL)
 		node.cmd.Wait()
 		time.Sleep(faultDeadAfter + time.Duration(rng.IntN(1000))*time.Millisecond)
+		c.t = fc.top
 		c.start(node)
+		c.t = t
 		resumedAt = time.Now()
 	default:
 		node.cmd.Process.Signal(syscall.SIGSTOP)

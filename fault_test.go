@@ -161,7 +161,7 @@ func (fc *faultCluster) run(t *testing.T, seed uint64) faultFigures {
 	fig := faultFigures{seed: seed, kind: kinds[rng.IntN(len(kinds))]}
 	entry := rng.IntN(len(c.nodes))
 	h := c.at(entry)
-	text := strings.Repeat(fmt.Sprintf("Schedule %d says a few words, then a few more. ", seed), 8+rng.IntN(8))
+	text := strings.Repeat(fmt.Sprintf("Schedule %d says a few words, then a few more. ", seed), 90+rng.IntN(30)) // 4,700–6,300 characters: three or four espeak-ng pieces
 	sid, payURL := h.checkout(ttsOrder(text, "nova", "mp3", 1, fmt.Sprintf("fault-%d@example.com", seed), "en"))
 	h.wantStatus(h.do("POST", c.on(entry, payURL)+"/pay", "", nil, nil), 303)
 	id := fc.one(`SELECT id FROM orders WHERE session_id = $1`, sid)

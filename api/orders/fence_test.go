@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -237,5 +238,34 @@ func TestLetterClaimedBeforeItIsSent(t *testing.T) {
 	f.waitStatus(t, co.OrderID, Done)
 	if n := len(f.mails(t)); n != 0 {
 		t.Errorf("%d letters after a claim left unsent, want 0 (Resend is the remedy)", n)
+	}
+}
+
+// The sweep removes what no order serves: the objects of an order that is gone or erased,
+// and those a claim that lost its order left; never the served result.
+func TestSweepRemovesOrphans(t *testing.T) {
+	f, o, _ := deliveredTranscript(t)
+	ctx := context.Background()
+	put := func(key string) {
+		if err := f.files.Put(ctx, key, strings.NewReader("x"), 1, "text/plain"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stale := claimPrefix(o.ID, 7) + "lost.mp3"
+	gone := "results/no-such-order/1/result.mp3"
+	put(stale)
+	put(gone)
+	if _, err := f.book.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := f.files.Keys(ctx, "results/")
+	if slices.Contains(left, stale) || slices.Contains(left, gone) || !slices.Contains(left, o.ResultKey) {
+		t.Errorf("after the sweep: %v (served %s)", left, o.ResultKey)
+	}
+	// An erased order's objects go too, whatever key they were written under.
+	f.exec(t, `UPDATE orders SET erased = 1 WHERE id = ?`, o.ID)
+	f.book.Sweep(ctx)
+	if left, _ := f.files.Keys(ctx, "results/"+o.ID+"/"); len(left) != 0 {
+		t.Errorf("an erased order's objects stayed: %v", left)
 	}
 }

@@ -72,7 +72,7 @@ func raceSavesAndDelete(t *testing.T, f *fixture, o Order, round int) {
 	erased := make(chan error, 1)
 	go func() {
 		<-start
-		time.Sleep(time.Duration(round) * time.Millisecond)
+		time.Sleep(time.Duration(round*round) * time.Millisecond) // 0 to 81 ms: early and late in the saves
 		erased <- f.book.Results.Erase(ctx, o)
 	}()
 	close(start)

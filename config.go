@@ -72,9 +72,13 @@ type Config struct {
 	// DATABASE_URL: postgres://… puts orders and River's queue in PostgreSQL, shared by any
 	// number of nodes; unset = SQLite in DATA_DIR (one node).
 	DatabaseURL string
-	DBMaxConns  int           // DB_MAX_CONNS: connections to Postgres per node (default 20)
-	RescueAfter time.Duration // JOB_RESCUE_AFTER: a job running this long is taken over by another node (default JOB_TIMEOUT+1m)
-	NodeID      string        // NODE_ID: this node's name in River's table (default host name + random suffix)
+	DBMaxConns  int // DB_MAX_CONNS: connections to Postgres per node (default 20)
+	// NODE_HEARTBEAT, NODE_DEAD_AFTER: how often a node of a cluster beats (default 2s), and
+	// how long one may go unseen before others take its jobs over (default 10s).
+	HeartbeatEvery time.Duration
+	NodeDeadAfter  time.Duration
+	RescueAfter    time.Duration // JOB_RESCUE_AFTER: a job running this long is taken over by another node (default JOB_TIMEOUT+1m)
+	NodeID         string        // NODE_ID: this node's name in River's table (default host name + random suffix)
 
 	Pricing        orders.Pricing // PRICING: JSON price list over the defaults
 	TTSMaxChars    int64          // TTS_MAX_CHARS (default 100000)
@@ -209,6 +213,8 @@ func (r *envReader) readDatabase(c *Config) {
 	c.DatabaseURL = r.get("DATABASE_URL", "")
 	c.DBMaxConns = int(r.integer("DB_MAX_CONNS", sqldb.DefaultMaxConns, 2))
 	c.NodeID = r.get("NODE_ID", "")
+	c.HeartbeatEvery = r.duration("NODE_HEARTBEAT", orders.DefaultHeartbeatEvery)
+	c.NodeDeadAfter = r.duration("NODE_DEAD_AFTER", orders.DefaultNodeDeadAfter)
 }
 
 // readLimits reads the sizes and times orders are held to, with the order book's and the

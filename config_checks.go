@@ -101,11 +101,18 @@ func privateURLErrors(c Config, public bool) []error {
 
 // jobErrors checks that a job is taken over by another node only once it cannot be running.
 func jobErrors(c Config) []error {
-	if c.RescueAfter >= c.JobTimeout {
-		return nil
+	var errs []error
+	// A node's lease (its right to start engine processes) ends two beats before others
+	// may judge it dead: it must leave at least one beat.
+	if c.HeartbeatEvery > 0 && c.NodeDeadAfter < 3*c.HeartbeatEvery {
+		errs = append(errs, fmt.Errorf("NODE_DEAD_AFTER=%s is less than three NODE_HEARTBEAT=%s: a node would be "+
+			"judged dead between two of its own beats", c.NodeDeadAfter, c.HeartbeatEvery))
 	}
-	return []error{fmt.Errorf("JOB_RESCUE_AFTER=%s is shorter than JOB_TIMEOUT=%s: a job still running "+
-		"would be taken over by another node and run twice", c.RescueAfter, c.JobTimeout)}
+	if c.RescueAfter >= c.JobTimeout {
+		return errs
+	}
+	return append(errs, fmt.Errorf("JOB_RESCUE_AFTER=%s is shorter than JOB_TIMEOUT=%s: a job still running "+
+		"would be taken over by another node and run twice", c.RescueAfter, c.JobTimeout))
 }
 
 // storageErrors checks that MinIO storage has its address and keys.

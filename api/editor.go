@@ -2,7 +2,9 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
+	"math"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -45,14 +47,24 @@ func cuesOf(segs []providers.Segment) []editorCue {
 	return out
 }
 
-// segmentsOf reads the editor's cues back.
-func segmentsOf(cues []editorCue) []providers.Segment {
+// segmentsOf reads the editor's cues back. A time is checked before it is converted: one
+// past what a time.Duration holds in milliseconds would wrap (18446744073710 became 0).
+func segmentsOf(cues []editorCue) ([]providers.Segment, error) {
 	out := make([]providers.Segment, len(cues))
 	for i, c := range cues {
+		if !cueMillis(c.Start) || !cueMillis(c.End) {
+			return nil, fail("invalid_transcript", fmt.Sprintf("cue %d: a time out of range", i+1))
+		}
 		out[i] = providers.Segment{Start: time.Duration(c.Start) * time.Millisecond, End: time.Duration(c.End) * time.Millisecond,
 			Text: c.Text, Speaker: c.Speaker}
 	}
-	return out
+	return out, nil
+}
+
+// cueMillis tells whether ms is a time a cue may have: not negative, and within what a
+// time.Duration holds.
+func cueMillis(ms int64) bool {
+	return ms >= 0 && ms <= int64(math.MaxInt64/time.Millisecond)
 }
 
 // editableOrder finds the link's order for the editor's JSON routes.
@@ -105,7 +117,11 @@ func (s editorHandlers) saveTranscript(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}
-	t, err := s.deps.Book.Results.SaveEdit(c.UserContext(), o, segmentsOf(body.Cues))
+	segs, err := segmentsOf(body.Cues)
+	if err != nil {
+		return err
+	}
+	t, err := s.deps.Book.Results.SaveEdit(c.UserContext(), o, segs)
 	if err != nil {
 		return err
 	}

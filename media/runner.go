@@ -137,6 +137,9 @@ func run(ctx context.Context, program string, args []string, stdin io.Reader, st
 	if _, err := exec.LookPath(program); err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrMissingTool, program, err)
 	}
+	if err := ProcessGate(ctx); err != nil {
+		return err
+	}
 	cmd := exec.CommandContext(ctx, program, args...)
 	cmd.Stdin = stdin
 	cmd.Stdout = stdout

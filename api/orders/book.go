@@ -77,7 +77,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 			producers[VTT] = tp
 		}
 	}
-	f := &fulfiller{cfg: cfg, orders: orders, jobs: &jobRows{db: deps.DB}, producers: producers,
+	f := &fulfiller{cfg: cfg, orders: orders, jobs: &jobRows{db: deps.DB, node: cfg.NodeID}, producers: producers,
 		storage: deps.Storage, payments: deps.Payments, mailer: deps.Mailer, letters: deps.Letters,
 		observer: deps.Observer, log: deps.Log}
 	f.prober, _ = deps.Audio.(prober)
@@ -89,6 +89,11 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 	}
 	f.queue = queue
 	sw.queue, sw.fulfiller = queue, f
+	queue.nodes.every, queue.nodes.deadAfter = cfg.HeartbeatEvery, cfg.NodeDeadAfter
+	if deps.DB.Dialect == sqldb.Postgres {
+		l := &lease{valid: leaseFor(cfg.HeartbeatEvery, cfg.NodeDeadAfter)}
+		f.lease, queue.nodes.lease = l, l
+	}
 	translator, _ := deps.Transcriber.(translationChecker)
 	var languages *speechlang.Detector
 	if l, ok := deps.Speaker.(languageLister); ok {

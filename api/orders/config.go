@@ -43,10 +43,15 @@ type Config struct {
 	RescueAfter time.Duration
 	// NodeID names this process in River's table (attempted_by) and in the nodes'
 	// heartbeats; "" makes one from the host name and a random suffix.
-	NodeID        string
-	SweepInterval time.Duration // how often the sweeper runs (DefaultSweepInterval)
-	Workers       int           // concurrent fulfilments (DefaultWorkers)
-	Now           func() time.Time
+	NodeID string
+	// HeartbeatEvery is how often a node of a cluster beats, NodeDeadAfter how long one
+	// may go unseen before another takes its jobs (nodes.go; DefaultHeartbeatEvery,
+	// DefaultNodeDeadAfter). The fault suite makes them short.
+	HeartbeatEvery time.Duration
+	NodeDeadAfter  time.Duration
+	SweepInterval  time.Duration // how often the sweeper runs (DefaultSweepInterval)
+	Workers        int           // concurrent fulfilments (DefaultWorkers)
+	Now            func() time.Time
 	// Checkpoint, when set, is called after each fulfilment step ("producing", "stored",
 	// "sent", "mailed", "finished"): crash tests stop the process there. Nil in the product.
 	Checkpoint func(orderID, step string)
@@ -108,6 +113,8 @@ func (c *Config) defaults() {
 		c.NodeID = nodeName(host) + "-" + randomString(6)
 	}
 	def(&c.SweepInterval, DefaultSweepInterval)
+	def(&c.HeartbeatEvery, DefaultHeartbeatEvery)
+	def(&c.NodeDeadAfter, DefaultNodeDeadAfter)
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = DefaultMaxAttempts
 	}

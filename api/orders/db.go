@@ -94,6 +94,14 @@ var migrations = []string{
 	// The client address an upload came from: unpaid uploads are bounded per address
 	// (quota.go).
 	`ALTER TABLE uploads ADD COLUMN client TEXT NOT NULL DEFAULT '';`,
+	// Exactly once (claim.go): the runner's claim on the order (its fence) and the node
+	// holding it, the mark that its result was erased for good, the count of the visitor's
+	// saved edits, and the claim of its letter.
+	`ALTER TABLE orders ADD COLUMN claim BIGINT NOT NULL DEFAULT 0;
+	ALTER TABLE orders ADD COLUMN claimed_by TEXT NOT NULL DEFAULT '';
+	ALTER TABLE orders ADD COLUMN erased BIGINT NOT NULL DEFAULT 0;
+	ALTER TABLE orders ADD COLUMN edits BIGINT NOT NULL DEFAULT 0;
+	ALTER TABLE orders ADD COLUMN mail_claimed_at BIGINT NOT NULL DEFAULT 0;`,
 }
 
 func migrate(ctx context.Context, db *sqldb.DB) error {

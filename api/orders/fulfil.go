@@ -73,7 +73,10 @@ type fulfiller struct {
 	observer  Observer
 	// prober measures a spoken result for the engines' speed; nil: not measured.
 	prober prober
-	log    *slog.Logger
+	// lease is this node's heartbeat lease (claim.go); nil on SQLite, where one process
+	// owns the database.
+	lease *lease
+	log   *slog.Logger
 }
 
 // prober reads a local media file's duration (media.Runner.Probe).
@@ -94,24 +97,37 @@ func (f *fulfiller) fulfil(ctx context.Context, id string) error {
 	case AwaitingPayment:
 		return river.JobCancel(fmt.Errorf("order %s is not paid", id))
 	}
-	if err := f.jobs.StartProcessing(ctx, id); err != nil {
+	// A node whose heartbeats lag takes no new work: another node may judge it dead.
+	if err := f.lease.check(); err != nil {
+		return river.JobSnooze(time.Second)
+	}
+	epoch := f.lease.current()
+	claim, err := f.jobs.claim(ctx, id)
+	if err != nil {
 		return err
 	}
-	log := f.log.With("order", id)
+	ctx = media.WithProcessGate(ctx, func() error { return f.lease.checkRun(epoch) })
+	log := f.log.With("order", id, "claim", claim)
 	if o.ResultKey == "" {
 		f.cfg.Checkpoint(id, "producing")
 		started := time.Now() // the work's own length, whatever clock the book runs on
-		key, name, audio, err := f.produce(ctx, o)
+		key, name, audio, err := f.produce(ctx, o, claim)
 		produced := Event{Kind: EventProduced, Service: o.Service, Took: time.Since(started), Audio: audio}
 		if err != nil {
 			produced.Reason = "failed"
 		}
 		f.observer.Observe(produced)
 		if err != nil {
-			return fmt.Errorf("producing order %s: %w", id, err)
+			return f.lostOr(ctx, id, claim, fmt.Errorf("producing order %s: %w", id, err))
 		}
-		if err := f.jobs.SetResult(ctx, id, key, name, randomString(24), f.cfg.Now().Add(f.cfg.LinkTTL)); err != nil {
+		ok, err := f.jobs.setResultFenced(ctx, id, claim, key, name, randomString(24), f.cfg.Now().Add(f.cfg.LinkTTL))
+		if err != nil {
 			return err
+		}
+		if !ok {
+			// Taken over, refunded or erased while this run produced: what it stored goes.
+			f.discard(ctx, id, claim)
+			return f.ended(ctx, id, fmt.Errorf("storing the result of order %s: %w", id, ErrClaimLost))
 		}
 		log.Info("result stored", "took", time.Since(started).Round(time.Millisecond))
 		f.cfg.Checkpoint(id, "stored")
@@ -126,14 +142,16 @@ func (f *fulfiller) fulfil(ctx context.Context, id string) error {
 		}
 	}
 	if o.MailedAt.IsZero() {
-		if err := f.mail(ctx, o, true); err != nil {
+		if err := f.mailOnce(ctx, o, claim, true); err != nil {
 			return err
 		}
 		f.cfg.Checkpoint(id, "mailed")
 	}
 	f.release(ctx, o)
-	if err := f.jobs.Finish(ctx, id, f.cfg.Now()); err != nil {
+	if ok, err := f.jobs.finishFenced(ctx, id, claim, f.cfg.Now()); err != nil {
 		return err
+	} else if !ok {
+		return fmt.Errorf("finishing order %s: %w", id, ErrClaimLost)
 	}
 	f.cfg.Checkpoint(id, "finished")
 	f.observer.Observe(Event{Kind: EventDelivered, Service: o.Service})
@@ -143,7 +161,7 @@ func (f *fulfiller) fulfil(ctx context.Context, id string) error {
 
 // produce makes the order's result through its service's producer and stores it,
 // returning its key, file name and how long its audio is (0: unknown).
-func (f *fulfiller) produce(ctx context.Context, o Order) (key, name string, audio time.Duration, err error) {
+func (f *fulfiller) produce(ctx context.Context, o Order, claim int64) (key, name string, audio time.Duration, err error) {
 	p, ok := f.producers[o.Service]
 	if !ok {
 		return "", "", 0, fmt.Errorf("no producer for service %q", o.Service)
@@ -158,7 +176,7 @@ func (f *fulfiller) produce(ctx context.Context, o Order) (key, name string, aud
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
 
-	progress := newProgressRecorder(ctx, o.ID, f.jobs, f.log)
+	progress := newProgressRecorder(ctx, o.ID, claim, f.jobs, f.log)
 	defer progress.close()
 	kind, err := p.Produce(ctx, o, tmp, progress.set)
 	if err != nil {
@@ -180,7 +198,7 @@ func (f *fulfiller) produce(ctx context.Context, o Order) (key, name string, aud
 		return "", "", 0, fmt.Errorf("rewinding result: %w", err)
 	}
 	name = fmt.Sprintf("parla-%s-%s.%s", kind.Name, strings.ToLower(o.ID[:8]), kind.Ext)
-	key = "results/" + o.ID + "/" + name
+	key = claimPrefix(o.ID, claim) + name // the fenced update chooses which claim's key is served
 	if err := f.storage.Put(ctx, key, tmp, size, kind.ContentType); err != nil {
 		return "", "", 0, fmt.Errorf("storing result: %w", err)
 	}
@@ -322,7 +340,7 @@ func (f *fulfiller) refund(ctx context.Context, id string, lastAttempt bool) err
 		}
 	}
 	if o.MailedAt.IsZero() {
-		if err := f.mail(ctx, o, false); err != nil {
+		if err := f.mailOnce(ctx, o, -1, false); err != nil {
 			f.log.Warn("telling the visitor about the refund", "order", id, "err", err)
 			if !lastAttempt {
 				return err

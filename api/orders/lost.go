@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"parla/providers/sqldb"
 )
 
 // A paid order must end delivered or refunded. River gives up on a job in ways that
@@ -19,6 +21,14 @@ var errJobLost = errors.New("its fulfilment job was given up by the queue (disca
 // discarded or cancelled. The state filter comes first: River indexes jobs by state.
 func (q *jobQueue) lostFulfilments(ctx context.Context) ([]string, error) {
 	orderOf := q.db.Dialect.JSONText("j.args", "order_id")
+	// In a cluster the one job of an order may have been cancelled by a runner that lost
+	// the order (claim.go) while the winner, on a live node, still runs it: not lost.
+	holderAlive, args := "", []any{Paid, Processing}
+	if q.db.Dialect == sqldb.Postgres {
+		_, deadAfter := q.nodes.timing()
+		holderAlive = ` AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = o.claimed_by AND n.seen_at > ` + dbMillis + ` - ?)`
+		args = append(args, deadAfter.Milliseconds())
+	}
 	return queryAll(ctx, q.db, func(row scanner) (string, error) {
 		var id string
 		return id, row.Scan(&id)
@@ -27,7 +37,7 @@ func (q *jobQueue) lostFulfilments(ctx context.Context) ([]string, error) {
 		  AND EXISTS (SELECT 1 FROM river_job j WHERE j.state IN ('discarded', 'cancelled')
 		                AND j.kind = 'fulfil' AND `+orderOf+` = o.id)
 		  AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.state IN ('available', 'scheduled', 'retryable', 'running', 'pending', 'completed')
-		                AND j.kind = 'fulfil' AND `+orderOf+` = o.id)`, Paid, Processing)
+		                AND j.kind = 'fulfil' AND `+orderOf+` = o.id)`+holderAlive, args...)
 }
 
 // giveUpLost fails and refunds the orders whose jobs were lost; it reports how many.

@@ -18,6 +18,12 @@ import (
 // (Config.RescueAfter, which stays the last resort, e.g. for a job whose node is alive but
 // stuck). A node that boots does the same before it starts working.
 
+// The defaults of Config.HeartbeatEvery and Config.NodeDeadAfter.
+const (
+	DefaultHeartbeatEvery = heartbeatEvery
+	DefaultNodeDeadAfter  = nodeDeadAfter
+)
+
 const (
 	heartbeatEvery = 2 * time.Second
 	// A node unseen for this long is dead: five missed heartbeats, so a busy machine or a
@@ -33,13 +39,39 @@ const dbMillis = `(extract(epoch from clock_timestamp()) * 1000)::bigint`
 type nodeRows struct {
 	db *sqldb.DB
 	id string
+	// lease is renewed by every successful beat (claim.go); nil in tests that beat alone.
+	lease *lease
+	// every and deadAfter are Config.HeartbeatEvery and NodeDeadAfter (0: the defaults).
+	every, deadAfter time.Duration
 }
 
-// beat records that this node is alive.
+// timing is the node's heartbeat period and death timeout.
+func (n *nodeRows) timing() (every, deadAfter time.Duration) {
+	every, deadAfter = n.every, n.deadAfter
+	if every <= 0 {
+		every = heartbeatEvery
+	}
+	if deadAfter <= 0 {
+		deadAfter = nodeDeadAfter
+	}
+	return every, deadAfter
+}
+
+// judgeAfterBeats is how many beats in a row, without a gap or a failure, a node needs
+// before it judges other nodes dead: after a freeze or an outage its own view of the
+// others is stale until it has beaten regularly again.
+const judgeAfterBeats = 3
+
+// beat records that this node is alive, and renews its lease as of when the beat was sent.
 func (n *nodeRows) beat(ctx context.Context) error {
-	return execRow(ctx, n.db, "recording the heartbeat of node "+n.id,
+	sent := time.Now()
+	err := execRow(ctx, n.db, "recording the heartbeat of node "+n.id,
 		`INSERT INTO nodes (id, started_at, seen_at) VALUES (?, `+dbMillis+`, `+dbMillis+`)
 		 ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`, n.id)
+	if err == nil && n.lease != nil {
+		n.lease.renew(sent)
+	}
+	return err
 }
 
 // leave removes this node's heartbeat at a clean shutdown, and prunes long-dead nodes.
@@ -51,19 +83,29 @@ func (n *nodeRows) leave(ctx context.Context) error {
 // heartbeat beats until ctx ends, then leaves. After each beat that follows another
 // without a gap it takes over the jobs of dead nodes (mayJudge).
 func (n *nodeRows) heartbeat(ctx context.Context, log *slog.Logger) {
-	t := time.NewTicker(heartbeatEvery)
+	every, _ := n.timing()
+	t := time.NewTicker(every)
 	defer t.Stop()
 	var lastBeat time.Time
+	regular := 0 // beats in a row without a gap
 	for {
-		beatCtx, cancel := context.WithTimeout(ctx, heartbeatEvery)
+		beatCtx, cancel := context.WithTimeout(ctx, every)
 		err := n.beat(beatCtx)
 		cancel()
 		switch {
-		case err != nil && ctx.Err() == nil:
-			log.Warn("heartbeat", "err", err)
+		case err != nil:
+			regular = 0
+			if ctx.Err() == nil {
+				log.Warn("heartbeat", "err", err)
+			}
 		case err == nil:
 			now := time.Now()
-			if mayJudge(lastBeat, now) {
+			if !lastBeat.IsZero() && now.Sub(lastBeat) <= 2*every {
+				regular++
+			} else {
+				regular = 0
+			}
+			if regular >= judgeAfterBeats {
 				n.takeOver(ctx, log)
 			}
 			lastBeat = now
@@ -105,11 +147,12 @@ func (n *nodeRows) takeOver(ctx context.Context, log *slog.Logger) {
 // attempted_by). Postgres only. The job resumes where it stopped: every fulfilment step
 // checks the order's row first.
 func (n *nodeRows) reclaimOrphans(ctx context.Context) (int64, error) {
+	_, deadAfter := n.timing()
 	res, err := n.db.ExecContext(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now()
 		WHERE state = 'running' AND NOT EXISTS (
 			SELECT 1 FROM nodes
 			 WHERE nodes.id = river_job.attempted_by[array_length(river_job.attempted_by, 1)]
-			   AND nodes.seen_at > `+dbMillis+` - ?)`, nodeDeadAfter.Milliseconds())
+			   AND nodes.seen_at > `+dbMillis+` - ?)`, deadAfter.Milliseconds())
 	if err != nil {
 		return 0, fmt.Errorf("reclaiming jobs of dead nodes: %w", err)
 	}

@@ -151,7 +151,10 @@ func (q *jobQueue) reclaimOrphans(ctx context.Context) (int64, error) {
 		}
 		return res.RowsAffected()
 	}
-	return q.nodes.reclaimOrphans(ctx)
+	// On Postgres a node judges others only by the heartbeat's rule (a run of its own
+	// beats without a gap, nodes.go): at boot, right after an outage of the database, the
+	// live nodes' beats are stale too, and taking their jobs would run them twice.
+	return 0, nil
 }
 
 // fulfil queues the fulfilment of a paid order (once per order, whoever asks).
@@ -192,6 +195,15 @@ func (w *fulfilWorker) Work(ctx context.Context, job *river.Job[FulfilArgs]) err
 	err := w.f.fulfil(ctx, job.Args.OrderID)
 	if err == nil {
 		return nil
+	}
+	if errors.Is(err, ErrClaimLost) {
+		// Another runner holds the order, or it was refunded or erased: no retry, and
+		// above all no refund of what the other delivers.
+		w.f.log.Warn("fulfilment ends: the order is no longer this runner's", "order", job.Args.OrderID, "err", err)
+		return river.JobCancel(err)
+	}
+	if snooze := (*river.JobSnoozeError)(nil); errors.As(err, &snooze) {
+		return err // this node's lease lapsed: the job waits for a node that beats
 	}
 	return w.retryOrGiveUp(ctx, job, err)
 }

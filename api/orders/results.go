@@ -106,7 +106,7 @@ func (r *Results) OtherFormat(ctx context.Context, o Order, format string) (body
 	if err != nil {
 		return nil, "", "", err
 	}
-	body, err = transcript.Render(e.current(), format)
+	body, err = e.render(format)
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -123,11 +123,13 @@ func (r *Results) Erase(ctx context.Context, o Order) error {
 	if o.ResultKey == "" {
 		return ErrLinkExpired
 	}
-	if err := deleteResult(ctx, r.storage, o.ResultKey); err != nil {
-		return fmt.Errorf("erasing the result of order %s: %w", o.ID, err)
-	}
-	if err := r.orders.DropResult(ctx, o.ID); err != nil {
+	// The mark first, then the files: a save or a runner's result that comes later
+	// checks the mark and removes what it wrote (claim.go).
+	if err := r.orders.markErased(ctx, o.ID); err != nil {
 		return err
+	}
+	if err := eraseFiles(ctx, r.storage, o.ID, o.ResultKey); err != nil {
+		return fmt.Errorf("erasing the result of order %s: %w", o.ID, err)
 	}
 	r.log.Info("result erased at the visitor's request", "order", o.ID)
 	return nil

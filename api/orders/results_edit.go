@@ -1,7 +1,6 @@
 package orders
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -200,8 +199,8 @@ func (r *Results) SaveEdit(ctx context.Context, o Order, segs []providers.Segmen
 	if err != nil {
 		return providers.Transcript{}, fmt.Errorf("encoding the edit of order %s: %w", o.ID, err)
 	}
-	if err := r.storage.Put(ctx, editedKey(o.ResultKey), bytes.NewReader(raw), int64(len(raw)), "application/json"); err != nil {
-		return providers.Transcript{}, fmt.Errorf("storing the edit of order %s: %w", o.ID, err)
+	if err := r.putEdit(ctx, o, raw); err != nil {
+		return providers.Transcript{}, err
 	}
 	// The order's id only: the text is the visitor's and never reaches the logs.
 	r.log.Info("transcript edited", "order", o.ID, "cues", len(segs))

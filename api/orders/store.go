@@ -143,32 +143,12 @@ func (s *Store) DropResult(ctx context.Context, id string) error {
 // jobRows are the fulfilment job's transitions of an order: processing, progress, result
 // and link, mailed, done, failed, refunded.
 type jobRows struct {
-	db *sqldb.DB
+	db   *sqldb.DB
+	node string // this node's id, recorded with each claim (claim.go)
 }
 
-// StartProcessing marks a paid order as being worked on.
-func (j *jobRows) StartProcessing(ctx context.Context, id string) error {
-	return execRow(ctx, j.db, "starting order "+id,
-		`UPDATE orders SET status = ? WHERE id = ? AND status IN (?, ?)`, Processing, id, Paid, Processing)
-}
-
-// SetProgress records progress (0–100) of a running order.
-func (j *jobRows) SetProgress(ctx context.Context, id string, percent int) error {
-	percent = min(max(percent, 0), 100)
-	return execRow(ctx, j.db, "recording progress of order "+id,
-		`UPDATE orders SET progress = ? WHERE id = ? AND status = ?`, percent, id, Processing)
-}
-
-// SetResult records the stored result and its download link. It keeps an existing link,
-// so a repeated step never hands out a second one.
-func (j *jobRows) SetResult(ctx context.Context, id, key, name, token string, expires time.Time) error {
-	return execRow(ctx, j.db, "recording result of order "+id,
-		`UPDATE orders SET result_key = ?, result_name = ?,
-		   link_token = COALESCE(link_token, ?),
-		   link_expires_at = CASE WHEN link_expires_at = 0 THEN ? ELSE link_expires_at END,
-		   progress = 100
-		 WHERE id = ?`, key, name, token, millis(expires), id)
-}
+// The run's own writes (its claim, progress, result, finishing, the letter's claim) are
+// fenced by its claim on the row: claim.go.
 
 // MarkMailed records that the visitor was told and erases the address.
 func (j *jobRows) MarkMailed(ctx context.Context, id string, at time.Time) error {

@@ -90,17 +90,22 @@ func (s *sweeper) results(ctx context.Context, now time.Time) (int, error) {
 	var errs []error
 	n := 0
 	for _, o := range expired {
-		if err := deleteResult(ctx, s.storage, o.ResultKey); err != nil {
-			errs = append(errs, fmt.Errorf("deleting result of order %s: %w", o.ID, err))
+		// The mark first, then the files (as "delete now", claim.go).
+		if err := s.orders.markErased(ctx, o.ID); err != nil {
+			errs = append(errs, err)
 			continue
 		}
-		if err := s.orders.DropResult(ctx, o.ID); err != nil {
-			errs = append(errs, err)
+		if err := eraseFiles(ctx, s.storage, o.ID, o.ResultKey); err != nil {
+			errs = append(errs, fmt.Errorf("deleting result of order %s: %w", o.ID, err))
 			continue
 		}
 		n++
 	}
-	return n, errors.Join(errs...)
+	orphans, err := s.orphans(ctx)
+	if orphans > 0 {
+		s.log.Info("removed files no order serves", "files", orphans)
+	}
+	return n, errors.Join(append(errs, err)...)
 }
 
 // sweepDir deletes regular files in dir last modified before cutoff.

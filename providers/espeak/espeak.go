@@ -180,6 +180,9 @@ func Args(voice string, wpm int) []string {
 // synthesise starts one espeak-ng process reading text with voice (its -v argument) and
 // returns its WAV output as it comes; Close waits for the process.
 func (s *Speaker) synthesise(ctx context.Context, text, voice string, wpm int) (io.ReadCloser, error) {
+	if err := media.ProcessGate(ctx); err != nil {
+		return nil, err
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, err

@@ -96,6 +96,15 @@ func OpenPostgres(ctx context.Context, databaseURL string, cfg PostgresConfig) (
 		timeout = 10 * time.Second
 	}
 	pc.ConnConfig.ConnectTimeout = timeout
+	// A frozen node's open transaction or row lock must not block the node taking its
+	// orders over for longer than the heartbeat's death timeout (10 s): the server ends
+	// a transaction left idle, and a statement gives up waiting for a lock, after 5 s.
+	// The URL may set its own.
+	for name, value := range map[string]string{"lock_timeout": "5s", "idle_in_transaction_session_timeout": "5s"} {
+		if _, set := pc.ConnConfig.RuntimeParams[name]; !set {
+			pc.ConnConfig.RuntimeParams[name] = value
+		}
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL %s: %v", where, scrub(err, databaseURL))
@@ -273,6 +282,11 @@ func (db *DB) Locked(ctx context.Context, key string, fn func() error) error {
 		return fmt.Errorf("locking %s: %w", key, err)
 	}
 	defer conn.Close()
+	// Waiting for another node's migration may take longer than lock_timeout allows.
+	if _, err := conn.ExecContext(ctx, `SET lock_timeout = 0`); err != nil {
+		return fmt.Errorf("locking %s: %w", key, err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `RESET lock_timeout`)
 	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(hashtext($1))`, key); err != nil {
 		return fmt.Errorf("locking %s: %w", key, err)
 	}

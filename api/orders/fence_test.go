@@ -1,0 +1,271 @@
+package orders
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"parla/media"
+	"parla/providers"
+	"parla/providers/storage"
+	"parla/providers/testkit"
+)
+
+// Saves of the visitor's edit racing "delete now" leave nothing of the saved text behind:
+// 20 saves and a delete at once, ten rounds in a row, on local disk and on MinIO. (Before
+// the delete marked the row first and saves checked the mark, a save that had read the
+// order before the delete wrote edited.json after it, for good.)
+func TestSavesRacingDeleteLeaveNoText(t *testing.T) {
+	t.Run("disk", func(t *testing.T) {
+		for round := range 10 {
+			f, o, _ := deliveredTranscript(t)
+			raceSavesAndDelete(t, f, o, round)
+			if left := filesHolding(t, f.files.Dir(), "SECRET-"); len(left) > 0 {
+				t.Fatalf("round %d: the saved text outlived delete now in %v", round, left)
+			}
+		}
+	})
+	t.Run("minio", func(t *testing.T) {
+		srv := testkit.StartMinIO(t)
+		for round := range 10 {
+			var m *storage.MinIO
+			f, o, _ := deliveredTranscriptDeps(t, func(d *Deps) {
+				var err error
+				m, err = storage.NewMinIO(context.Background(), storage.MinIOConfig{Endpoint: srv.Endpoint,
+					AccessKey: srv.AccessKey, SecretKey: srv.SecretKey, Bucket: fmt.Sprintf("race-%d", round)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				d.Storage = m
+			})
+			raceSavesAndDelete(t, f, o, round)
+			if left := objectsHolding(t, m, "SECRET-"); len(left) > 0 {
+				t.Fatalf("round %d: the saved text outlived delete now in %v", round, left)
+			}
+		}
+	})
+}
+
+// raceSavesAndDelete saves 20 edits at once and presses "delete now" among them, a little
+// later in each round.
+func raceSavesAndDelete(t *testing.T, f *fixture, o Order, round int) {
+	t.Helper()
+	ctx := context.Background()
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			text := fmt.Sprintf("SECRET-%d-%d %s", round, i, strings.Repeat("words of the visitor ", 50))
+			f.book.Results.SaveEdit(ctx, o, []providers.Segment{seg(0, time.Second, text)})
+		}()
+	}
+	erased := make(chan error, 1)
+	go func() {
+		<-start
+		time.Sleep(time.Duration(round*round) * time.Millisecond) // 0 to 81 ms: early and late in the saves
+		erased <- f.book.Results.Erase(ctx, o)
+	}()
+	close(start)
+	wg.Wait()
+	if err := <-erased; err != nil {
+		t.Fatalf("round %d: delete now: %v", round, err)
+	}
+	if _, err := f.book.Results.SaveEdit(ctx, o, []providers.Segment{seg(0, time.Second, "SECRET-after")}); err == nil {
+		t.Fatalf("round %d: a save after delete now was accepted", round)
+	}
+}
+
+// filesHolding lists the files under dir (hidden ones too) whose bytes contain text.
+func filesHolding(t *testing.T, dir, text string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return nil
+		}
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), text) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// objectsHolding lists the objects of a MinIO bucket whose bytes contain text.
+func objectsHolding(t *testing.T, m *storage.MinIO, text string) []string {
+	t.Helper()
+	ctx := context.Background()
+	entries, err := m.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		obj, err := m.Get(ctx, e.Key)
+		if err != nil {
+			continue
+		}
+		b, _ := io.ReadAll(obj.Body)
+		obj.Body.Close()
+		if strings.Contains(string(b), text) {
+			out = append(out, e.Key)
+		}
+	}
+	return out
+}
+
+// deliveredTranscriptDeps is deliveredTranscript with the dependencies edited.
+func deliveredTranscriptDeps(t *testing.T, editDeps func(*Deps)) (*fixture, Order, Editable) {
+	t.Helper()
+	f := newFixtureDeps(t, nil, editDeps)
+	ctx := context.Background()
+	u, _, err := f.upload(t, "10s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	co, err := f.book.Desk.CreateSTT(ctx, f.transcriptOrder(u.ID, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.pay(t, co.SessionID)
+	o := f.waitStatus(t, co.OrderID, Done)
+	e, err := f.book.Results.Editable(ctx, o)
+	if err != nil {
+		t.Fatalf("editable %+v, %v", e, err)
+	}
+	return f, o, e
+}
+
+// jobState is the fulfil job's state in River's table.
+func (f *fixture) jobState(t *testing.T) string {
+	t.Helper()
+	var state string
+	f.book.Desk.orders.db.QueryRowContext(context.Background(), `SELECT state FROM river_job WHERE kind = 'fulfil'`).Scan(&state)
+	return state
+}
+
+// A runner whose claim was taken while it produced (another node took the order over)
+// stores no result, sends no letter, removes what it wrote and ends its job without a
+// retry; the order stays the other runner's. (Before the fence, it delivered over the
+// winner's result.)
+func TestRunnerThatLostItsClaimWritesNothing(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	hold := make(chan struct{})
+	f.speaker.hold.Store(&hold)
+	co := f.order(t, "Taken over while spoken.")
+	f.pay(t, co.SessionID)
+	f.waitStatus(t, co.OrderID, Processing)
+	f.exec(t, `UPDATE orders SET claim = claim + 1 WHERE id = ?`, co.OrderID) // the other runner's claim
+	close(hold)
+	if !testkit.WaitFor(10*time.Second, func() bool { return f.jobState(t) == "cancelled" }) {
+		t.Fatalf("the job is %s, want cancelled", f.jobState(t))
+	}
+	o, _ := f.book.orders.Get(ctx, co.OrderID)
+	if o.Status != Processing || o.ResultKey != "" || o.LinkToken != "" || len(f.mails(t)) != 0 {
+		t.Errorf("order %s, result %q, link %q, %d mails; want the other runner's, untouched", o.Status, o.ResultKey, o.LinkToken, len(f.mails(t)))
+	}
+	if left, _ := f.files.List(ctx, "results/"+co.OrderID+"/"); len(left) != 0 {
+		t.Errorf("the loser's objects stayed: %v", left)
+	}
+}
+
+// A node whose heartbeat lease has lapsed takes no new work and starts no engine process;
+// once it beats again it does.
+func TestLapsedLeaseStartsNothing(t *testing.T) {
+	f := newFixture(t, nil)
+	l := &lease{valid: time.Minute}
+	f.book.fulfil.lease = l // as on Postgres; never renewed yet
+	co := f.order(t, "Spoken once the node beats.")
+	f.pay(t, co.SessionID)
+	time.Sleep(500 * time.Millisecond)
+	if n := f.speaker.calls.Load(); n != 0 {
+		t.Fatalf("the engine ran %d times without a lease", n)
+	}
+	if o, _ := f.book.orders.Get(context.Background(), co.OrderID); o.Status != Paid {
+		t.Fatalf("the order is %s without a lease", o.Status)
+	}
+	l.renew(time.Now())
+	f.waitStatus(t, co.OrderID, Done)
+}
+
+// The process gate stops an engine process from starting: the runner's check fails.
+func TestProcessGateStopsAProcess(t *testing.T) {
+	lapsed := &lease{valid: time.Second, last: time.Now().Add(-time.Hour)}
+	ctx := media.WithProcessGate(context.Background(), lapsed.check)
+	if err := media.ProcessGate(ctx); err != errLeaseLapsed {
+		t.Errorf("a lapsed lease: %v", err)
+	}
+	fresh := &lease{valid: time.Minute}
+	fresh.renew(time.Now())
+	if err := media.ProcessGate(media.WithProcessGate(context.Background(), fresh.check)); err != nil {
+		t.Errorf("a fresh lease: %v", err)
+	}
+	if (*lease)(nil).check() != nil || (*lease)(nil).checkRun(0) != nil {
+		t.Error("no lease (SQLite) refuses")
+	}
+	// A run that started before a freeze stays stopped when the node beats again.
+	l := &lease{valid: time.Second}
+	l.renew(time.Now().Add(-3 * time.Second))
+	epoch := l.current()
+	l.renew(time.Now())
+	if l.check() != nil || l.checkRun(epoch) != errLeaseLapsed || l.checkRun(l.current()) != nil {
+		t.Errorf("after a gap: check %v, the old run %v, a new run %v", l.check(), l.checkRun(epoch), l.checkRun(l.current()))
+	}
+}
+
+// The letter is sent at most once: claimed in the database before it is sent, a claim
+// left by a crash between the two is not sent again.
+func TestLetterClaimedBeforeItIsSent(t *testing.T) {
+	f := newFixture(t, nil)
+	hold := make(chan struct{})
+	f.speaker.hold.Store(&hold)
+	co := f.order(t, "A letter claimed and lost.")
+	f.pay(t, co.SessionID)
+	f.waitStatus(t, co.OrderID, Processing)
+	f.exec(t, `UPDATE orders SET mail_claimed_at = 1 WHERE id = ?`, co.OrderID) // a crash after the claim
+	close(hold)
+	f.waitStatus(t, co.OrderID, Done)
+	if n := len(f.mails(t)); n != 0 {
+		t.Errorf("%d letters after a claim left unsent, want 0 (Resend is the remedy)", n)
+	}
+}
+
+// The sweep removes what no order serves: the objects of an order that is gone or erased,
+// and those a claim that lost its order left; never the served result.
+func TestSweepRemovesOrphans(t *testing.T) {
+	f, o, _ := deliveredTranscript(t)
+	ctx := context.Background()
+	put := func(key string) {
+		if err := f.files.Put(ctx, key, strings.NewReader("x"), 1, "text/plain"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stale := claimPrefix(o.ID, 7) + "lost.mp3"
+	gone := "results/no-such-order/1/result.mp3"
+	put(stale)
+	put(gone)
+	if _, err := f.book.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := f.files.Keys(ctx, "results/")
+	if slices.Contains(left, stale) || slices.Contains(left, gone) || !slices.Contains(left, o.ResultKey) {
+		t.Errorf("after the sweep: %v (served %s)", left, o.ResultKey)
+	}
+	// An erased order's objects go too, whatever key they were written under.
+	f.exec(t, `UPDATE orders SET erased = 1 WHERE id = ?`, o.ID)
+	f.book.Sweep(ctx)
+	if left, _ := f.files.Keys(ctx, "results/"+o.ID+"/"); len(left) != 0 {
+		t.Errorf("an erased order's objects stayed: %v", left)
+	}
+}

@@ -113,7 +113,7 @@ func audioError(err error) error {
 	case errors.Is(err, media.ErrNoAudio):
 		return bad("not_audio", "the file has no audio track")
 	case errors.Is(err, media.ErrDurationMismatch):
-		return bad("unreadable_audio", "the file is damaged: its header and its content disagree about its length")
+		return bad("length_mismatch", "the file's header and its content disagree about its length")
 	case errors.Is(err, media.ErrUnreadable):
 		return bad("unreadable_audio", "the file is not audio we can read")
 	}

@@ -99,4 +99,3 @@ func TestRunIdleIsNiced(t *testing.T) {
 		t.Fatalf("niceness %q, %v; want 19", out.String(), err)
 	}
 }
-

@@ -85,7 +85,7 @@ func (r *Runner) CheckUpload(ctx context.Context, path string, longest time.Dura
 // limit and a second (so that reaching limit is told from ending at it), refusing with
 // past what reaches it. A header that claims more than longest is refused at once.
 func (r *Runner) checkBounded(ctx context.Context, abs string, longest, limit time.Duration, past error) (Measurement, error) {
-	info, err := r.probeIdle(ctx, abs)
+	info, err := r.Probe(ctx, abs)
 	if err != nil {
 		return Measurement{}, probeError(ctx, err)
 	}

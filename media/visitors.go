@@ -1,9 +1,15 @@
 package media
 
 // What a visitor's free request may make the machine do: its ffprobe and ffmpeg processes
-// run one pool (Config.MaxVisitors) and at the lowest CPU priority, so that paid work keeps
-// the cores. A pool bounds how many such processes run, not their share of the CPU: at
-// nice 19 a process gets about 1.5 % of a core that a nice-0 encoder wants.
+// run in one pool (Config.MaxVisitors), and its decodes at the lowest CPU priority, so that
+// paid work keeps the cores. A pool bounds how many such processes run, not their share of
+// the CPU: at nice 19 a process gets about 1.5 % of a core that a nice-0 encoder wants.
+//
+// The probe (ffprobe reading a header: a few hundred KB, tens of milliseconds of CPU,
+// bounded by the analysis' bytes and time) holds the slot but runs at normal priority: at
+// nice 19 on a machine busy with paid work it starved past the 15 s an analysis is given
+// (seen in media/links' tests at load 25), and a link that cannot be probed is refused,
+// while a decode that starves only leaves the speech unmeasured.
 
 import (
 	"bytes"
@@ -27,24 +33,6 @@ const idleNice = "19"
 // takes more than Config.MaxVisitors processes.
 func (r *Runner) VisitorSlot(ctx context.Context) (func(), error) {
 	return slot(ctx, r.visitors)
-}
-
-// FFprobeIdle is FFprobe at the lowest CPU priority, for a visitor's free request.
-func (r *Runner) FFprobeIdle(ctx context.Context, args []string, stdout io.Writer) error {
-	return runIdle(ctx, r.ffprobe, args, nil, stdout)
-}
-
-// probeIdle is Probe at the lowest CPU priority.
-func (r *Runner) probeIdle(ctx context.Context, abs string) (ProbeInfo, error) {
-	var out strings.Builder
-	if err := runIdle(ctx, r.ffprobe, ProbeArgs(abs), nil, &out); err != nil {
-		return ProbeInfo{}, fmt.Errorf("probing %s: %w", baseName(abs), err)
-	}
-	info, err := ParseProbe([]byte(out.String()))
-	if err != nil {
-		return ProbeInfo{}, fmt.Errorf("probing %s: %w", baseName(abs), err)
-	}
-	return info, nil
 }
 
 // IdleCommand is the command line that runs program with args at the lowest CPU priority:

@@ -137,7 +137,7 @@ func (r *Resolver) analyzeDirect(ctx context.Context, raw string) (LinkInfo, err
 	}
 	defer release()
 	var out bytes.Buffer
-	err = r.cfg.Runner.FFprobeIdle(ctx, media.RemoteProbeArgs(rl.URL), &out)
+	err = r.cfg.Runner.FFprobe(ctx, media.RemoteProbeArgs(rl.URL), &out)
 	if err != nil {
 		return LinkInfo{}, runError("analysing", u, rl, err)
 	}

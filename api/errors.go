@@ -36,7 +36,8 @@ var errorKinds = []errorKind{
 	{code: "missing_session", status: 400, message: "sessionId is required"},
 	{code: "not_found", status: 404, message: "no such endpoint"},
 	{code: "too_large", status: 413, message: "the request body is too large"},
-	{code: "rate_limited", status: 429, message: "too many requests; try again in a minute"},
+	{code: "rate_limited", status: 429, message: "too many requests; try again in a minute",
+		causes: []error{media.ErrVisitorsBusy}},
 	{code: "unauthorized", status: 401, message: "this needs the operator's token: Authorization: Bearer <ADMIN_TOKEN>"},
 	// Order parameters (orders.InputError carries these codes).
 	{code: "invalid_voice", status: 400, message: "unknown voice"},

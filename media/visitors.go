@@ -31,9 +31,17 @@ const idleNice = "19"
 // and returns what gives it back. A link analysis holds it over its probe and its decode;
 // uploads and link analyses share the pool, so a visitor's free work of either kind never
 // takes more than Config.MaxVisitors processes.
+// A wait that outlasts ctx's deadline fails with ErrVisitorsBusy: too many visitors at once.
 func (r *Runner) VisitorSlot(ctx context.Context) (func(), error) {
-	return slot(ctx, r.visitors)
+	release, err := slot(ctx, r.visitors)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) {
+		return nil, fmt.Errorf("%w: %w", ErrVisitorsBusy, err)
+	}
+	return release, err
 }
+
+// ErrVisitorsBusy: a visitor's request waited for the visitors' pool until its deadline.
+var ErrVisitorsBusy = errors.New("too many visitors' files being read at once")
 
 // IdleCommand is the command line that runs program with args at the lowest CPU priority:
 // through nice(1), which sets the priority and then becomes the program (same process, so

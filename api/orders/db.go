@@ -94,6 +94,9 @@ var migrations = []string{
 	// The client address an upload came from: unpaid uploads are bounded per address
 	// (quota.go).
 	`ALTER TABLE uploads ADD COLUMN client TEXT NOT NULL DEFAULT '';`,
+	// The version of a transcript's text: rendered downloads are cached under it
+	// (edit_version.go).
+	`ALTER TABLE orders ADD COLUMN edit_version BIGINT NOT NULL DEFAULT 0;`,
 }
 
 func migrate(ctx context.Context, db *sqldb.DB) error {

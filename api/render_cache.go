@@ -36,7 +36,7 @@ const (
 // and the format.
 type renderKey struct {
 	order, resultKey, format string
-	version              int64
+	version                  int64
 }
 
 // rendered is a rendering kept.
@@ -151,4 +151,3 @@ func (rc *renderCache) size() int {
 	defer rc.mu.Unlock()
 	return len(rc.entries)
 }
-

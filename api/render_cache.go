@@ -144,10 +144,3 @@ func (s *server) cachedRender(c *fiber.Ctx, o orders.Order, format string) (r *r
 	s.renders.put(k, r)
 	return r, false, nil
 }
-
-// size is for tests: how many renderings the cache holds.
-func (rc *renderCache) size() int {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return len(rc.entries)
-}

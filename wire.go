@@ -169,7 +169,7 @@ func (a *App) newPayments() (providers.Payments, api.WebhookParser, error) {
 // newBook builds the order book over the parts wire made.
 func (a *App) newBook(ctx context.Context, tmpDir string, payments providers.Payments, store providers.Storage,
 	mailer providers.Mailer, speaker providers.Speaker, transcriber providers.Transcriber, runner *media.Runner,
-	links *links.Resolver) error {
+	links *links.Cached) error {
 	cfg := a.cfg
 	var err error
 	a.book, err = orders.New(ctx, orders.Config{
@@ -270,13 +270,13 @@ func newTranscriber(cfg Config, runner *media.Runner, tmpDir string) providers.T
 }
 
 // newLinks reads video links: direct files through the address guard, and YouTube.
-// countBytes hears every byte read from a link.
-func newLinks(cfg Config, runner *media.Runner, countBytes func(int64)) (*links.Resolver, *links.Guard) {
+// countBytes hears every byte read from a link. Analyses of one link are kept a minute.
+func newLinks(cfg Config, runner *media.Runner, countBytes func(int64)) (*links.Cached, *links.Guard) {
 	guard := links.NewGuard(links.GuardConfig{AllowPrivate: cfg.AllowPrivateURLs, CountBytes: countBytes})
 	// StreamClient: audio downloads may take longer than one request's timeout.
 	youtube := links.NewYouTube(links.YouTubeConfig{HTTPClient: guard.StreamClient()})
-	return links.NewResolver(links.ResolverConfig{Guard: guard, Runner: runner,
-		Sites: []links.Site{youtube}, MaxDuration: cfg.VTTMaxDuration}), guard
+	return links.NewCached(links.NewResolver(links.ResolverConfig{Guard: guard, Runner: runner,
+		Sites: []links.Site{youtube}, MaxDuration: cfg.VTTMaxDuration})), guard
 }
 
 func newLogger(cfg Config) *slog.Logger {

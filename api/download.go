@@ -64,16 +64,20 @@ func (s *server) download(c *fiber.Ctx) error {
 
 // otherFormat sends a transcription in another format, made from its kept segments.
 func (s *server) otherFormat(c *fiber.Ctx, o orders.Order, format string) error {
-	body, name, contentType, err := s.deps.Book.Results.OtherFormat(c.UserContext(), o, format)
+	r, done, err := s.cachedRender(c, o, format) // cached per version of the text, with an ETag
+	if done {
+		return err
+	}
 	switch {
 	case errors.Is(err, orders.ErrUnknownFormat), errors.Is(err, orders.ErrNoSegments):
 		return fail("invalid_format", "this file has no such format")
 	case err != nil:
 		return s.linkError(c, o, err)
 	}
-	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+name+`"`)
-	c.Set(fiber.HeaderContentType, contentType)
-	return c.Send(body)
+	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+r.name+`"`)
+	c.Set(fiber.HeaderContentType, r.contentType)
+	c.Set(fiber.HeaderETag, r.etag)
+	return c.Send(r.body)
 }
 
 // sendRange sends the object, or the one byte range the request asks for when the object

@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"parla/api/orders"
+	"parla/media"
 	"parla/media/links"
 	"parla/providers"
 	"parla/providers/sqldb"
@@ -35,7 +36,8 @@ var errorKinds = []errorKind{
 	{code: "missing_session", status: 400, message: "sessionId is required"},
 	{code: "not_found", status: 404, message: "no such endpoint"},
 	{code: "too_large", status: 413, message: "the request body is too large"},
-	{code: "rate_limited", status: 429, message: "too many requests; try again in a minute"},
+	{code: "rate_limited", status: 429, message: "too many requests; try again in a minute",
+		causes: []error{media.ErrVisitorsBusy}},
 	{code: "unauthorized", status: 401, message: "this needs the operator's token: Authorization: Bearer <ADMIN_TOKEN>"},
 	// Order parameters (orders.InputError carries these codes).
 	{code: "invalid_voice", status: 400, message: "unknown voice"},
@@ -61,7 +63,10 @@ var errorKinds = []errorKind{
 	{code: "unreadable_audio", status: 422, message: "the file is not audio we can read"},
 	{code: "no_speech", status: 422, message: "we found no speech in this recording, so there is nothing to transcribe"},
 	{code: "audio_too_long", status: 422, message: "the recording is longer than we take; split it into shorter files"},
-	{code: "audio_too_dense", status: 422, message: "the file unpacks into far more audio than a recording of its size holds"},
+	{code: "audio_too_dense", status: 422, message: "the file unpacks into far more audio than a recording of its size holds",
+		causes: []error{media.ErrTooDense}},
+	{code: "length_mismatch", status: 422, message: "the file's header and its content disagree about its length, so its price cannot be trusted",
+		causes: []error{media.ErrDurationMismatch}},
 	{code: "upload_not_found", status: 404, message: "the upload is unknown, expired or already paid for; upload the file again",
 		causes: []error{orders.ErrUploadNotFound}},
 	{code: "upload_quota", status: 429, message: "this address keeps as many unpaid uploads as it may; order one of them, or try again once they expire"},

@@ -84,6 +84,7 @@ type server struct {
 	pages    *pageRenderer // nil without locales: index.html is served as built
 	// clientOf names a request's client as the rate limits and upload quotas count it.
 	clientOf func(c *fiber.Ctx) string
+	renders  renderCache // rendered downloads (render_cache.go)
 }
 
 // orderHandlers serve the order journey: uploads and link analysis, checkout creation, the

@@ -139,7 +139,12 @@ func (s orderHandlers) analyzeVideo(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}
-	info, amount, err := s.deps.Book.Intake.AnalyzeLink(c.UserContext(), body.Video)
+	// The analysis ends when the visitor leaves, as an upload's measure does.
+	ctx, stop := watchConn(c.UserContext(), c.Context().Conn())
+	info, amount, err := s.deps.Book.Intake.AnalyzeLink(ctx, body.Video)
+	if stop() {
+		c.Context().SetConnectionClose()
+	}
 	if err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ func uploadLimit(size int64, longest time.Duration) (time.Duration, error) {
 // may last at most longest (0: no limit) and DensityLimit of the file's size; decoding
 // stops just past the smaller (ErrTooLong, ErrTooDense), and a header that claims more is
 // refused before decoding. The measure runs in the visitors' own pool (Config.MaxVisitors)
-// and, once it runs, for at most MeasureDeadline of the file's size (ErrTooDense). ctx
+// and, once it runs, for at most MeasureDeadline of the file's size in CPU time (ErrTooDense). ctx
 // ends it too: the caller cancels it when the visitor leaves.
 func (r *Runner) CheckUpload(ctx context.Context, path string, longest time.Duration) (Measurement, error) {
 	abs, err := filepath.Abs(path)
@@ -72,10 +72,10 @@ func (r *Runner) CheckUpload(ctx context.Context, path string, longest time.Dura
 	}
 	defer release()
 	deadline := MeasureDeadline(st.Size())
-	mctx, cancel := context.WithTimeout(ctx, deadline)
-	defer cancel()
+	// In CPU time: the measure runs at the lowest priority (visitors.go).
+	mctx := withCPUBudget(ctx, func() time.Duration { return deadline })
 	m, err := r.checkBounded(mctx, abs, longest, limit, past)
-	if err != nil && ctx.Err() == nil && errors.Is(mctx.Err(), context.DeadlineExceeded) {
+	if err != nil && ctx.Err() == nil && errors.Is(err, errMeasureDeadline) {
 		return Measurement{}, fmt.Errorf("%w: measuring took more than %s", ErrTooDense, deadline)
 	}
 	return m, err
@@ -96,8 +96,9 @@ func (r *Runner) checkBounded(ctx context.Context, abs string, longest, limit ti
 		// stops at that limit, or finds a liar (ErrDurationMismatch).
 		return Measurement{}, fmt.Errorf("%w: the header says %s", ErrTooLong, info.Duration.Round(time.Second))
 	}
+	limit, past = uploadHeaderLimit(info.Duration, limit, past)
 	scan := &silenceScan{limit: int64((limit + time.Second) / (time.Second / PCMRate))}
-	err = run(ctx, r.ffmpeg, PCMArgs(abs, limit+time.Second), nil, scan)
+	err = runIdle(ctx, r.ffmpeg, PCMArgs(abs, limit+time.Second), nil, scan)
 	m := scan.measurement()
 	if m.Length > limit {
 		// ffmpeg's error, if any, is only that the scan stopped reading.

@@ -29,6 +29,9 @@ type Config struct {
 	// SignInPerMinute and SignInGlobalPerMinute bound sign-in attempts (and wrong bearer
 	// tokens) per client address and for everyone (10 and 60).
 	SignInPerMinute, SignInGlobalPerMinute int
+	// PasswordChecked, when set, hears every password check the sign-in form runs (each
+	// one bcrypt comparison), inside its turn (tests count them).
+	PasswordChecked func()
 	// Engines names the engine configured for each service, shown on an order's page.
 	Engines map[orders.Service]string
 	// Closed says which services cannot take orders now and why (with what opens them); nil

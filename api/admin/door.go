@@ -18,13 +18,14 @@ type door struct {
 	keys     keys
 	sessions *sessionKeys
 	limiter  *limiter
+	guard    *guard
 	pages    *pages
 }
 
 func newDoor(cfg *Config, op *orders.Operator, p *pages) *door {
 	return &door{cfg: cfg, op: op, keys: newKeys(cfg.PasswordHash, cfg.Token), pages: p,
 		sessions: &sessionKeys{load: op.SessionSecret, fixed: cfg.SessionKey},
-		limiter:  newLimiter(cfg.SignInPerMinute, cfg.SignInGlobalPerMinute, time.Minute)}
+		limiter:  newLimiter(cfg.SignInPerMinute, cfg.SignInGlobalPerMinute, time.Minute), guard: newGuard(cfg.PasswordChecked)}
 }
 
 const cookieName = "parla_admin"
@@ -179,7 +180,15 @@ func (d *door) signIn(c *fiber.Ctx) error {
 	if d.limiter.blocked(ip, now) {
 		return d.pages.refuse(c, fiber.StatusTooManyRequests, "rate_limited", "Too many sign-in attempts; wait a minute.")
 	}
-	who, ok := d.keys.signIn(c.FormValue("password"))
+	// Past the global count, only a browser that signed in before is checked (door_guard.go).
+	allowed := func() bool { return !d.limiter.flooded(now) || d.knownDevice(c, now) }
+	if !allowed() {
+		return d.pages.refuse(c, fiber.StatusTooManyRequests, "rate_limited", "Too many sign-in attempts; wait a minute.")
+	}
+	who, ok, ran := d.guard.check(c.UserContext(), d.keys, c.FormValue("password"), allowed)
+	if !ran {
+		return d.pages.refuse(c, fiber.StatusTooManyRequests, "rate_limited", "Too many sign-in attempts; wait a minute.")
+	}
 	if !ok && !d.limiter.fail(ip, now) {
 		return d.pages.refuse(c, fiber.StatusTooManyRequests, "rate_limited", "Too many sign-in attempts; wait a minute.")
 	}
@@ -202,6 +211,7 @@ func (d *door) signIn(c *fiber.Ctx) error {
 	}
 	s := session{Who: who, Nonce: randomToken(), Issued: now, Expires: now.Add(d.cfg.SessionTTL)}
 	c.Cookie(d.sessionCookie(c, k.cookie(s), s.Expires))
+	d.markDevice(c, k, now)
 	return c.Redirect("/admin/orders", fiber.StatusSeeOther)
 }
 
@@ -219,6 +229,12 @@ func (d *door) signOut(c *fiber.Ctx) error {
 // too, on this node at once and on the others within keyRefresh.
 func (d *door) signOutEveryone(c *fiber.Ctx) error {
 	by := orders.Actor{Who: current(c).Who, IP: d.cfg.ClientIP(c), Once: c.FormValue("once")}
+	if by.Once == "" {
+		by.Once = c.Get("Idempotency-Key") // as the order actions take it
+	}
+	if len(by.Once) > 100 {
+		return d.pages.refuse(c, fiber.StatusBadRequest, "bad_request", "The once key is too long.")
+	}
 	out, err := d.op.SignEveryoneOut(c.UserContext(), by)
 	d.sessions.forget()
 	if err != nil {

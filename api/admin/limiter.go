@@ -19,6 +19,7 @@ type limiter struct {
 	window    time.Duration
 	clients   map[string]*count
 	all       count
+	fullUntil time.Time // makeRoom found every entry blocking until then
 }
 
 type count struct {
@@ -46,8 +47,7 @@ func newLimiter(perClient, global int, window time.Duration) *limiter {
 	return &limiter{perClient: perClient, global: global, window: window, clients: map[string]*count{}}
 }
 
-// maxClients bounds the table; past it the table starts afresh (a flood of addresses is
-// still answered 429 past the global count).
+// maxClients bounds the table; past it, entries that block nobody make room (makeRoom).
 const maxClients = 10000
 
 // blocked reports whether ip's failures in this window have reached its limit: its
@@ -67,8 +67,8 @@ func (l *limiter) fail(ip string, now time.Time) bool {
 	key := orders.ClientKey(ip)
 	c, ok := l.clients[key]
 	if !ok {
-		if len(l.clients) >= maxClients {
-			l.clients = map[string]*count{}
+		if !l.makeRoom(now) {
+			return l.all.add(now, l.window) <= l.global
 		}
 		c = &count{start: now}
 		l.clients[key] = c

@@ -73,10 +73,12 @@ func (in *Intake) AcceptUpload(ctx context.Context, path, fileName, client strin
 		return Upload{}, 0, in.services.available(STT)
 	}
 	// A file past the quotas is refused before the measure, which costs far more than the
-	// query; keep counts it again, holding its bytes.
-	if err := in.uploads.fits(ctx, client, size); err != nil {
+	// query, and its bytes are counted while it is measured; keep counts them again.
+	release, err := in.uploads.hold(ctx, client, size)
+	if err != nil {
 		return Upload{}, 0, err
 	}
+	defer release()
 	longest := in.cfg.STTMaxDuration
 	m, err := in.audio.CheckUpload(ctx, path, longest)
 	if err == nil && m.Length > longest {
@@ -88,6 +90,7 @@ func (in *Intake) AcceptUpload(ctx context.Context, path, fileName, client strin
 	if !m.HasSpeech() {
 		return Upload{}, 0, noSpeech(m.Length)
 	}
+	release()
 	u, err := in.uploads.keep(ctx, path, fileName, client, size, m.Length)
 	if err != nil {
 		return Upload{}, 0, err
@@ -113,7 +116,7 @@ func audioError(err error) error {
 	case errors.Is(err, media.ErrNoAudio):
 		return bad("not_audio", "the file has no audio track")
 	case errors.Is(err, media.ErrDurationMismatch):
-		return bad("unreadable_audio", "the file is damaged: its header and its content disagree about its length")
+		return bad("length_mismatch", "the file's header and its content disagree about its length")
 	case errors.Is(err, media.ErrUnreadable):
 		return bad("unreadable_audio", "the file is not audio we can read")
 	}

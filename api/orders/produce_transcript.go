@@ -20,9 +20,11 @@ import (
 // speech, refusing files that are not audio we can transcribe (media.Runner does this with
 // ffprobe and ffmpeg). CheckUpload is the bounded measure of a visitor's upload: at most
 // longest of audio, and no more than the file's size allows (media.ErrTooLong,
-// media.ErrTooDense).
+// media.ErrTooDense). CheckPaid measures what is fetched after payment, decoding no more
+// than the paid length and its margin (media.EngineLimit of paid).
 type AudioChecker interface {
 	CheckSpeech(ctx context.Context, path string) (media.Measurement, error)
+	CheckPaid(ctx context.Context, path string, paid time.Duration) (media.Measurement, error)
 	CheckUpload(ctx context.Context, path string, longest time.Duration) (media.Measurement, error)
 }
 
@@ -120,12 +122,13 @@ func (p *transcriptProducer) source(ctx context.Context, o Order, params Transcr
 		cleanup()
 		return "", 0, nothing, linkFailure(err)
 	}
-	m, err := p.audio.CheckSpeech(ctx, path)
+	paid := time.Duration(params.Seconds) * time.Second
+	m, err := p.audio.CheckPaid(ctx, path, paid)
 	if err != nil {
 		cleanup()
 		return "", 0, nothing, permanent("source_changed", err)
 	}
-	d = m.Length
+	d = paidLength(m.Length, paid)
 	if changed(Seconds(d), params.Seconds) {
 		cleanup()
 		return "", 0, nothing, permanent("source_changed",

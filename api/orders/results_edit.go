@@ -202,6 +202,9 @@ func (r *Results) SaveEdit(ctx context.Context, o Order, segs []providers.Segmen
 	if err := r.putEdit(ctx, o, raw); err != nil {
 		return providers.Transcript{}, err
 	}
+	if err := r.bumpEditVersion(ctx, o.ID); err != nil {
+		return providers.Transcript{}, err
+	}
 	// The order's id only: the text is the visitor's and never reaches the logs.
 	r.log.Info("transcript edited", "order", o.ID, "cues", len(segs))
 	return t, nil
@@ -215,7 +218,7 @@ func (r *Results) Revert(ctx context.Context, o Order) error {
 	if err := r.storage.Delete(ctx, editedKey(o.ResultKey)); err != nil && !errors.Is(err, providers.ErrNotFound) {
 		return fmt.Errorf("removing the edit of order %s: %w", o.ID, err)
 	}
-	return nil
+	return r.bumpEditVersion(ctx, o.ID)
 }
 
 // EditedFormat tells whether the visitor edited the result, and in which format it was

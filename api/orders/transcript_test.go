@@ -38,6 +38,15 @@ func (lengthInFile) CheckSpeech(_ context.Context, path string) (media.Measureme
 	return media.Measurement{Length: d, Speech: d}, nil
 }
 
+// CheckPaid is CheckSpeech, refusing what lasts longer than the paid length and its margin.
+func (l lengthInFile) CheckPaid(ctx context.Context, path string, paid time.Duration) (media.Measurement, error) {
+	m, err := l.CheckSpeech(ctx, path)
+	if err == nil && m.Length > media.EngineLimit(paid) {
+		return media.Measurement{}, media.ErrTooLong
+	}
+	return m, err
+}
+
 // CheckUpload is CheckSpeech, refusing "dense" as a decode bomb; the longest taken is the
 // Desk's to enforce.
 func (l lengthInFile) CheckUpload(ctx context.Context, path string, _ time.Duration) (media.Measurement, error) {

@@ -72,7 +72,7 @@ func (u *Uploads) keep(ctx context.Context, path, fileName, client string, size 
 	}
 	err = settle(func() error {
 		_, err := u.db.ExecContext(ctx, `INSERT INTO uploads (id, file_name, size, duration_ms, created_at, client)
-			VALUES (?, ?, ?, ?, ?, ?)`, up.ID, up.FileName, up.Size, up.Duration.Milliseconds(), millis(up.CreatedAt), client)
+			VALUES (?, ?, ?, ?, ?, ?)`, up.ID, up.FileName, up.Size, keptMillis(up.Duration), millis(up.CreatedAt), client)
 		return err
 	})
 	if err != nil {

@@ -130,6 +130,12 @@ func (r *Resolver) analyzeDirect(ctx context.Context, raw string) (LinkInfo, err
 		return LinkInfo{}, err
 	}
 	defer rl.Close()
+	// The probe and the decode hold one place in the visitors' pool (visitor.go).
+	release, err := r.cfg.Runner.VisitorSlot(ctx)
+	if err != nil {
+		return LinkInfo{}, err
+	}
+	defer release()
 	var out bytes.Buffer
 	err = r.cfg.Runner.FFprobe(ctx, media.RemoteProbeArgs(rl.URL), &out)
 	if err != nil {
@@ -147,8 +153,10 @@ func (r *Resolver) analyzeDirect(ctx context.Context, raw string) (LinkInfo, err
 		return LinkInfo{}, fmt.Errorf("%w: %s has no duration", ErrNotMedia, u.Hostname())
 	}
 	info := LinkInfo{Site: SiteDirect, URL: u.String(), Duration: p.Duration}
-	if size := rl.Stats.Length(); size >= 0 && size <= r.cfg.SpeechMaxBytes {
-		r.measureSpeech(ctx, u, size, &info)
+	if size := rl.Stats.Length(); size >= 0 && size <= r.cfg.SpeechMaxBytes && !r.tooLong(info.Duration) {
+		if err := r.measureBounded(ctx, u, size, &info); err != nil {
+			return LinkInfo{}, err
+		}
 	}
 	return info, nil
 }
@@ -322,7 +330,9 @@ func (r *Resolver) trustFetched(ctx context.Context, srcErr error, info LinkInfo
 	if srcErr == nil {
 		return nil
 	}
-	got, err := r.cfg.Runner.CheckAudio(ctx, dst)
+	// After payment: decode no more than the paid length and its margin.
+	m, err := r.cfg.Runner.CheckPaid(ctx, dst, info.Duration)
+	got := m.Length
 	if err == nil && !lengthDiffers(got, info.Duration) {
 		return nil
 	}

@@ -1,0 +1,51 @@
+package links
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+
+	"parla/media"
+	"time"
+)
+
+// tooLong reports a header length past the operator's MaxDuration: Analyze refuses it
+// without decoding anything.
+func (r *Resolver) tooLong(d time.Duration) bool {
+	return r.cfg.MaxDuration > 0 && d > r.cfg.MaxDuration
+}
+
+// measureBounded decodes the audio of a direct link of the given size through a fresh
+// relay, bounded as an upload's measure is (media.MeasureRemoteBounded: the header's
+// length and its tolerance, MaxDuration, what the size can hold, a deadline growing with
+// the bytes read), and records its speech in info. The caller holds a visitors' slot.
+//
+// A link whose audio lies about its length (media.ErrDurationMismatch), goes on past
+// MaxDuration (ErrTooLong) or is a decode bomb (media.ErrTooDense) is refused: its price
+// would be set on a header the paid job would then refund. Any other failure (the source
+// cut off, the analysis out of time) leaves the speech unmeasured: the probe already found
+// the link good, and the audio is measured again, capped at the paid length, after payment.
+func (r *Resolver) measureBounded(ctx context.Context, u *url.URL, size int64, info *LinkInfo) error {
+	rl, err := r.cfg.Guard.Relay(ctx, u, 2*size+1)
+	if err != nil {
+		return nil
+	}
+	defer rl.Close()
+	m, err := r.cfg.Runner.MeasureRemoteBounded(ctx, rl.URL, media.RemoteBounds{
+		Claimed: info.Duration, Longest: r.cfg.MaxDuration, Size: size, BytesRead: rl.Stats.BytesRead,
+	})
+	switch {
+	case errors.Is(err, media.ErrTooLong):
+		return fmt.Errorf("%w: %s: %v", ErrTooLong, u.Hostname(), err)
+	case errors.Is(err, media.ErrDurationMismatch), errors.Is(err, media.ErrTooDense):
+		if rl.Stats.Err() == nil { // a cut transfer only looks short
+			return fmt.Errorf("analysing %s: %w", u.Hostname(), err)
+		}
+		return nil
+	case err != nil || rl.Stats.Err() != nil || m.Length <= 0:
+		return nil
+	}
+	info.Speech, info.SpeechMeasured = min(m.Speech, info.Duration), true
+	return nil
+}

@@ -51,5 +51,8 @@ export default defineConfig({
     environment: "jsdom",
     include: ["test/**/*.test.{js,jsx}"],
     setupFiles: ["test/setup.js"],
+    // A test waits for what it proves (a rendered screen, a settled form), not for an idle
+    // machine's speed: CI runs at load ~6 on 2 cores, where 5 s timed out (make test-loaded).
+    testTimeout: 30000,
   },
 });

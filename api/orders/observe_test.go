@@ -52,6 +52,8 @@ func TestObserverHearsADeliveredOrder(t *testing.T) {
 	f.pay(t, co.SessionID)
 	f.waitStatus(t, co.OrderID, Done)
 	want := []EventKind{EventCreated, EventPaid, EventProduced, EventMailed, EventDelivered}
+	// "delivered" is told just after the done row is written: wait for the fifth event.
+	testkit.WaitFor(10*time.Second, func() bool { return len(rec.kinds()) >= len(want) })
 	if got := rec.kinds(); !slices.Equal(got, want) {
 		t.Fatalf("events = %v, want %v", got, want)
 	}

@@ -43,10 +43,12 @@ func TestRenderedDownloadsCachedPerVersion(t *testing.T) {
 	}
 	limited := false
 	for range 12 {
-		if r := h.get(dl + "?format=srt"); r.status == 429 {
+		r := h.get(dl + "?format=srt")
+		if r.status == 429 {
 			limited = true
 			break
 		}
+		h.wantStatus(r, 200)
 	}
 	if !limited {
 		t.Error("16 rendered downloads within a minute, 12 allowed: none refused")

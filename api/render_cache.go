@@ -101,11 +101,19 @@ func (rc *renderCache) put(k renderKey, r *rendered) {
 	}
 	rc.entries[k] = r
 	rc.bytes += size
-	for rc.bytes > renderCacheBytes || len(rc.order) > 0 && r.at.Sub(rc.entries[rc.order[0]].at) >= renderCacheFor {
+	// Oldest first: out while over the bytes or past its time; a key the order still names
+	// but the map no longer holds is dropped from the order.
+	for len(rc.order) > 0 {
 		oldest := rc.order[0]
+		e, ok := rc.entries[oldest]
+		if ok && rc.bytes <= renderCacheBytes && r.at.Sub(e.at) < renderCacheFor {
+			break
+		}
 		rc.order = rc.order[1:]
-		rc.bytes -= int64(len(rc.entries[oldest].body))
-		delete(rc.entries, oldest)
+		if ok {
+			rc.bytes -= int64(len(e.body))
+			delete(rc.entries, oldest)
+		}
 	}
 }
 

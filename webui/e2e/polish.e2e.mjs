@@ -93,7 +93,7 @@ async function main() {
       const voices = stops.slice(0, 6);
       assert(JSON.stringify(voices) === JSON.stringify(["alloy", "echo", "fable", "onyx", "nova", "shimmer"]), `tab order ${stops}`);
       assert(stops[6] === "speed", `after the voices: ${stops}`);
-      await page.getByRole("button", { name: "Play the sample of Fable" }).focus();
+      await page.getByRole("button", { name: "Listen to the sample of Fable" }).focus();
       await page.keyboard.press("Enter");
       await page.waitForFunction(() => {
         const a = document.querySelector('[data-voice="fable"] audio');
@@ -101,7 +101,7 @@ async function main() {
       }, null, { timeout: 10000 });
       assert(await page.getByRole("radio", { name: "Fable" }).isChecked(), "playing a sample selects its voice");
       await page.keyboard.press("Space");
-      await page.getByRole("button", { name: "Play the sample of Fable" }).waitFor({ timeout: 3000 });
+      await page.getByRole("button", { name: "Listen to the sample of Fable" }).waitFor({ timeout: 3000 });
       assert(await page.evaluate(() => document.querySelector('[data-voice="fable"] audio').paused), "Space did not pause");
     });
 

@@ -5,6 +5,7 @@
 //
 //   BASE_URL=http://127.0.0.1:4000 node webui/e2e/polish.e2e.mjs
 import { abort, assert, BASE, check, facts, finish, openBrowser } from "./harness.mjs";
+import { readFileSync } from "node:fs";
 
 const PAGES = ["/", "/tts", "/sst", "/vtt", "/terms", "/privacy", "/refunds", "/payment/error"];
 
@@ -49,8 +50,42 @@ async function measureCatches(page, path, name, build) {
   assert(bad.some((b) => b.startsWith(name)), `not caught: ${bad.join("; ")}`);
 }
 
+const LANGUAGES = JSON.parse(readFileSync(new URL("../src/languages.json", import.meta.url), "utf8"));
+
+/** Records, from the page's first byte, every layout shift not caused by the visitor. */
+function recordShifts() {
+  window.__shifts = [];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      if (e.hadRecentInput) continue;
+      const what = e.sources.map((src) => `${src.node?.nodeName?.toLowerCase() || "?"}.${src.node?.className || ""} ${Math.round(src.previousRect.y)}→${Math.round(src.currentRect.y)}`);
+      window.__shifts.push({ value: e.value, what: what.join(", ") });
+    }
+  }).observe({ type: "layout-shift", buffered: true });
+}
+
+/**
+ * The layout shift of a first visit's load of path at width (the sum of every shift, which is at
+ * least the cumulative layout shift Lighthouse reports), and what moved.
+ */
+async function layoutShift(context, path, width) {
+  const page = await context.newPage();
+  try {
+    await page.setViewportSize({ width, height: width < 600 ? 640 : 900 });
+    // A first visit: no remembered language (an unprefixed address would switch to it).
+    await page.addInitScript(() => localStorage.clear());
+    await page.addInitScript(recordShifts);
+    await page.goto(`${BASE}${path}`, { waitUntil: "networkidle" });
+    await page.waitForTimeout(500);
+    const shifts = await page.evaluate(() => window.__shifts);
+    return { total: shifts.reduce((sum, e) => sum + e.value, 0), what: shifts.map((e) => `${e.value.toFixed(3)}: ${e.what}`) };
+  } finally {
+    await page.close();
+  }
+}
+
 async function main() {
-  const { page, pageErrors, shot, setLang, close } = await openBrowser();
+  const { context, page, pageErrors, shot, setLang, close } = await openBrowser();
   try {
     await check("free preview plays the visitor's text in place", async () => {
       await page.goto(`${BASE}/tts`, { waitUntil: "networkidle" });
@@ -155,6 +190,23 @@ async function main() {
       }
     }
     await page.setViewportSize({ width: 1280, height: 900 });
+
+    // Issue 32: no page moves while the app and its data load (at most 0.02, Lighthouse's
+    // "good" is 0.1), in every language, on a phone and on a desktop.
+    let worst = 0;
+    for (const { hreflang } of LANGUAGES) {
+      const prefix = hreflang === "en" ? "" : `/${hreflang}`;
+      for (const path of ["/", "/tts", "/sst", "/vtt", "/terms", "/refunds"]) {
+        for (const width of [320, 1280]) {
+          await check(`${width} px, ${hreflang}: ${path} does not shift while it loads`, async () => {
+            const { total, what } = await layoutShift(context, `${prefix}${path === "/" && prefix ? "" : path}`, width);
+            worst = Math.max(worst, total);
+            assert(total <= 0.02, `layout shift ${total.toFixed(3)}: ${what.join("; ")}`);
+          });
+        }
+      }
+    }
+    facts.worst_layout_shift = worst.toFixed(4);
 
     await check("Russian plurals: 5001 символ, 5002 символа, 5005 символов (over the maximum)", async () => {
       const config = await (await page.request.get(`${BASE}/api/config`)).json();

@@ -1,7 +1,7 @@
 import { lazy, Suspense, useCallback, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { getConfig, prefetchTranscript } from "./api.js";
-import { ConfigContext } from "./config.jsx";
+import { ConfigContext, inlineConfig } from "./config.jsx";
 import { applyDocumentLanguage, changeLanguage } from "./i18n.js";
 import { LANGUAGES } from "./languages.js";
 import { Link, navigate, splitPath, usePath } from "./router.jsx";
@@ -108,7 +108,7 @@ function LanguageSelect() {
 export default function App() {
   const { t, i18n } = useTranslation();
   const path = usePath();
-  const [config, setConfig] = useState(null);
+  const [config, setConfig] = useState(inlineConfig);
   const [configError, setConfigError] = useState(null);
 
   const load = useCallback(() => {
@@ -119,7 +119,8 @@ export default function App() {
     });
     return () => ctl.abort();
   }, []);
-  useEffect(load, [load]);
+  // Asked for only when the page did not carry it (api/spa.go writes it into every page).
+  useEffect(() => (config ? undefined : load()), [load]); // config: the first value only
 
   const { title, desc, el, needsConfig } = route(path);
   const retention = siteInfo().retention || config?.retention;

@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO    ?= go
 export PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 
-.PHONY: deploy-check run test test-loaded setup ui build whisper whisper-build models go-test whisper-test ui-test e2e fuzz bench whisper-bench clean
+.PHONY: lighthouse deploy-check run test test-loaded setup ui build whisper whisper-build models go-test whisper-test ui-test e2e fuzz bench whisper-bench clean
 
 # MODEL: the whisper model `make run` and `make whisper` fetch and use (models/download.sh list).
 MODEL ?= base
@@ -88,6 +88,12 @@ deploy-check:
 ## fuzz: every Fuzz* target for FUZZTIME (5 s) each, from its seed corpus in testdata/fuzz
 fuzz:
 	bash .ci/fuzz.sh
+
+## lighthouse: Lighthouse 12.2.3 (mobile) on /, /tts, /sst, /vtt in every language against
+## bin/parla on its defaults; fails on a layout shift over 0.02, and with STRICT=1 (a quiet
+## machine) on blocking time of 200 ms or more or a score under 90 (issue 32).
+lighthouse: build
+	bash .ci/lighthouse.sh
 
 ## bench: the performance targets of the issues (see README)
 bench:

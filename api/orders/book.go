@@ -176,3 +176,10 @@ func (b *Book) Download(ctx context.Context, token string) (Order, error) {
 	}
 	return o, nil
 }
+
+// UnpaidUploadBytes is the bytes of unpaid uploads kept: what /readyz's disk check names
+// when space is short, since the sweep frees those no checkout holds first.
+func (b *Book) UnpaidUploadBytes(ctx context.Context) (int64, error) {
+	total, _, err := b.Desk.uploads.usage(ctx, "")
+	return total, err
+}

@@ -129,7 +129,7 @@ func (p *transcriptProducer) source(ctx context.Context, o Order, params Transcr
 		return "", 0, nothing, permanent("source_changed", err)
 	}
 	d = paidLength(m.Length, paid)
-	if changed(Seconds(d), params.Seconds) {
+	if lengthChanged(Seconds(d), params.Seconds) {
 		cleanup()
 		return "", 0, nothing, permanent("source_changed",
 			fmt.Errorf("the video lasted %d s when paid for and %d s now", params.Seconds, Seconds(d)))
@@ -156,16 +156,6 @@ func (p *transcriptProducer) Release(ctx context.Context, o Order) {
 		return
 	}
 	p.uploads.release(ctx, params.Upload, o.ID)
-}
-
-// changed reports whether a fetched duration differs from the paid one by more than
-// encoders' rounding: 2 s, or 2 % of long videos.
-func changed(now, paid int64) bool {
-	diff := now - paid
-	if diff < 0 {
-		diff = -diff
-	}
-	return diff > max(2, paid/50)
 }
 
 // linkFailure marks the fetch failures that no retry can mend as permanent; a source

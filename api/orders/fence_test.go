@@ -124,36 +124,6 @@ func objectsHolding(t *testing.T, m *storage.MinIO, text string) []string {
 	return out
 }
 
-// deliveredTranscriptDeps is deliveredTranscript with the dependencies edited.
-func deliveredTranscriptDeps(t *testing.T, editDeps func(*Deps)) (*fixture, Order, Editable) {
-	t.Helper()
-	f := newFixtureDeps(t, nil, editDeps)
-	ctx := context.Background()
-	u, _, err := f.upload(t, "10s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	co, err := f.book.Desk.CreateSTT(ctx, f.transcriptOrder(u.ID, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.pay(t, co.SessionID)
-	o := f.waitStatus(t, co.OrderID, Done)
-	e, err := f.book.Results.Editable(ctx, o)
-	if err != nil {
-		t.Fatalf("editable %+v, %v", e, err)
-	}
-	return f, o, e
-}
-
-// jobState is the fulfil job's state in River's table.
-func (f *fixture) jobState(t *testing.T) string {
-	t.Helper()
-	var state string
-	f.book.Desk.orders.db.QueryRowContext(context.Background(), `SELECT state FROM river_job WHERE kind = 'fulfil'`).Scan(&state)
-	return state
-}
-
 // A runner whose claim was taken while it produced (another node took the order over)
 // stores no result, sends no letter, removes what it wrote and ends its job without a
 // retry; the order stays the other runner's. (Before the fence, it delivered over the
@@ -161,13 +131,9 @@ func (f *fixture) jobState(t *testing.T) string {
 func TestRunnerThatLostItsClaimWritesNothing(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
-	hold := make(chan struct{})
-	f.speaker.hold.Store(&hold)
-	co := f.order(t, "Taken over while spoken.")
-	f.pay(t, co.SessionID)
-	f.waitStatus(t, co.OrderID, Processing)
+	co, release := f.producing(t, "Taken over while spoken.")
 	f.exec(t, `UPDATE orders SET claim = claim + 1 WHERE id = ?`, co.OrderID) // the other runner's claim
-	close(hold)
+	release()
 	if !testkit.WaitFor(10*time.Second, func() bool { return f.jobState(t) == "cancelled" }) {
 		t.Fatalf("the job is %s, want cancelled", f.jobState(t))
 	}
@@ -228,13 +194,9 @@ func TestProcessGateStopsAProcess(t *testing.T) {
 // left by a crash between the two is not sent again.
 func TestLetterClaimedBeforeItIsSent(t *testing.T) {
 	f := newFixture(t, nil)
-	hold := make(chan struct{})
-	f.speaker.hold.Store(&hold)
-	co := f.order(t, "A letter claimed and lost.")
-	f.pay(t, co.SessionID)
-	f.waitStatus(t, co.OrderID, Processing)
+	co, release := f.producing(t, "A letter claimed and lost.")
 	f.exec(t, `UPDATE orders SET mail_claimed_at = 1 WHERE id = ?`, co.OrderID) // a crash after the claim
-	close(hold)
+	release()
 	f.waitStatus(t, co.OrderID, Done)
 	if n := len(f.mails(t)); n != 0 {
 		t.Errorf("%d letters after a claim left unsent, want 0 (Resend is the remedy)", n)

@@ -60,7 +60,9 @@ func TestFaultSchedules(t *testing.T) {
 		seeds = []uint64{n}
 	}
 	requireMediaTools(t)
-	fc := startFaultCluster(t)
+	fc := startFaultCluster(t, map[string]string{
+		"NODE_HEARTBEAT": faultHeartbeat.String(), "NODE_DEAD_AFTER": faultDeadAfter.String(),
+	})
 	var figures []faultFigures
 	for _, seed := range seeds {
 		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
@@ -92,7 +94,9 @@ type faultCluster struct {
 	top   testing.TB // the suite's test: a restarted node lives as long as it
 }
 
-func startFaultCluster(t *testing.T) *faultCluster {
+// startFaultCluster starts two nodes whose engine processes are traced, with timing (the
+// NODE_HEARTBEAT and NODE_DEAD_AFTER env; none: the defaults, 2 s and 10 s).
+func startFaultCluster(t *testing.T, timing map[string]string) *faultCluster {
 	t.Helper()
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "engines.trace")
@@ -111,25 +115,11 @@ func startFaultCluster(t *testing.T) *faultCluster {
 		}
 	}
 	pg := testkit.StartPostgres(t)
-	c := &cluster{t: t, dbURL: pg.NewDatabase(t), minio: testkit.StartMinIO(t), bucket: clusterBucket,
-		smtp: testkit.StartSMTP(t)}
-	c.env = startFakeOpenAI(t).env()
-	for k, v := range map[string]string{
-		"DATABASE_URL": c.dbURL, "STORAGE": "minio", "MINIO_ENDPOINT": c.minio.Endpoint,
-		"MINIO_ACCESS_KEY": c.minio.AccessKey, "MINIO_SECRET_KEY": c.minio.SecretKey, "MINIO_BUCKET": c.bucket,
-		"SMTP_URL": c.smtp.URL(), "ALLOW_PRIVATE_URLS": "1", "FULFIL_RETRY_BASE": "100ms",
-		"NODE_HEARTBEAT": faultHeartbeat.String(), "NODE_DEAD_AFTER": faultDeadAfter.String(),
-		"WORKERS": "1", "TTS_ENGINE": "espeak", "PATH": bin + ":" + os.Getenv("PATH"),
-	} {
-		c.env[k] = v
+	env := map[string]string{"WORKERS": "1", "TTS_ENGINE": "espeak", "PATH": bin + ":" + os.Getenv("PATH")}
+	for k, v := range timing {
+		env[k] = v
 	}
-	addrs := []string{testkit.FreePort(t), testkit.FreePort(t)}
-	c.env["PUBLIC_URL"] = "http://" + addrs[0]
-	for i, addr := range addrs {
-		node := &clusterNode{id: fmt.Sprintf("node-%d", i+1), addr: addr, data: t.TempDir()}
-		c.nodes = append(c.nodes, node)
-		c.start(node)
-	}
+	c := startClusterOn(t, pg, 2, env)
 	return &faultCluster{cluster: c, pg: pg, trace: trace, top: t}
 }
 
@@ -258,6 +248,27 @@ func (fc *faultCluster) run(t *testing.T, seed uint64) faultFigures {
 	fig.wastedEngine = fc.engineTime(node.id)
 	fc.resetTrace()
 	return fig
+}
+
+// runnerOf waits for the order's job to run an engine process and returns the index of
+// the node running it.
+func (fc *faultCluster) runnerOf(t *testing.T, id string) int {
+	t.Helper()
+	var runner string
+	if !testkit.WaitFor(60*time.Second, func() bool {
+		runner = fc.one(`SELECT COALESCE(attempted_by[array_length(attempted_by, 1)], '') FROM river_job
+			WHERE kind = 'fulfil' AND args->>'order_id' = $1 AND state = 'running'`, id)
+		return runner != "" && fc.processesOf(runner, time.Time{}) > 0
+	}) {
+		t.Fatalf("order %s never ran", id)
+	}
+	for i, n := range fc.nodes {
+		if n.id == runner {
+			return i
+		}
+	}
+	t.Fatalf("order %s runs on an unknown node %q", id, runner)
+	return 0
 }
 
 // one runs a query for one text value.

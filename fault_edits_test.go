@@ -51,7 +51,10 @@ func (fc *faultCluster) transcriptToEdit(t *testing.T, seed uint64) *scheduleEdi
 
 // save PUTs an edit to node i in the background; its answer does not matter (the node may
 // be frozen, killed or the order deleted), only what it leaves behind.
-func (fc *faultCluster) save(e *scheduleEdits, i int) {
+func (fc *faultCluster) save(e *scheduleEdits, i int) { fc.saveAfter(e, i, 0) }
+
+// saveAfter is save, sent after wait.
+func (fc *faultCluster) saveAfter(e *scheduleEdits, i int, wait time.Duration) {
 	cues := make([]map[string]any, len(e.cues))
 	for k, c := range e.cues {
 		cues[k] = map[string]any{}
@@ -65,6 +68,7 @@ func (fc *faultCluster) save(e *scheduleEdits, i int) {
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
+		time.Sleep(wait)
 		req, _ := http.NewRequest("PUT", url, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		for k, v := range sameSite {

@@ -220,10 +220,13 @@ func (fc *faultCluster) fault(t *testing.T, rng *rand.Rand, kind string, victim 
 	doneAt = fc.waitDone(t, id, 120*time.Second)
 	if kind == "freeze+delete" {
 		fc.deleteNow(t, other, id)
-		for range 5 {
-			fc.save(e, other)
+		// Saves 3 ms apart from before the delete to after it: some record their edit
+		// just before the mark and write the file just after the delete listed the files.
+		deleteAt := 10 + rng.IntN(40)
+		for i := range 20 {
+			fc.saveAfter(e, other, time.Duration(i*3)*time.Millisecond)
 		}
-		time.Sleep(time.Duration(rng.IntN(80)) * time.Millisecond) // among the saves
+		time.Sleep(time.Duration(deleteAt) * time.Millisecond)
 		fc.deleteLink(t, other, e.page)
 	}
 	time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)

@@ -89,7 +89,7 @@ func (w *fulfilWorker) retryOrGiveUp(ctx context.Context, job *river.Job[FulfilA
 	var pe *permanentError
 	if errors.As(err, &pe) {
 		log.Error("fulfilment cannot succeed, refunding", "err", err)
-		return w.f.giveUp(context.WithoutCancel(ctx), job.Args.OrderID, err)
+		return w.giveUpRun(ctx, job.Args.OrderID, err)
 	}
 	if job.Attempt < job.MaxAttempts {
 		if ctx.Err() == nil {
@@ -98,7 +98,7 @@ func (w *fulfilWorker) retryOrGiveUp(ctx context.Context, job *river.Job[FulfilA
 		return err // or shutting down: the job goes back to the queue
 	}
 	log.Error("fulfilment failed for good, refunding", "err", err)
-	return w.f.giveUp(context.WithoutCancel(ctx), job.Args.OrderID, err)
+	return w.giveUpRun(ctx, job.Args.OrderID, err)
 }
 
 type refundWorker struct {

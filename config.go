@@ -28,10 +28,13 @@ type Config struct {
 	DataDir   string // DATA_DIR: all local state (default ./data)
 	PublicURL string // PUBLIC_URL: how visitors reach us (default http://localhost:<port>)
 
-	TTSEngine      string // TTS_ENGINE: espeak (default) or openai
-	OpenAIKey      string // OPENAI_API_KEY
-	OpenAIBaseURL  string // OPENAI_BASE_URL: any OpenAI-compatible server (default OpenAI's)
-	OpenAITTSModel string // OPENAI_TTS_MODEL (default tts-1)
+	TTSEngine string // TTS_ENGINE: espeak (default) or openai
+	// The OpenAI-compatible server of each service and its key: OPENAI_TTS_BASE_URL and
+	// OPENAI_TTS_API_KEY, OPENAI_STT_BASE_URL and OPENAI_STT_API_KEY, each falling back to
+	// OPENAI_BASE_URL (default OpenAI's) and OPENAI_API_KEY. A key is needed for OpenAI's
+	// own API only; without one (unset, or "none"), calls carry no Authorization header.
+	OpenAITTS, OpenAISTT openAIServer
+	OpenAITTSModel       string // OPENAI_TTS_MODEL (default tts-1)
 
 	STTEngine      string        // STT_ENGINE: whisper (default) or openai
 	OpenAISTTModel string        // OPENAI_STT_MODEL (default whisper-1)
@@ -164,8 +167,8 @@ func (r *envReader) readSite(c *Config) {
 // readEngines reads which engines speak and transcribe, and their settings.
 func (r *envReader) readEngines(c *Config) {
 	c.TTSEngine = r.oneOf("TTS_ENGINE", "espeak", "espeak", "openai")
-	c.OpenAIKey = r.get("OPENAI_API_KEY", "")
-	c.OpenAIBaseURL = r.get("OPENAI_BASE_URL", "")
+	c.OpenAITTS = r.openAIServer("OPENAI_TTS_BASE_URL", "OPENAI_TTS_API_KEY")
+	c.OpenAISTT = r.openAIServer("OPENAI_STT_BASE_URL", "OPENAI_STT_API_KEY")
 	c.OpenAITTSModel = r.get("OPENAI_TTS_MODEL", openai.DefaultSpeechModel)
 	c.STTEngine = r.oneOf("STT_ENGINE", "whisper", "whisper", "openai")
 	c.STTRequired = r.get("STT_ENGINE", "") != ""
@@ -175,6 +178,55 @@ func (r *envReader) readEngines(c *Config) {
 	c.WhisperVAD = r.oneOf("WHISPER_VAD", whisper.VADModes[0], whisper.VADModes...)
 	c.WhisperVADFile = r.get("WHISPER_VAD_MODEL", "models/ggml-silero-v6.2.0.bin")
 	c.AllowPrivateURLs = r.boolean("ALLOW_PRIVATE_URLS")
+}
+
+// openAIServer is where one service's OpenAI-compatible engine calls, and with which key.
+type openAIServer struct {
+	BaseURL string // "" = OpenAI's own API
+	Key     string // "" = no Authorization header
+	// BaseVar and KeyVar name the variables the values came from, for the messages.
+	BaseVar, KeyVar string
+}
+
+// noKey as a key sends none: OPENAI_TTS_API_KEY=none keeps OPENAI_API_KEY (meant for
+// OpenAI) from going to a local speech server.
+const noKey = "none"
+
+// openAIServer reads one service's base URL and key variables, each falling back to
+// OPENAI_BASE_URL and OPENAI_API_KEY, and checks their forms.
+func (r *envReader) openAIServer(baseVar, keyVar string) openAIServer {
+	s := openAIServer{BaseVar: baseVar, KeyVar: keyVar}
+	if s.BaseURL = r.get(s.BaseVar, ""); s.BaseURL == "" {
+		s.BaseVar, s.BaseURL = "OPENAI_BASE_URL", r.get("OPENAI_BASE_URL", "")
+	}
+	if s.Key = r.get(s.KeyVar, ""); s.Key == "" {
+		s.KeyVar, s.Key = "OPENAI_API_KEY", r.get("OPENAI_API_KEY", "")
+	}
+	if s.Key == noKey { // this service's server takes no key, whatever OPENAI_API_KEY says
+		s.Key = ""
+	}
+	if err := baseURLError(s.BaseVar, s.BaseURL); err != nil {
+		r.fail(err)
+		s.BaseURL = ""
+	}
+	if strings.ContainsFunc(s.Key, func(c rune) bool { return c <= ' ' || c == 0x7f }) {
+		r.fail(fmt.Errorf("%s: holds spaces or control characters; a key is one word (for a server that needs none, leave it unset)", s.KeyVar))
+	}
+	return s
+}
+
+// baseURLError refuses a base URL that is not an absolute http(s) URL without query or
+// fragment; "" (OpenAI's own API) is fine.
+func baseURLError(name, v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%s=%q: must be an absolute http(s) URL including the API version, "+
+			"such as https://api.openai.com/v1 or http://kokoro:8880/v1", name, v)
+	}
+	return nil
 }
 
 // readPayments reads the Stripe keys, the test checkout's permission and the prices.

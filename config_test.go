@@ -78,12 +78,54 @@ func TestConfigRefusesBadSettingsWithClearMessages(t *testing.T) {
 			"MINIO_ENDPOINT": "m:9000", "MINIO_ACCESS_KEY": "a", "MINIO_SECRET_KEY": "b"}, "DATABASE_URL"},
 		{"cluster on local disk", map[string]string{"DATABASE_URL": "postgres://u:pw@db/parla"}, "STORAGE is not minio"},
 		{"rescue before the timeout", map[string]string{"JOB_TIMEOUT": "1h", "JOB_RESCUE_AFTER": "30m"}, "JOB_RESCUE_AFTER"},
+		{"tts base url without scheme", map[string]string{"OPENAI_TTS_BASE_URL": "kokoro:8880/v1"}, "OPENAI_TTS_BASE_URL"},
+		{"stt base url of another scheme", map[string]string{"OPENAI_STT_BASE_URL": "ftp://speaches/v1"}, "OPENAI_STT_BASE_URL"},
+		{"shared base url with a query", map[string]string{"OPENAI_BASE_URL": "http://ai.internal/v1?x=1"}, "OPENAI_BASE_URL"},
+		{"tts key with a space", map[string]string{"OPENAI_TTS_API_KEY": "sk one"}, "OPENAI_TTS_API_KEY"},
+		{"openai tts, OpenAI's API, no key", map[string]string{"TTS_ENGINE": "openai", "OPENAI_STT_BASE_URL": "http://s:8000/v1"},
+			"TTS_ENGINE=openai needs OPENAI_TTS_API_KEY or OPENAI_API_KEY"},
+		{"openai stt, key none for OpenAI's API", map[string]string{"STT_ENGINE": "openai", "OPENAI_STT_API_KEY": "none"},
+			"STT_ENGINE=openai needs OPENAI_STT_API_KEY"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := loadConfig(envOf(tt.env))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error = %v, want one naming %s", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestConfigOpenAIServersPerService: each service's server and key fall back to the shared
+// ones on their own; "none" sends no key; a server at a base URL needs none.
+func TestConfigOpenAIServersPerService(t *testing.T) {
+	tests := []struct {
+		name     string
+		env      map[string]string
+		tts, stt openAIServer
+	}{
+		{"shared", map[string]string{"OPENAI_BASE_URL": "http://ai:8000/v1", "OPENAI_API_KEY": "k"},
+			openAIServer{"http://ai:8000/v1", "k", "OPENAI_BASE_URL", "OPENAI_API_KEY"},
+			openAIServer{"http://ai:8000/v1", "k", "OPENAI_BASE_URL", "OPENAI_API_KEY"}},
+		{"kokoro for speech, OpenAI for transcripts", map[string]string{"TTS_ENGINE": "openai", "STT_ENGINE": "openai",
+			"OPENAI_TTS_BASE_URL": "http://kokoro:8880/v1", "OPENAI_TTS_API_KEY": "none", "OPENAI_API_KEY": "sk-o"},
+			openAIServer{"http://kokoro:8880/v1", "", "OPENAI_TTS_BASE_URL", "OPENAI_TTS_API_KEY"},
+			openAIServer{"", "sk-o", "OPENAI_BASE_URL", "OPENAI_API_KEY"}},
+		{"each its own", map[string]string{"TTS_ENGINE": "openai", "STT_ENGINE": "openai",
+			"OPENAI_TTS_BASE_URL": "http://kokoro:8880/v1", "OPENAI_STT_BASE_URL": "https://speaches.lan/v1",
+			"OPENAI_STT_API_KEY": "sp", "OPENAI_BASE_URL": "http://unused/v1"},
+			openAIServer{"http://kokoro:8880/v1", "", "OPENAI_TTS_BASE_URL", "OPENAI_API_KEY"},
+			openAIServer{"https://speaches.lan/v1", "sp", "OPENAI_STT_BASE_URL", "OPENAI_STT_API_KEY"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := loadConfig(envOf(tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.OpenAITTS != tt.tts || c.OpenAISTT != tt.stt {
+				t.Errorf("tts %+v\nstt %+v\nwant %+v\n and %+v", c.OpenAITTS, c.OpenAISTT, tt.tts, tt.stt)
 			}
 		})
 	}

@@ -48,6 +48,9 @@ type App struct {
 	// sttBackend is where the in-process speech-to-text engine computes ("CPU, 8 threads",
 	// "CUDA0 (…)"), "" for another engine: the startup log and /readyz say it.
 	sttBackend string
+	// servers are the OpenAI-compatible servers the engines call, one per base URL: asked
+	// at boot and by /readyz (servers.go).
+	servers []engineServer
 }
 
 // emptyDir removes everything inside dir and says how many entries went.
@@ -128,6 +131,8 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	if c, ok := transcriber.(io.Closer); ok {
 		a.closers = append(a.closers, c)
 	}
+	a.servers = engineServers(speaker, transcriber)
+	a.checkServers(ctx)
 	links, guard := newLinks(cfg, runner, a.metrics.LinkBytes)
 	a.closers = append(a.closers, guard)
 	// Closed engines are told in one block at start (closed.go); an open whisper says where it computes.
@@ -252,7 +257,7 @@ func newMailer(cfg Config) (providers.Mailer, error) {
 func newSpeaker(cfg Config, mediaRunner *media.Runner) (providers.Speaker, error) {
 	switch cfg.TTSEngine {
 	case "openai":
-		return openai.NewSpeaker(openai.Config{APIKey: cfg.OpenAIKey, BaseURL: cfg.OpenAIBaseURL,
+		return openai.NewSpeaker(openai.Config{APIKey: cfg.OpenAITTS.Key, BaseURL: cfg.OpenAITTS.BaseURL,
 			Model: cfg.OpenAITTSModel, Media: mediaRunner}), nil
 	default:
 		return espeak.New(espeak.Config{Media: mediaRunner}), nil
@@ -262,7 +267,7 @@ func newSpeaker(cfg Config, mediaRunner *media.Runner) (providers.Speaker, error
 // newTranscriber picks the speech-to-text engine named by STT_ENGINE.
 func newTranscriber(cfg Config, runner *media.Runner, tmpDir string) providers.Transcriber {
 	if cfg.STTEngine == "openai" {
-		return openai.NewTranscriber(openai.TranscriberConfig{APIKey: cfg.OpenAIKey, BaseURL: cfg.OpenAIBaseURL,
+		return openai.NewTranscriber(openai.TranscriberConfig{APIKey: cfg.OpenAISTT.Key, BaseURL: cfg.OpenAISTT.BaseURL,
 			Model: cfg.OpenAISTTModel, Media: runner, TempDir: tmpDir})
 	}
 	return whisper.New(whisper.Config{Model: cfg.WhisperModel, Threads: cfg.WhisperThreads, Media: runner,

@@ -3,6 +3,8 @@ package openai
 // What the speech and the speech-to-text engines share: the API client and its errors.
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,10 +16,12 @@ import (
 	"parla/providers"
 )
 
-// service is how an engine reaches the API: the client, whether it has a key, the model
-// it asks for, and the ffmpeg runner for the audio on either side of the calls.
+// service is how an engine reaches the API: the client, the server it calls (and whether
+// that is up), whether it has a key, the model it asks for, and the ffmpeg runner for the
+// audio on either side of the calls.
 type service struct {
 	client *goopenai.Client
+	server *server
 	hasKey bool
 	model  string
 	media  *media.Runner
@@ -29,14 +33,22 @@ func newService(apiKey, baseURL string, hc *http.Client, model string, runner *m
 	if runner == nil {
 		runner = media.New(media.Config{})
 	}
-	return service{client: newClient(apiKey, baseURL, hc), hasKey: apiKey != "", model: model, media: runner}
+	baseURL = strings.TrimRight(cmp.Or(baseURL, DefaultBaseURL), "/")
+	srv := newServer(baseURL, apiKey, hc)
+	return service{client: newClient(apiKey, baseURL, srv.client()), server: srv,
+		hasKey: apiKey != "", model: model, media: runner}
 }
 
 // available reports an error wrapping providers.ErrUnavailable, prefixed with the engine's
-// name, when no API key is set or ffmpeg or ffprobe is missing.
+// name, when OpenAI's own API is called without a key (a server at another base URL may
+// need none: the calls then carry no Authorization header), when the server was last
+// found down, or when ffmpeg or ffprobe is missing.
 func (s service) available(engine string) error {
-	if !s.hasKey {
+	if !s.hasKey && s.server.base == DefaultBaseURL {
 		return fmt.Errorf("%s: %w: OPENAI_API_KEY not set", engine, providers.ErrUnavailable)
+	}
+	if err := s.server.Down(); err != nil {
+		return fmt.Errorf("%s: %w: %v", engine, providers.ErrUnavailable, err)
 	}
 	if err := s.media.Check(); err != nil {
 		return fmt.Errorf("%s: %w: %v", engine, providers.ErrUnavailable, err)
@@ -44,12 +56,18 @@ func (s service) available(engine string) error {
 	return nil
 }
 
-// newClient builds the go-openai client for a key, an optional base URL and HTTP client.
+// Check asks the engine's server whether it is up (GET /models; see server.Check); the
+// answer closes or opens the engine (Available) until the next check or call.
+func (s service) Check(ctx context.Context) error { return s.server.Check(ctx) }
+
+// BaseURL is the server the engine calls, for the operator.
+func (s service) BaseURL() string { return s.server.base }
+
+// newClient builds the go-openai client for a key, a base URL and an optional HTTP client.
+// Without a key go-openai sends no Authorization header.
 func newClient(apiKey, baseURL string, hc *http.Client) *goopenai.Client {
 	cc := goopenai.DefaultConfig(apiKey)
-	if baseURL != "" {
-		cc.BaseURL = strings.TrimRight(baseURL, "/")
-	}
+	cc.BaseURL = baseURL
 	if hc != nil {
 		cc.HTTPClient = hc
 	}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,6 +38,9 @@ type Config struct {
 	// own API only; without one (unset, or "none"), calls carry no Authorization header.
 	OpenAITTS, OpenAISTT openAIServer
 	OpenAITTSModel       string // OPENAI_TTS_MODEL (default tts-1)
+	// OPENAI_TTS_VOICES over the model's shipped voice map (kokoro): the server's voice for
+	// each product voice, per language (providers/openai/voices.go has the format).
+	OpenAITTSVoices openai.VoiceMap
 
 	STTEngine      string        // STT_ENGINE: whisper (default) or openai
 	OpenAISTTModel string        // OPENAI_STT_MODEL (default whisper-1)
@@ -170,6 +176,7 @@ func (r *envReader) readEngines(c *Config) {
 	c.OpenAITTS = r.openAIServer("OPENAI_TTS_BASE_URL", "OPENAI_TTS_API_KEY")
 	c.OpenAISTT = r.openAIServer("OPENAI_STT_BASE_URL", "OPENAI_STT_API_KEY")
 	c.OpenAITTSModel = r.get("OPENAI_TTS_MODEL", openai.DefaultSpeechModel)
+	c.OpenAITTSVoices = r.voices(c.OpenAITTSModel)
 	c.STTEngine = r.oneOf("STT_ENGINE", "whisper", "whisper", "openai")
 	c.STTRequired = r.get("STT_ENGINE", "") != ""
 	c.OpenAISTTModel = r.get("OPENAI_STT_MODEL", openai.DefaultTranscriptionModel)
@@ -186,6 +193,20 @@ type openAIServer struct {
 	Key     string // "" = no Authorization header
 	// BaseVar and KeyVar name the variables the values came from, for the messages.
 	BaseVar, KeyVar string
+}
+
+// voices reads OPENAI_TTS_VOICES over the model's shipped voice map.
+func (r *envReader) voices(model string) openai.VoiceMap {
+	base, err := openai.ShippedVoices(model)
+	if err != nil {
+		r.fail(fmt.Errorf("OPENAI_TTS_MODEL=%s: %w", model, err))
+	}
+	m, err := openai.ParseVoices(r.get("OPENAI_TTS_VOICES", ""), base)
+	if err != nil {
+		r.fail(fmt.Errorf("OPENAI_TTS_VOICES: %w", err))
+		return base
+	}
+	return m
 }
 
 // noKey as a key sends none: OPENAI_TTS_API_KEY=none keeps OPENAI_API_KEY (meant for
@@ -423,4 +444,18 @@ func (c Config) PaymentMode() string {
 // Engines names the engine serving each service, as the metrics and the admin area show it.
 func (c Config) Engines() map[orders.Service]string {
 	return map[orders.Service]string{orders.TTS: c.TTSEngine, orders.STT: c.STTEngine, orders.VTT: c.STTEngine}
+}
+
+// speechCacheName names the folders of the voice samples and previews after what speaks
+// them: the engine, and for an OpenAI-compatible one its server, model and voice map, so
+// that a sample made by one server, model or voice is never played for another (the file
+// names inside say the product voice and the language, which the map turns into the
+// server's voice).
+func (c Config) speechCacheName() string {
+	if c.TTSEngine != "openai" {
+		return c.TTSEngine
+	}
+	voices, _ := json.Marshal(c.OpenAITTSVoices) // map keys in order: the same map, the same text
+	sum := sha256.Sum256([]byte(c.OpenAITTS.BaseURL + "\n" + c.OpenAITTSModel + "\n" + string(voices)))
+	return "openai-" + hex.EncodeToString(sum[:6])
 }

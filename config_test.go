@@ -84,6 +84,9 @@ func TestConfigRefusesBadSettingsWithClearMessages(t *testing.T) {
 		{"tts key with a space", map[string]string{"OPENAI_TTS_API_KEY": "sk one"}, "OPENAI_TTS_API_KEY"},
 		{"openai tts, OpenAI's API, no key", map[string]string{"TTS_ENGINE": "openai", "OPENAI_STT_BASE_URL": "http://s:8000/v1"},
 			"TTS_ENGINE=openai needs OPENAI_TTS_API_KEY or OPENAI_API_KEY"},
+		{"tts voices, bad entry", map[string]string{"OPENAI_TTS_VOICES": "es:nova"}, "OPENAI_TTS_VOICES: \"es:nova\": want voice=name"},
+		{"tts voices, a language short", map[string]string{"OPENAI_TTS_MODEL": "kokoro", "OPENAI_TTS_VOICES": "de:nova=x"},
+			"OPENAI_TTS_VOICES: de names no voice for alloy"},
 		{"openai stt, key none for OpenAI's API", map[string]string{"STT_ENGINE": "openai", "OPENAI_STT_API_KEY": "none"},
 			"STT_ENGINE=openai needs OPENAI_STT_API_KEY"},
 	}
@@ -128,6 +131,46 @@ func TestConfigOpenAIServersPerService(t *testing.T) {
 				t.Errorf("tts %+v\nstt %+v\nwant %+v\n and %+v", c.OpenAITTS, c.OpenAISTT, tt.tts, tt.stt)
 			}
 		})
+	}
+}
+
+// TestSpeechCacheName: samples and previews are kept apart for each engine, server, model
+// and voice map, so that none is played for a voice that did not make it.
+func TestSpeechCacheName(t *testing.T) {
+	name := func(env map[string]string) string {
+		t.Helper()
+		c, err := loadConfig(envOf(env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.speechCacheName()
+	}
+	kokoro := map[string]string{"TTS_ENGINE": "openai", "OPENAI_TTS_BASE_URL": "http://kokoro:8880/v1", "OPENAI_TTS_MODEL": "kokoro"}
+	with := func(k, v string) map[string]string {
+		m := map[string]string{k: v}
+		for k, v := range kokoro {
+			if _, ok := m[k]; !ok {
+				m[k] = v
+			}
+		}
+		return m
+	}
+	names := map[string]string{
+		"espeak":      name(nil),
+		"kokoro":      name(kokoro),
+		"other map":   name(with("OPENAI_TTS_VOICES", "es:nova=em_santa")),
+		"other url":   name(with("OPENAI_TTS_BASE_URL", "http://kokoro2:8880/v1")),
+		"other model": name(with("OPENAI_TTS_MODEL", "tts-1")),
+	}
+	seen := map[string]string{}
+	for what, n := range names {
+		if other, ok := seen[n]; ok {
+			t.Errorf("%s and %s share the cache %s", what, other, n)
+		}
+		seen[n] = what
+	}
+	if names["espeak"] != "espeak" || !strings.HasPrefix(names["kokoro"], "openai-") || name(kokoro) != names["kokoro"] {
+		t.Errorf("names %v", names)
 	}
 }
 

@@ -216,8 +216,8 @@ func (a *App) newHTTP(store providers.Storage, speaker providers.Speaker, webhoo
 		Version: Version, PaymentMode: cfg.PaymentMode(), PublishableKey: cfg.StripePublishableKey,
 		ContactEmail: cfg.ContactEmail,
 		RateLimit:    cfg.RateLimit, TrustedProxies: cfg.TrustedProxies,
-		SamplesDir:     filepath.Join(cfg.DataDir, "samples", cfg.TTSEngine),
-		PreviewsDir:    filepath.Join(cfg.DataDir, "previews", cfg.TTSEngine),
+		SamplesDir:     filepath.Join(cfg.DataDir, "samples", cfg.speechCacheName()),
+		PreviewsDir:    filepath.Join(cfg.DataDir, "previews", cfg.speechCacheName()),
 		MaxUploadBytes: cfg.MaxUploadBytes, STTEngine: cfg.STTEngine, PublicURL: cfg.PublicURL,
 	}, api.Deps{
 		Book: a.book, Storage: store, Speaker: speaker, Test: a.test, Webhooks: webhooks, UI: ui, Locales: locales, Log: a.log,
@@ -258,7 +258,7 @@ func newSpeaker(cfg Config, mediaRunner *media.Runner) (providers.Speaker, error
 	switch cfg.TTSEngine {
 	case "openai":
 		return openai.NewSpeaker(openai.Config{APIKey: cfg.OpenAITTS.Key, BaseURL: cfg.OpenAITTS.BaseURL,
-			Model: cfg.OpenAITTSModel, Media: mediaRunner}), nil
+			Model: cfg.OpenAITTSModel, Voices: cfg.OpenAITTSVoices, Media: mediaRunner}), nil
 	default:
 		return espeak.New(espeak.Config{Media: mediaRunner}), nil
 	}

@@ -5,6 +5,7 @@ package openai
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -86,4 +87,52 @@ func HTTPStatus(err error) int {
 		return reqErr.HTTPStatusCode
 	}
 	return 0
+}
+
+// refusal is a call the server refused in a shape go-openai does not read (FastAPI's
+// {"detail": …}, as Kokoro-FastAPI and speaches answer): its status and what the answer
+// says, for the operator's log. It wraps go-openai's error, so HTTPStatus still finds the
+// status.
+type refusal struct {
+	status int
+	text   string
+	err    error
+}
+
+func (e *refusal) Error() string { return fmt.Sprintf("the server answered %d: %s", e.status, e.text) }
+func (e *refusal) Unwrap() error { return e.err }
+
+// explain turns a refusal go-openai could not read into one that says what the server
+// said; other errors pass as they are.
+func explain(err error) error {
+	var reqErr *goopenai.RequestError
+	if !errors.As(err, &reqErr) || len(reqErr.Body) == 0 {
+		return err
+	}
+	return &refusal{status: reqErr.HTTPStatusCode, text: answerText(reqErr.Body), err: err}
+}
+
+// answerText is what an error answer says: FastAPI's detail ({"error","message"} as
+// Kokoro-FastAPI raises it, a string, or a validation list), else the body itself, cut.
+func answerText(body []byte) string {
+	var answer struct {
+		Detail json.RawMessage `json:"detail"`
+	}
+	var detail struct{ Error, Message string }
+	var text string
+	var list []struct{ Msg string }
+	switch {
+	case json.Unmarshal(body, &answer) != nil || len(answer.Detail) == 0:
+	case json.Unmarshal(answer.Detail, &detail) == nil && detail.Message != "":
+		return strings.TrimPrefix(detail.Error+": ", ": ") + detail.Message
+	case json.Unmarshal(answer.Detail, &text) == nil && text != "":
+		return text
+	case json.Unmarshal(answer.Detail, &list) == nil && len(list) > 0:
+		return list[0].Msg
+	}
+	text = strings.TrimSpace(string(body))
+	if len(text) > 300 {
+		text = text[:300] + "…"
+	}
+	return text
 }

@@ -31,7 +31,11 @@ type Config struct {
 	DataDir   string // DATA_DIR: all local state (default ./data)
 	PublicURL string // PUBLIC_URL: how visitors reach us (default http://localhost:<port>)
 
-	TTSEngine string // TTS_ENGINE: espeak (default) or openai
+	// TTS_ENGINE: espeak (default), openai, or a list of both in order of preference
+	// (openai,espeak: each paragraph to the first that speaks its language). TTSEngine is
+	// the list as the logs and metrics name it.
+	TTSEngine  string
+	TTSEngines []string
 	// The OpenAI-compatible server of each service and its key: OPENAI_TTS_BASE_URL and
 	// OPENAI_TTS_API_KEY, OPENAI_STT_BASE_URL and OPENAI_STT_API_KEY, each falling back to
 	// OPENAI_BASE_URL (default OpenAI's) and OPENAI_API_KEY. A key is needed for OpenAI's
@@ -172,7 +176,8 @@ func (r *envReader) readSite(c *Config) {
 
 // readEngines reads which engines speak and transcribe, and their settings.
 func (r *envReader) readEngines(c *Config) {
-	c.TTSEngine = r.oneOf("TTS_ENGINE", "espeak", "espeak", "openai")
+	c.TTSEngines = r.engineList("TTS_ENGINE", "espeak", "espeak", "openai")
+	c.TTSEngine = strings.Join(c.TTSEngines, ",")
 	c.OpenAITTS = r.openAIServer("OPENAI_TTS_BASE_URL", "OPENAI_TTS_API_KEY")
 	c.OpenAISTT = r.openAIServer("OPENAI_STT_BASE_URL", "OPENAI_STT_API_KEY")
 	c.OpenAITTSModel = r.get("OPENAI_TTS_MODEL", openai.DefaultSpeechModel)
@@ -375,6 +380,28 @@ func (r *envReader) oneOf(name, def string, allowed ...string) string {
 	return def
 }
 
+// engineList is name's value as a comma-separated list, in order, of distinct engines
+// among allowed (lower case).
+func (r *envReader) engineList(name, def string, allowed ...string) []string {
+	var list []string
+	for _, e := range strings.Split(strings.ToLower(r.get(name, def)), ",") {
+		e = strings.TrimSpace(e)
+		switch {
+		case !slices.Contains(allowed, e):
+			r.fail(fmt.Errorf("%s: %q: each engine must be one of %s (a list in order of preference: openai,espeak)",
+				name, e, strings.Join(allowed, ", ")))
+		case slices.Contains(list, e):
+			r.fail(fmt.Errorf("%s: %s is named twice", name, e))
+		default:
+			list = append(list, e)
+		}
+	}
+	if len(list) == 0 {
+		return []string{def}
+	}
+	return list
+}
+
 // integer is name's value as a whole number of at least lo.
 func (r *envReader) integer(name string, def int64, lo int64) int64 {
 	s := r.get(name, "")
@@ -447,15 +474,18 @@ func (c Config) Engines() map[orders.Service]string {
 }
 
 // speechCacheName names the folders of the voice samples and previews after what speaks
-// them: the engine, and for an OpenAI-compatible one its server, model and voice map, so
+// them: the engines, and for an OpenAI-compatible one its server, model and voice map, so
 // that a sample made by one server, model or voice is never played for another (the file
 // names inside say the product voice and the language, which the map turns into the
 // server's voice).
 func (c Config) speechCacheName() string {
-	if c.TTSEngine != "openai" {
-		return c.TTSEngine
+	names := slices.Clone(c.TTSEngines)
+	for i, e := range names {
+		if e == "openai" {
+			voices, _ := json.Marshal(c.OpenAITTSVoices) // map keys in order: the same map, the same text
+			sum := sha256.Sum256([]byte(c.OpenAITTS.BaseURL + "\n" + c.OpenAITTSModel + "\n" + string(voices)))
+			names[i] = "openai-" + hex.EncodeToString(sum[:6])
+		}
 	}
-	voices, _ := json.Marshal(c.OpenAITTSVoices) // map keys in order: the same map, the same text
-	sum := sha256.Sum256([]byte(c.OpenAITTS.BaseURL + "\n" + c.OpenAITTSModel + "\n" + string(voices)))
-	return "openai-" + hex.EncodeToString(sum[:6])
+	return strings.Join(names, "+")
 }

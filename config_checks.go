@@ -60,9 +60,9 @@ func engineErrors(c Config) []error {
 		engine, variable string
 		server           openAIServer
 	}{{c.TTSEngine, "TTS_ENGINE", c.OpenAITTS}, {c.STTEngine, "STT_ENGINE", c.OpenAISTT}} {
-		if e.engine == "openai" && e.server.BaseURL == "" && e.server.Key == "" {
-			errs = append(errs, fmt.Errorf("%s=openai needs OPENAI_%s_API_KEY or OPENAI_API_KEY for OpenAI's API "+
-				"(a server at OPENAI_%[2]s_BASE_URL or OPENAI_BASE_URL may need no key)", e.variable, e.variable[:3]))
+		if slices.Contains(strings.Split(e.engine, ","), "openai") && e.server.BaseURL == "" && e.server.Key == "" {
+			errs = append(errs, fmt.Errorf("%s=%s needs OPENAI_%s_API_KEY or OPENAI_API_KEY for OpenAI's API "+
+				"(a server at OPENAI_%[3]s_BASE_URL or OPENAI_BASE_URL may need no key)", e.variable, e.engine, e.variable[:3]))
 		}
 	}
 	return errs

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,9 @@ func TestConfigRefusesBadSettingsWithClearMessages(t *testing.T) {
 		{"tts voices, bad entry", map[string]string{"OPENAI_TTS_VOICES": "es:nova"}, "OPENAI_TTS_VOICES: \"es:nova\": want voice=name"},
 		{"tts voices, a language short", map[string]string{"OPENAI_TTS_MODEL": "kokoro", "OPENAI_TTS_VOICES": "de:nova=x"},
 			"OPENAI_TTS_VOICES: de names no voice for alloy"},
+		{"tts engine list, one unknown", map[string]string{"TTS_ENGINE": "openai,polly", "OPENAI_API_KEY": "k"}, `TTS_ENGINE: "polly"`},
+		{"tts engine list, twice", map[string]string{"TTS_ENGINE": "espeak,espeak"}, "TTS_ENGINE: espeak is named twice"},
+		{"tts engine list with openai, no key", map[string]string{"TTS_ENGINE": "espeak,openai"}, "TTS_ENGINE=espeak,openai needs OPENAI_TTS_API_KEY"},
 		{"openai stt, key none for OpenAI's API", map[string]string{"STT_ENGINE": "openai", "OPENAI_STT_API_KEY": "none"},
 			"STT_ENGINE=openai needs OPENAI_STT_API_KEY"},
 	}
@@ -131,6 +135,16 @@ func TestConfigOpenAIServersPerService(t *testing.T) {
 				t.Errorf("tts %+v\nstt %+v\nwant %+v\n and %+v", c.OpenAITTS, c.OpenAISTT, tt.tts, tt.stt)
 			}
 		})
+	}
+}
+
+func TestConfigEngineList(t *testing.T) {
+	c, err := loadConfig(envOf(map[string]string{"TTS_ENGINE": " OpenAI , espeak", "OPENAI_TTS_BASE_URL": "http://kokoro:8880/v1"}))
+	if err != nil || !slices.Equal(c.TTSEngines, []string{"openai", "espeak"}) || c.TTSEngine != "openai,espeak" {
+		t.Errorf("engines %v (%q), %v", c.TTSEngines, c.TTSEngine, err)
+	}
+	if !strings.HasPrefix(c.speechCacheName(), "openai-") || !strings.HasSuffix(c.speechCacheName(), "+espeak") {
+		t.Errorf("cache %s", c.speechCacheName())
 	}
 }
 

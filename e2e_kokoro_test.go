@@ -295,3 +295,27 @@ func sampleSTTCheckout(t *testing.T, h *harness) map[string]any {
 	h.wantStatus(r, 200)
 	return r.json(t)
 }
+
+// TestEnginesByLanguage is issue 31's "done when": with TTS_ENGINE=openai,espeak and Kokoro
+// behind OPENAI_TTS_BASE_URL, a text of an English, a Spanish and a Turkish paragraph is one
+// file: English and Spanish by their Kokoro voices, Turkish (which Kokoro does not speak) by
+// espeak-ng.
+func TestEnginesByLanguage(t *testing.T) {
+	requireMediaTools(t)
+	k := startKokoro(t)
+	env := k.env()
+	env["TTS_ENGINE"] = "openai,espeak"
+	h := startApp(t, env)
+	turkish := "Bugün hava çok güzel, öğleden sonra parkta uzun bir yürüyüş yapacağız.\n"
+	sessionID, url := h.checkout(ttsOrder(englishParagraph+spanishParagraph+turkish, "nova", "mp3", 1, "o@example.com", "en"))
+	h.wantStatus(h.do("POST", url+"/pay", "", nil, nil), 303)
+	link := h.waitForLink(sessionID, 60*time.Second)
+	// Kokoro's stand-in speaks a second a call; espeak-ng reads the Turkish in about four.
+	if codec, secs := probe(t, h.get(link).body); codec != "mp3" || secs < 4 {
+		t.Errorf("result %s %.1fs, want one mp3 of Kokoro's two parts and espeak-ng's", codec, secs)
+	}
+	voices, inputs := k.received()
+	if !slices.Equal(voices, []string{"af_nova", "ef_dora"}) || strings.Contains(strings.Join(inputs, ""), "Bugün") {
+		t.Errorf("Kokoro got voices %v, inputs %q", voices, inputs)
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"parla/api/health"
 	"parla/api/orders"
+	"parla/providers"
 )
 
 // serverChecker is an engine that calls a server over the network (the OpenAI-compatible
@@ -23,23 +24,30 @@ type engineServer struct {
 	BaseURL  string
 }
 
-// engineServers lists the servers the engines call, one per base URL: text-to-speech's,
-// and audio- and video-to-text's (one engine serves both). An engine that calls no server
-// (espeak-ng, whisper.cpp) has none.
-func engineServers(engines ...any) []engineServer {
-	services := [][]orders.Service{{orders.TTS}, {orders.STT, orders.VTT}}
+// engineServers lists the servers the engines call, one per base URL: text-to-speech's
+// (each of a list's engines), and audio- and video-to-text's (one engine serves both). An
+// engine that calls no server (espeak-ng, whisper.cpp) has none.
+func engineServers(speaker providers.Speaker, transcriber providers.Transcriber) []engineServer {
 	var out []engineServer
-	for i, e := range engines {
+	add := func(e any, services ...orders.Service) {
 		c, ok := e.(serverChecker)
 		if !ok {
-			continue
+			return
 		}
 		if j := indexOfServer(out, c.BaseURL()); j >= 0 {
-			out[j].Services = append(out[j].Services, services[i]...)
-			continue
+			out[j].Services = append(out[j].Services, services...)
+			return
 		}
-		out = append(out, engineServer{Services: services[i], Check: c.Check, BaseURL: c.BaseURL()})
+		out = append(out, engineServer{Services: services, Check: c.Check, BaseURL: c.BaseURL()})
 	}
+	speakers := []providers.Speaker{speaker}
+	if r, ok := speaker.(interface{ Speakers() []providers.Speaker }); ok {
+		speakers = r.Speakers()
+	}
+	for _, s := range speakers {
+		add(s, orders.TTS)
+	}
+	add(transcriber, orders.STT, orders.VTT)
 	return out
 }
 

@@ -24,6 +24,7 @@ import (
 	"parla/providers/espeak"
 	"parla/providers/mail"
 	"parla/providers/openai"
+	"parla/providers/speechroute"
 	"parla/providers/sqldb"
 	"parla/providers/storage"
 	"parla/providers/stripe"
@@ -123,7 +124,7 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 		Engines: cfg.Engines(),
 	})
 	runner := media.New(media.Config{TempDir: tmpDir})
-	speaker, err := newSpeaker(cfg, runner)
+	speaker, err := newSpeaker(cfg, runner, tmpDir)
 	if err != nil {
 		return err
 	}
@@ -253,15 +254,33 @@ func newMailer(cfg Config) (providers.Mailer, error) {
 	return mail.NewSMTP(sc)
 }
 
-// newSpeaker picks the text-to-speech engine named by TTS_ENGINE.
-func newSpeaker(cfg Config, mediaRunner *media.Runner) (providers.Speaker, error) {
-	switch cfg.TTSEngine {
-	case "openai":
-		return openai.NewSpeaker(openai.Config{APIKey: cfg.OpenAITTS.Key, BaseURL: cfg.OpenAITTS.BaseURL,
-			Model: cfg.OpenAITTSModel, Voices: cfg.OpenAITTSVoices, Media: mediaRunner}), nil
-	default:
-		return espeak.New(espeak.Config{Media: mediaRunner}), nil
+// newSpeaker builds the text-to-speech engines TTS_ENGINE lists: one speaks every text;
+// several share the texts out by language (providers/speechroute).
+func newSpeaker(cfg Config, mediaRunner *media.Runner, tmpDir string) (providers.Speaker, error) {
+	engines := make([]speechroute.Engine, len(cfg.TTSEngines))
+	for i, name := range cfg.TTSEngines {
+		s := newSpeechEngine(cfg, name, mediaRunner)
+		engines[i] = speechroute.Engine{Name: name, Speaker: s, Languages: s.Languages()}
 	}
+	if len(engines) == 1 {
+		return engines[0].Speaker, nil
+	}
+	return speechroute.New(engines, mediaRunner, tmpDir), nil
+}
+
+// speechEngine is a text-to-speech engine that names the languages it speaks.
+type speechEngine interface {
+	providers.Speaker
+	Languages() []string
+}
+
+// newSpeechEngine builds one text-to-speech engine by its TTS_ENGINE name.
+func newSpeechEngine(cfg Config, name string, mediaRunner *media.Runner) speechEngine {
+	if name == "openai" {
+		return openai.NewSpeaker(openai.Config{APIKey: cfg.OpenAITTS.Key, BaseURL: cfg.OpenAITTS.BaseURL,
+			Model: cfg.OpenAITTSModel, Voices: cfg.OpenAITTSVoices, Media: mediaRunner})
+	}
+	return espeak.New(espeak.Config{Media: mediaRunner})
 }
 
 // newTranscriber picks the speech-to-text engine named by STT_ENGINE.

@@ -45,6 +45,9 @@ type Config struct {
 	// OPENAI_TTS_VOICES over the model's shipped voice map (kokoro): the server's voice for
 	// each product voice, per language (providers/openai/voices.go has the format).
 	OpenAITTSVoices openai.VoiceMap
+	// OPENAI_TTS_LANGUAGES: the languages the speech server speaks, comma-separated codes
+	// (default: the voice map's, else OpenAI's list).
+	OpenAITTSLanguages []string
 
 	STTEngine      string        // STT_ENGINE: whisper (default) or openai
 	OpenAISTTModel string        // OPENAI_STT_MODEL (default whisper-1)
@@ -182,6 +185,10 @@ func (r *envReader) readEngines(c *Config) {
 	c.OpenAISTT = r.openAIServer("OPENAI_STT_BASE_URL", "OPENAI_STT_API_KEY")
 	c.OpenAITTSModel = r.get("OPENAI_TTS_MODEL", openai.DefaultSpeechModel)
 	c.OpenAITTSVoices = r.voices(c.OpenAITTSModel)
+	var err error
+	if c.OpenAITTSLanguages, err = openai.ParseLanguages(r.get("OPENAI_TTS_LANGUAGES", ""), c.OpenAITTSVoices); err != nil {
+		r.fail(fmt.Errorf("OPENAI_TTS_LANGUAGES: %w", err))
+	}
 	c.STTEngine = r.oneOf("STT_ENGINE", "whisper", "whisper", "openai")
 	c.STTRequired = r.get("STT_ENGINE", "") != ""
 	c.OpenAISTTModel = r.get("OPENAI_STT_MODEL", openai.DefaultTranscriptionModel)

@@ -91,6 +91,8 @@ func TestConfigRefusesBadSettingsWithClearMessages(t *testing.T) {
 		{"tts engine list, one unknown", map[string]string{"TTS_ENGINE": "openai,polly", "OPENAI_API_KEY": "k"}, `TTS_ENGINE: "polly"`},
 		{"tts engine list, twice", map[string]string{"TTS_ENGINE": "espeak,espeak"}, "TTS_ENGINE: espeak is named twice"},
 		{"tts engine list with openai, no key", map[string]string{"TTS_ENGINE": "espeak,openai"}, "TTS_ENGINE=espeak,openai needs OPENAI_TTS_API_KEY"},
+		{"tts languages beyond the voice map", map[string]string{"OPENAI_TTS_MODEL": "kokoro", "OPENAI_TTS_LANGUAGES": "en,tr"},
+			"OPENAI_TTS_LANGUAGES: tr has no voices"},
 		{"openai stt, key none for OpenAI's API", map[string]string{"STT_ENGINE": "openai", "OPENAI_STT_API_KEY": "none"},
 			"STT_ENGINE=openai needs OPENAI_STT_API_KEY"},
 	}

@@ -278,7 +278,7 @@ type speechEngine interface {
 func newSpeechEngine(cfg Config, name string, mediaRunner *media.Runner) speechEngine {
 	if name == "openai" {
 		return openai.NewSpeaker(openai.Config{APIKey: cfg.OpenAITTS.Key, BaseURL: cfg.OpenAITTS.BaseURL,
-			Model: cfg.OpenAITTSModel, Voices: cfg.OpenAITTSVoices, Media: mediaRunner})
+			Model: cfg.OpenAITTSModel, Voices: cfg.OpenAITTSVoices, Languages: cfg.OpenAITTSLanguages, Media: mediaRunner})
 	}
 	return espeak.New(espeak.Config{Media: mediaRunner})
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -54,6 +55,9 @@ type Config struct {
 	// engine speaks, and each paragraph of a text that mixes them goes to the voice of its
 	// own. Default: none, the product voices' names go as they are.
 	Voices VoiceMap
+	// Languages, when set, are the languages the engine speaks (OPENAI_TTS_LANGUAGES),
+	// over the voice map's or OpenAI's list.
+	Languages []string
 }
 
 // Speaker implements providers.Speaker with OpenAI's /audio/speech endpoint.
@@ -61,6 +65,7 @@ type Speaker struct {
 	service
 	maxChars int
 	voices   VoiceMap
+	langs    []string // Config.Languages
 	// detector finds each paragraph's language among the voice map's; nil without one.
 	detector *speechlang.Detector
 }
@@ -76,9 +81,10 @@ func NewSpeaker(cfg Config) *Speaker {
 		service:  newService(cfg.APIKey, cfg.BaseURL, cfg.HTTPClient, cmp.Or(cfg.Model, DefaultSpeechModel), cfg.Media),
 		maxChars: cfg.MaxChars,
 		voices:   cfg.Voices,
+		langs:    slices.Clone(cfg.Languages),
 	}
-	if langs := cfg.Voices.Languages(); len(langs) > 0 {
-		s.detector = speechlang.New(langs)
+	if len(cfg.Voices.Languages()) > 0 {
+		s.detector = speechlang.New(s.Languages())
 	}
 	return s
 }

@@ -182,3 +182,27 @@ func incomplete(m VoiceMap) error {
 	}
 	return errors.Join(errs...)
 }
+
+// ParseLanguages reads OPENAI_TTS_LANGUAGES: comma-separated language codes (two or three
+// letters, e.g. "en,es,de"), the languages the server speaks. With a voice map that names
+// languages, each must be one of them: a language without its voices would be read by
+// voices of another.
+func ParseLanguages(spec string, voices VoiceMap) ([]string, error) {
+	var langs []string
+	var errs []error
+	mapped := voices.Languages()
+	for _, l := range strings.Split(spec, ",") {
+		l = strings.ToLower(strings.TrimSpace(l))
+		switch {
+		case l == "":
+		case !voiceLanguage.MatchString(l):
+			errs = append(errs, fmt.Errorf("%q is no language code (two or three letters, e.g. es)", l))
+		case len(mapped) > 0 && !slices.Contains(mapped, l):
+			errs = append(errs, fmt.Errorf("%s has no voices in the voice map (%s); add them with OPENAI_TTS_VOICES=%s:alloy=…,%[1]s:echo=…",
+				l, strings.Join(mapped, ", "), l))
+		case !slices.Contains(langs, l):
+			langs = append(langs, l)
+		}
+	}
+	return langs, errors.Join(errs...)
+}

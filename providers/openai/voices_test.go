@@ -106,3 +106,37 @@ func TestParseVoices(t *testing.T) {
 		t.Error("ParseVoices changed the map it was given")
 	}
 }
+
+// TestParseLanguages: OPENAI_TTS_LANGUAGES names the languages the engine speaks, within
+// its voice map's when it has one.
+func TestParseLanguages(t *testing.T) {
+	kokoro := kokoroMap(t)
+	tests := []struct {
+		spec   string
+		voices VoiceMap
+		want   []string
+		err    string
+	}{
+		{"en, ES,de,en", nil, []string{"en", "es", "de"}, ""},
+		{"es,fr", kokoro, []string{"es", "fr"}, ""},
+		{"", kokoro, nil, ""},
+		{"en,tr", kokoro, nil, "tr has no voices in the voice map"},
+		{"english", nil, nil, `"english" is no language code`},
+	}
+	for _, tt := range tests {
+		got, err := ParseLanguages(tt.spec, tt.voices)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%q: error %v, want %q", tt.spec, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("%q: %v, %v; want %v", tt.spec, got, err, tt.want)
+		}
+	}
+	s := NewSpeaker(Config{BaseURL: "http://kokoro:8880/v1", Voices: kokoro, Languages: []string{"es", "en"}})
+	if got := s.Languages(); !slices.Equal(got, []string{"en", "es"}) {
+		t.Errorf("Languages() = %v, want the given en, es", got)
+	}
+}

@@ -48,6 +48,7 @@ type Config struct {
 	// OPENAI_TTS_LANGUAGES: the languages the speech server speaks, comma-separated codes
 	// (default: the voice map's, else OpenAI's list).
 	OpenAITTSLanguages []string
+	OpenAITTSTimeout   time.Duration // OPENAI_TTS_CALL_TIMEOUT: longest one speech call may take (default 5m)
 
 	STTEngine      string        // STT_ENGINE: whisper (default) or openai
 	OpenAISTTModel string        // OPENAI_STT_MODEL (default whisper-1)
@@ -185,6 +186,7 @@ func (r *envReader) readEngines(c *Config) {
 	c.OpenAISTT = r.openAIServer("OPENAI_STT_BASE_URL", "OPENAI_STT_API_KEY")
 	c.OpenAITTSModel = r.get("OPENAI_TTS_MODEL", openai.DefaultSpeechModel)
 	c.OpenAITTSVoices = r.voices(c.OpenAITTSModel)
+	c.OpenAITTSTimeout = r.duration("OPENAI_TTS_CALL_TIMEOUT", openai.DefaultCallTimeout)
 	var err error
 	if c.OpenAITTSLanguages, err = openai.ParseLanguages(r.get("OPENAI_TTS_LANGUAGES", ""), c.OpenAITTSVoices); err != nil {
 		r.fail(fmt.Errorf("OPENAI_TTS_LANGUAGES: %w", err))

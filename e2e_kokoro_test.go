@@ -198,8 +198,8 @@ func TestKokoroRefusalIsRefundedAndLogged(t *testing.T) {
 	}
 }
 
-// TestKokoroRetriesChargeOnce: a call that fails (500) or hangs past JOB_TIMEOUT is
-// retried; the order is delivered once and the payment is not refunded.
+// TestKokoroRetriesChargeOnce: a call that fails (500) or hangs past JOB_TIMEOUT or
+// OPENAI_TTS_CALL_TIMEOUT is retried; the order is delivered once and the payment is not refunded.
 func TestKokoroRetriesChargeOnce(t *testing.T) {
 	requireMediaTools(t)
 	for _, tt := range []struct {
@@ -208,7 +208,8 @@ func TestKokoroRetriesChargeOnce(t *testing.T) {
 		env   map[string]string
 	}{
 		{"a 500", func(k *kokoroStandIn) { k.failFirst = 1 }, nil},
-		{"a hung call", func(k *kokoroStandIn) { k.hangFirst = true }, map[string]string{"JOB_TIMEOUT": "2s"}},
+		{"a hung call, the job's timeout", func(k *kokoroStandIn) { k.hangFirst = true }, map[string]string{"JOB_TIMEOUT": "2s"}},
+		{"a hung call, the call's timeout", func(k *kokoroStandIn) { k.hangFirst = true }, map[string]string{"OPENAI_TTS_CALL_TIMEOUT": "1s"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			k := startKokoro(t)

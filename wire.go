@@ -278,7 +278,8 @@ type speechEngine interface {
 func newSpeechEngine(cfg Config, name string, mediaRunner *media.Runner) speechEngine {
 	if name == "openai" {
 		return openai.NewSpeaker(openai.Config{APIKey: cfg.OpenAITTS.Key, BaseURL: cfg.OpenAITTS.BaseURL,
-			Model: cfg.OpenAITTSModel, Voices: cfg.OpenAITTSVoices, Languages: cfg.OpenAITTSLanguages, Media: mediaRunner})
+			Model: cfg.OpenAITTSModel, Voices: cfg.OpenAITTSVoices, Languages: cfg.OpenAITTSLanguages,
+			CallTimeout: cfg.OpenAITTSTimeout, Media: mediaRunner})
 	}
 	return espeak.New(espeak.Config{Media: mediaRunner})
 }

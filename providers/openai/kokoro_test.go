@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"parla/media"
@@ -197,5 +200,36 @@ func TestSpeakEachParagraphInItsLanguagesVoice(t *testing.T) {
 	}
 	if got := s.Languages(); !slices.Equal(got, []string{"en", "es", "fr", "hi", "it", "ja", "pt", "zh"}) {
 		t.Errorf("Kokoro's languages = %v", got)
+	}
+}
+
+// TestCallTimeout: a server that never answers, or stops in the middle of its answer,
+// fails the call after CallTimeout, saying so, and is not judged down for it.
+func TestCallTimeout(t *testing.T) {
+	for _, partial := range []bool{false, true} {
+		t.Run(fmt.Sprintf("partial=%v", partial), func(t *testing.T) {
+			release := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				if partial {
+					w.Write([]byte("ID3")) // the start of an answer, then nothing
+					w.(http.Flusher).Flush()
+				}
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+			}))
+			defer func() { close(release); srv.Close() }()
+			s := NewSpeaker(Config{BaseURL: srv.URL + "/v1", CallTimeout: 300 * time.Millisecond})
+			start := time.Now()
+			err := s.Speak(context.Background(), providers.SpeechRequest{Voice: "alloy", Text: "Hello.", Format: "mp3", Speed: 1}, &bytes.Buffer{})
+			if err == nil || !strings.Contains(err.Error(), "no whole answer within 300ms") || time.Since(start) > 5*time.Second {
+				t.Errorf("after %v: %v", time.Since(start), err)
+			}
+			if err := s.Available(); err != nil {
+				t.Errorf("a slow server was judged down: %v", err)
+			}
+		})
 	}
 }

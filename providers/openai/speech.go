@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	goopenai "github.com/sashabaranov/go-openai"
@@ -58,12 +59,21 @@ type Config struct {
 	// Languages, when set, are the languages the engine speaks (OPENAI_TTS_LANGUAGES),
 	// over the voice map's or OpenAI's list.
 	Languages []string
+	// CallTimeout bounds one call, its answer read whole: a server that hangs fails the
+	// attempt (which is retried, then refunded) long before the job's own timeout. Default
+	// DefaultCallTimeout.
+	CallTimeout time.Duration
 }
+
+// DefaultCallTimeout is Config.CallTimeout's default (and OPENAI_TTS_CALL_TIMEOUT's): a
+// call of MaxInputChars takes OpenAI about a minute, and Kokoro on a slow CPU a few.
+const DefaultCallTimeout = 5 * time.Minute
 
 // Speaker implements providers.Speaker with OpenAI's /audio/speech endpoint.
 type Speaker struct {
 	service
 	maxChars int
+	timeout  time.Duration // Config.CallTimeout
 	voices   VoiceMap
 	langs    []string // Config.Languages
 	// detector finds each paragraph's language among the voice map's; nil without one.
@@ -80,6 +90,7 @@ func NewSpeaker(cfg Config) *Speaker {
 	s := &Speaker{
 		service:  newService(cfg.APIKey, cfg.BaseURL, cfg.HTTPClient, cmp.Or(cfg.Model, DefaultSpeechModel), cfg.Media),
 		maxChars: cfg.MaxChars,
+		timeout:  cmp.Or(cfg.CallTimeout, DefaultCallTimeout),
 		voices:   cfg.Voices,
 		langs:    slices.Clone(cfg.Languages),
 	}
@@ -169,8 +180,10 @@ func (s *Speaker) plan(req providers.SpeechRequest) ([]speechPart, error) {
 	return calls, nil
 }
 
-// call makes one /audio/speech request.
+// call makes one /audio/speech request, bounded by the call timeout until its answer is
+// closed.
 func (s *Speaker) call(ctx context.Context, text, voice, format string, speed float64) (io.ReadCloser, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, s.timeout, fmt.Errorf("no whole answer within %s", s.timeout))
 	resp, err := s.client.CreateSpeech(ctx, goopenai.CreateSpeechRequest{
 		Model:          goopenai.SpeechModel(s.model),
 		Input:          text,
@@ -179,9 +192,35 @@ func (s *Speaker) call(ctx context.Context, text, voice, format string, speed fl
 		Speed:          speed,
 	})
 	if err != nil {
+		if cause := context.Cause(ctx); cause != nil && ctx.Err() == context.DeadlineExceeded {
+			err = fmt.Errorf("%w: %w", cause, err)
+		}
+		cancel()
 		return nil, fmt.Errorf("requesting %s speech (%d characters, voice %s): %w", format, utf8.RuneCountInString(text), voice, explain(err))
 	}
-	return resp, nil
+	return speechAnswer{ReadCloser: resp, ctx: ctx, cancel: cancel}, nil
+}
+
+// speechAnswer is a call's body: closing it ends the call's timeout; a read cut by the timeout
+// says so.
+type speechAnswer struct {
+	io.ReadCloser
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (a speechAnswer) Read(p []byte) (int, error) {
+	n, err := a.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && a.ctx.Err() == context.DeadlineExceeded {
+		err = fmt.Errorf("%w: %w", context.Cause(a.ctx), err)
+	}
+	return n, err
+}
+
+func (a speechAnswer) Close() error {
+	err := a.ReadCloser.Close()
+	a.cancel()
+	return err
 }
 
 // speakOne handles a text that fits in one call.

@@ -22,6 +22,9 @@ type engineServer struct {
 	Services []orders.Service
 	Check    func(ctx context.Context) error
 	BaseURL  string
+	// Spare: text-to-speech has other engines (TTS_ENGINE is a list), which take its
+	// languages over while this server is down: the node stays ready.
+	Spare bool
 }
 
 // engineServers lists the servers the engines call, one per base URL: text-to-speech's
@@ -29,25 +32,26 @@ type engineServer struct {
 // engine that calls no server (espeak-ng, whisper.cpp) has none.
 func engineServers(speaker providers.Speaker, transcriber providers.Transcriber) []engineServer {
 	var out []engineServer
-	add := func(e any, services ...orders.Service) {
+	add := func(e any, spare bool, services ...orders.Service) {
 		c, ok := e.(serverChecker)
 		if !ok {
 			return
 		}
 		if j := indexOfServer(out, c.BaseURL()); j >= 0 {
 			out[j].Services = append(out[j].Services, services...)
+			out[j].Spare = false // transcription has no other engine
 			return
 		}
-		out = append(out, engineServer{Services: services, Check: c.Check, BaseURL: c.BaseURL()})
+		out = append(out, engineServer{Services: services, Check: c.Check, BaseURL: c.BaseURL(), Spare: spare})
 	}
 	speakers := []providers.Speaker{speaker}
 	if r, ok := speaker.(interface{ Speakers() []providers.Speaker }); ok {
 		speakers = r.Speakers()
 	}
 	for _, s := range speakers {
-		add(s, orders.TTS)
+		add(s, len(speakers) > 1, orders.TTS)
 	}
-	add(transcriber, orders.STT, orders.VTT)
+	add(transcriber, false, orders.STT, orders.VTT)
 	return out
 }
 
@@ -78,7 +82,8 @@ func (a *App) checkServers(ctx context.Context) {
 
 // serverChecks are /readyz's checks of the servers, named by their services
 // ("server.tts", "server.stt+vtt"); a server only audio- and video-to-text use is optional
-// unless STT_ENGINE is set, as their engine is.
+// unless STT_ENGINE is set, as their engine is, and so is a speech server with spare
+// engines behind it.
 func (a *App) serverChecks() []health.Check {
 	var checks []health.Check
 	for _, s := range a.servers {
@@ -86,7 +91,7 @@ func (a *App) serverChecks() []health.Check {
 		optional := true
 		for i, svc := range s.Services {
 			names[i] = string(svc)
-			optional = optional && svc != orders.TTS && !a.cfg.STTRequired
+			optional = optional && (svc == orders.TTS && s.Spare || svc != orders.TTS && !a.cfg.STTRequired)
 		}
 		checks = append(checks, health.Check{Name: "server." + strings.Join(names, "+"), Optional: optional,
 			Run: s.Check, Detail: s.BaseURL})

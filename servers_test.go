@@ -106,3 +106,20 @@ func TestSpeechServerDownAtBoot(t *testing.T) {
 		}
 	}
 }
+
+// TestSpareSpeechServer: with TTS_ENGINE=openai,espeak a speech server down leaves the node
+// ready (/readyz reports it closed) and text-to-speech open: espeak-ng takes its languages.
+func TestSpareSpeechServer(t *testing.T) {
+	requireMediaTools(t)
+	tts := newModelsServer(t)
+	h := startApp(t, map[string]string{"TTS_ENGINE": "openai,espeak", "OPENAI_TTS_BASE_URL": tts.URL + "/v1"})
+	h.wantStatus(h.get("/readyz"), 200)
+	tts.Close()
+	testkit.Eventually(t, 5*readyMaxAge, func() bool {
+		return bytes.Contains(h.get("/readyz").body, []byte(`"server.tts":{"status":"closed"`))
+	}, "/readyz to report the speech server closed")
+	h.wantStatus(h.get("/readyz"), 200)
+	if err := h.app.book.Desk.Available(orders.TTS); err != nil {
+		t.Errorf("text-to-speech closed with espeak-ng open: %v", err)
+	}
+}

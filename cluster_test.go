@@ -47,7 +47,13 @@ const clusterBucket = "parla-cluster"
 func startCluster(t testing.TB, n int, extra map[string]string) *cluster {
 	t.Helper()
 	requireMediaTools(t)
-	pg := testkit.StartPostgres(t)
+	return startClusterOn(t, testkit.StartPostgres(t), n, extra)
+}
+
+// startClusterOn starts n nodes on a new database of pg (which the caller may restart), a
+// new MinIO and SMTP server and the fake OpenAI, with extra added to their environment.
+func startClusterOn(t testing.TB, pg *testkit.PostgresServer, n int, extra map[string]string) *cluster {
+	t.Helper()
 	c := &cluster{t: t, dbURL: pg.NewDatabase(t), minio: testkit.StartMinIO(t), bucket: clusterBucket,
 		smtp: testkit.StartSMTP(t)}
 	c.env = startFakeOpenAI(t).env()

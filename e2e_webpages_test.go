@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -249,8 +250,19 @@ func TestSPAFallbackAndJSONNotFound(t *testing.T) {
 	if js.status != 200 || js.header.Get("Content-Encoding") != "gzip" || !strings.Contains(js.header.Get("Cache-Control"), "immutable") {
 		t.Errorf("app script: %d, encoding %q, cache %q", js.status, js.header.Get("Content-Encoding"), js.header.Get("Cache-Control"))
 	}
-	if c := h.get("/api/config").json(t); c["contactEmail"] != "contact@localhost" {
+	c := h.get("/api/config").json(t)
+	if c["contactEmail"] != "contact@localhost" {
 		t.Errorf("contactEmail = %v", c["contactEmail"])
+	}
+	// Every page carries GET /api/config's object, so the app paints its shape at once.
+	for _, p := range []string{"/", "/es/tts", "/ar/sst"} {
+		page := string(h.get(p).body)
+		_, inline, ok := strings.Cut(page, `<script type="application/json" id="parla-config">`)
+		inline, _, _ = strings.Cut(inline, "</script>")
+		var got map[string]any
+		if err := json.Unmarshal([]byte(inline), &got); !ok || err != nil || !reflect.DeepEqual(got, c) {
+			t.Errorf("%s carries %.300s (%v), want /api/config's %v", p, inline, err, c)
+		}
 	}
 	for _, p := range []string{"/api/unknown", "/services/tts/x/y", "/webhooks/x"} {
 		r := h.get(p)

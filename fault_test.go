@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -60,7 +59,9 @@ func TestFaultSchedules(t *testing.T) {
 		seeds = []uint64{n}
 	}
 	requireMediaTools(t)
-	fc := startFaultCluster(t)
+	fc := startFaultCluster(t, map[string]string{
+		"NODE_HEARTBEAT": faultHeartbeat.String(), "NODE_DEAD_AFTER": faultDeadAfter.String(),
+	})
 	var figures []faultFigures
 	for _, seed := range seeds {
 		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
@@ -92,7 +93,9 @@ type faultCluster struct {
 	top   testing.TB // the suite's test: a restarted node lives as long as it
 }
 
-func startFaultCluster(t *testing.T) *faultCluster {
+// startFaultCluster starts two nodes whose engine processes are traced, with timing (the
+// NODE_HEARTBEAT and NODE_DEAD_AFTER env; none: the defaults, 2 s and 10 s).
+func startFaultCluster(t *testing.T, timing map[string]string) *faultCluster {
 	t.Helper()
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "engines.trace")
@@ -111,25 +114,11 @@ func startFaultCluster(t *testing.T) *faultCluster {
 		}
 	}
 	pg := testkit.StartPostgres(t)
-	c := &cluster{t: t, dbURL: pg.NewDatabase(t), minio: testkit.StartMinIO(t), bucket: clusterBucket,
-		smtp: testkit.StartSMTP(t)}
-	c.env = startFakeOpenAI(t).env()
-	for k, v := range map[string]string{
-		"DATABASE_URL": c.dbURL, "STORAGE": "minio", "MINIO_ENDPOINT": c.minio.Endpoint,
-		"MINIO_ACCESS_KEY": c.minio.AccessKey, "MINIO_SECRET_KEY": c.minio.SecretKey, "MINIO_BUCKET": c.bucket,
-		"SMTP_URL": c.smtp.URL(), "ALLOW_PRIVATE_URLS": "1", "FULFIL_RETRY_BASE": "100ms",
-		"NODE_HEARTBEAT": faultHeartbeat.String(), "NODE_DEAD_AFTER": faultDeadAfter.String(),
-		"WORKERS": "1", "TTS_ENGINE": "espeak", "PATH": bin + ":" + os.Getenv("PATH"),
-	} {
-		c.env[k] = v
+	env := map[string]string{"WORKERS": "1", "TTS_ENGINE": "espeak", "PATH": bin + ":" + os.Getenv("PATH")}
+	for k, v := range timing {
+		env[k] = v
 	}
-	addrs := []string{testkit.FreePort(t), testkit.FreePort(t)}
-	c.env["PUBLIC_URL"] = "http://" + addrs[0]
-	for i, addr := range addrs {
-		node := &clusterNode{id: fmt.Sprintf("node-%d", i+1), addr: addr, data: t.TempDir()}
-		c.nodes = append(c.nodes, node)
-		c.start(node)
-	}
+	c := startClusterOn(t, pg, 2, env)
 	return &faultCluster{cluster: c, pg: pg, trace: trace, top: t}
 }
 
@@ -159,55 +148,21 @@ func (fc *faultCluster) run(t *testing.T, seed uint64) faultFigures {
 	c.t = t
 	kinds := []string{"freeze", "freeze+delete", "kill-restart", "freeze+postgres-restart"}
 	fig := faultFigures{seed: seed, kind: kinds[rng.IntN(len(kinds))]}
+	edits := fc.transcriptToEdit(t, seed)
 	entry := rng.IntN(len(c.nodes))
 	h := c.at(entry)
 	text := strings.Repeat(fmt.Sprintf("Schedule %d says a few words, then a few more. ", seed), 90+rng.IntN(30)) // 4,700–6,300 characters: three or four espeak-ng pieces
 	sid, payURL := h.checkout(ttsOrder(text, "nova", "mp3", 1, fmt.Sprintf("fault-%d@example.com", seed), "en"))
 	h.wantStatus(h.do("POST", c.on(entry, payURL)+"/pay", "", nil, nil), 303)
 	id := fc.one(`SELECT id FROM orders WHERE session_id = $1`, sid)
-
-	// The node running the job, once it runs an engine process for it.
-	var runner string
-	if !testkit.WaitFor(60*time.Second, func() bool {
-		runner = fc.one(`SELECT COALESCE(attempted_by[array_length(attempted_by, 1)], '') FROM river_job
-			WHERE kind = 'fulfil' AND args->>'order_id' = $1 AND state = 'running'`, id)
-		return runner != "" && fc.processesOf(runner, time.Time{}) > 0
-	}) {
-		t.Fatalf("order %s never ran", id)
-	}
+	victim := fc.runnerOf(t, id)
 	time.Sleep(time.Duration(rng.IntN(800)) * time.Millisecond) // somewhere mid-job
-	victim := slices.IndexFunc(c.nodes, func(n *clusterNode) bool { return n.id == runner })
 	node := c.nodes[victim]
-	other := 1 - victim
 	faultAt := time.Now()
-	var resumedAt time.Time
-	switch fig.kind {
-	case "kill-restart":
-		node.cmd.Process.Signal(syscall.SIGKILL)
-		node.cmd.Wait()
-		time.Sleep(faultDeadAfter + time.Duration(rng.IntN(1000))*time.Millisecond)
-		c.t = fc.top
-		c.start(node)
-		c.t = t
-		resumedAt = time.Now()
-	default:
-		node.cmd.Process.Signal(syscall.SIGSTOP)
-		if fig.kind == "freeze+postgres-restart" {
-			time.Sleep(time.Duration(rng.IntN(500)) * time.Millisecond)
-			fc.pg.Down()
-			time.Sleep(time.Duration(200+rng.IntN(800)) * time.Millisecond)
-			fc.pg.Up(t)
-		}
-		// Frozen until the other node delivered, and longer: as a long GC pause would.
-		fc.waitDone(t, id, 120*time.Second)
-		if fig.kind == "freeze+delete" {
-			fc.deleteNow(t, other, id)
-		}
-		time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)
-		node.cmd.Process.Signal(syscall.SIGCONT)
-		resumedAt = time.Now()
+	doneAt, resumedAt := fc.fault(t, rng, fig.kind, victim, id, edits)
+	if doneAt.IsZero() {
+		doneAt = fc.waitDone(t, id, 120*time.Second)
 	}
-	doneAt := fc.waitDone(t, id, 120*time.Second)
 	fig.deathToDone = doneAt.Sub(faultAt)
 	fig.takenOver = fc.one(`SELECT claimed_by FROM orders WHERE id = $1`, id) != node.id
 	served := fc.one(`SELECT result_key FROM orders WHERE id = $1`, id)
@@ -215,37 +170,11 @@ func (fc *faultCluster) run(t *testing.T, seed uint64) faultFigures {
 	if served != "" {
 		before = fc.digest(t, served)
 	}
+	edits.wg.Wait()
 	// Give the resumed node time to try everything it would.
 	time.Sleep(3 * faultDeadAfter)
-
-	// The checker.
-	status := fc.one(`SELECT status || ' ' || error FROM orders WHERE id = $1`, id)
-	if status != "done " && status != "expired " && !strings.HasPrefix(status, "refunded ") {
-		t.Errorf("order %s ended %q", id, status)
-	}
-	if strings.HasPrefix(status, "refunded ") && strings.TrimSpace(strings.TrimPrefix(status, "refunded")) == "" {
-		t.Errorf("order %s refunded without a reason", id)
-	}
-	if n := fc.letters(id); n != 1 {
-		t.Errorf("order %s: %d letters, want 1", id, n)
-	}
-	deleted := fig.kind == "freeze+delete"
-	if deleted {
-		if left := c.objects("results/" + id + "/"); len(left) != 0 {
-			t.Errorf("order %s: objects left after delete now: %v", id, left)
-		}
-		token := fc.one(`SELECT COALESCE(link_token, '') FROM orders WHERE id = $1`, id)
-		if r := c.at(other).get("/r/" + token); r.status != 404 && r.status != 410 {
-			t.Errorf("order %s: the deleted link answers %d", id, r.status)
-		}
-		if key := fc.one(`SELECT result_key FROM orders WHERE id = $1`, id); key != "" {
-			t.Errorf("order %s: a result key %q came back after delete now", id, key)
-		}
-	} else if served != "" {
-		if now := fc.one(`SELECT result_key FROM orders WHERE id = $1`, id); now != served || fc.digest(t, now) != before {
-			t.Errorf("order %s: the delivered result was replaced (%s → %s)", id, served, now)
-		}
-	}
+	fc.check(t, id, fig.kind, served, before)
+	fc.checkEdits(t, edits, fig.kind == "freeze+delete")
 	// The node that lost the order started nothing after it came back (at most one
 	// process of each engine that was about to start).
 	if fig.kind != "kill-restart" {
@@ -260,40 +189,141 @@ func (fc *faultCluster) run(t *testing.T, seed uint64) faultFigures {
 	return fig
 }
 
+// fault plays the schedule's fault (kind) on the node running the order, victim, and saves
+// the visitor's edit at the worst moments: on the frozen node (the request waits in its
+// socket and is handled when it resumes) and on the other node, racing the takeover; with
+// "Delete now", a burst of saves racing it. It returns when the other node delivered
+// (zero after a kill: not waited for) and when the victim runs again.
+func (fc *faultCluster) fault(t *testing.T, rng *rand.Rand, kind string, victim int, id string, e *scheduleEdits) (doneAt, resumedAt time.Time) {
+	c := fc.cluster
+	node, other := c.nodes[victim], 1-victim
+	if kind == "kill-restart" {
+		node.cmd.Process.Signal(syscall.SIGKILL)
+		node.cmd.Wait()
+		fc.save(e, other)
+		time.Sleep(faultDeadAfter + time.Duration(rng.IntN(1000))*time.Millisecond)
+		c.t = fc.top // a restarted node lives as long as the suite
+		c.start(node)
+		c.t = t
+		return time.Time{}, time.Now()
+	}
+	node.cmd.Process.Signal(syscall.SIGSTOP)
+	fc.save(e, victim)
+	fc.save(e, other)
+	if kind == "freeze+postgres-restart" {
+		time.Sleep(time.Duration(rng.IntN(500)) * time.Millisecond)
+		fc.pg.Down()
+		time.Sleep(time.Duration(200+rng.IntN(800)) * time.Millisecond)
+		fc.pg.Up(t)
+	}
+	// Frozen until the other node delivered, and longer: as a long GC pause would.
+	doneAt = fc.waitDone(t, id, 120*time.Second)
+	if kind == "freeze+delete" {
+		fc.deleteNow(t, other, id)
+		// Saves 3 ms apart from before the delete to after it: some record their edit
+		// just before the mark and write the file just after the delete listed the files.
+		deleteAt := 10 + rng.IntN(40)
+		for i := range 20 {
+			fc.saveAfter(e, other, time.Duration(i*3)*time.Millisecond)
+		}
+		time.Sleep(time.Duration(deleteAt) * time.Millisecond)
+		fc.deleteLink(t, other, e.page)
+	}
+	time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)
+	node.cmd.Process.Signal(syscall.SIGCONT)
+	return doneAt, time.Now()
+}
+
+// check holds the order to what "exactly once" promises (the suite's comment): its end,
+// its letter, the delivered bytes kept (served: the key and its digest at delivery), and a
+// deleted result gone.
+func (fc *faultCluster) check(t *testing.T, id, kind, served string, before [32]byte) {
+	t.Helper()
+	status := fc.one(`SELECT status || ' ' || error FROM orders WHERE id = $1`, id)
+	if status != "done " && status != "expired " && !strings.HasPrefix(status, "refunded ") {
+		t.Errorf("order %s ended %q", id, status)
+	}
+	if strings.HasPrefix(status, "refunded ") && strings.TrimSpace(strings.TrimPrefix(status, "refunded")) == "" {
+		t.Errorf("order %s refunded without a reason", id)
+	}
+	if n := fc.letters(id); n != 1 {
+		t.Errorf("order %s: %d letters, want 1", id, n)
+	}
+	if kind != "freeze+delete" {
+		if served != "" {
+			if now := fc.one(`SELECT result_key FROM orders WHERE id = $1`, id); now != served || fc.digest(t, now) != before {
+				t.Errorf("order %s: the delivered result was replaced (%s → %s)", id, served, now)
+			}
+		}
+		return
+	}
+	if left := fc.objects("results/" + id + "/"); len(left) != 0 {
+		t.Errorf("order %s: objects left after delete now: %v", id, left)
+	}
+	token := fc.one(`SELECT COALESCE(link_token, '') FROM orders WHERE id = $1`, id)
+	for i, n := range fc.nodes {
+		if r := fc.at(i).get("/r/" + token); r.status != 404 && r.status != 410 {
+			t.Errorf("order %s: the deleted link answers %d on %s", id, r.status, n.id)
+		}
+	}
+	if key := fc.one(`SELECT result_key FROM orders WHERE id = $1`, id); key != "" {
+		t.Errorf("order %s: a result key %q came back after delete now", id, key)
+	}
+}
+
+// runnerOf waits for the order's job to run an engine process and returns the index of
+// the node running it.
+func (fc *faultCluster) runnerOf(t *testing.T, id string) int {
+	t.Helper()
+	var runner string
+	if !testkit.WaitFor(60*time.Second, func() bool {
+		runner = fc.one(`SELECT COALESCE(attempted_by[array_length(attempted_by, 1)], '') FROM river_job
+			WHERE kind = 'fulfil' AND args->>'order_id' = $1 AND state = 'running'`, id)
+		return runner != "" && fc.processesOf(runner, time.Time{}) > 0
+	}) {
+		t.Fatalf("order %s never ran", id)
+	}
+	for i, n := range fc.nodes {
+		if n.id == runner {
+			return i
+		}
+	}
+	t.Fatalf("order %s runs on an unknown node %q", id, runner)
+	return 0
+}
+
 // one runs a query for one text value.
 func (fc *faultCluster) one(q string, args ...any) string {
 	fc.t.Helper()
+	var err error
 	for range 50 { // Postgres may be restarting
-		if out := fc.tryQuery(q, args...); out != nil {
-			if len(*out) == 0 {
+		var out []string
+		if out, err = fc.tryQuery(q, args...); err == nil {
+			if len(out) == 0 {
 				return ""
 			}
-			return (*out)[0]
+			return out[0]
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	fc.t.Fatalf("the database did not answer %q", q)
+	fc.t.Fatalf("the database did not answer %q: %v", q, err)
 	return ""
 }
 
-// tryQuery is cluster.query that answers nil while the database is away.
-func (fc *faultCluster) tryQuery(q string, args ...any) *[]string {
+// tryQuery is cluster.query that answers an error while the database is away.
+func (fc *faultCluster) tryQuery(q string, args ...any) ([]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, fc.dbURL)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	defer conn.Close(ctx)
 	rows, err := conn.Query(ctx, q, args...)
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil
-	}
-	return &out
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 // waitDone waits for the order to be done (or refunded) and returns when it was.
@@ -312,9 +342,14 @@ func (fc *faultCluster) waitDone(t *testing.T, id string, within time.Duration) 
 // deleteNow presses "Delete now" on node i's link page of the order.
 func (fc *faultCluster) deleteNow(t *testing.T, i int, id string) {
 	t.Helper()
-	token := fc.one(`SELECT COALESCE(link_token, '') FROM orders WHERE id = $1`, id)
+	fc.deleteLink(t, i, "/r/"+fc.one(`SELECT COALESCE(link_token, '') FROM orders WHERE id = $1`, id))
+}
+
+// deleteLink presses "Delete now" on node i's link page (/r/TOKEN).
+func (fc *faultCluster) deleteLink(t *testing.T, i int, page string) {
+	t.Helper()
 	h := fc.at(i)
-	r := h.do("POST", "/r/"+token+"/delete", "application/x-www-form-urlencoded", []byte("confirm=yes"),
+	r := h.do("POST", page+"/delete", "application/x-www-form-urlencoded", []byte("confirm=yes"),
 		withHeaders(browser, "Sec-Fetch-Site", "same-origin"))
 	h.wantStatus(r, 200)
 }

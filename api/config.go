@@ -12,8 +12,15 @@ import (
 var acceptedAudio = []string{"mp3", "mp4", "mpeg", "mpga", "m4a", "wav", "webm"}
 
 // publicConfig tells the UI everything it shows that the server decides: prices, limits,
-// voices, formats, which services are open and how payment works.
+// voices, formats, which services are open and how payment works. Every page carries the
+// same object too (spa.go), so the app's first paint already has its shape.
 func (s *server) publicConfig(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	return c.JSON(s.configData())
+}
+
+// configData is GET /api/config's object.
+func (s *server) configData() fiber.Map {
 	bc := s.deps.Book.Config()
 	// price publishes a service's whole rule in the one shape the UI's priceCents reads
 	// ({unitAmount, per, rounding, minAmount}), plus its unit under the older name
@@ -31,8 +38,7 @@ func (s *server) publicConfig(c *fiber.Ctx) error {
 		}
 	}
 	translates := s.deps.Book.Desk.Translates() == nil
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	return c.JSON(fiber.Map{
+	return fiber.Map{
 		"version":      s.cfg.Version,
 		"contactEmail": s.cfg.ContactEmail,
 		"currency":     bc.Pricing.Currency,
@@ -57,7 +63,7 @@ func (s *server) publicConfig(c *fiber.Ctx) error {
 		"vtt": fiber.Map{"formats": providers.TranscriptFormats, "maxSeconds": int64(bc.VTTMaxDuration.Seconds()),
 			"engine": s.cfg.STTEngine, "languages": orders.TranscriptLanguages, "translate": translates,
 			"price": price(orders.VTT, "perSeconds")},
-	})
+	}
 }
 
 // nonNil keeps an empty list a JSON array.

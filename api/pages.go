@@ -51,25 +51,31 @@ func parseSiteLanguages(data []byte) []siteLanguage {
 	return out
 }
 
-// sitePage is one route of the app (mirrors route() in webui/src/App.jsx): the locale
-// keys of its title and description; noindex for pages that only make sense mid-order.
+// sitePage is one route of the app (webui/src/pages.json, which the app's router reads
+// too): the locale keys of its title and description; noindex for pages that only make
+// sense mid-order.
 type sitePage struct {
 	title, description string
 	noindex            bool
 }
 
-var sitePages = map[string]sitePage{
-	"/":                    {title: "", description: "meta.description"},
-	"/tts":                 {title: "nav.tts", description: "tts.subtitle"},
-	"/sst":                 {title: "nav.sst", description: "sst.subtitle"},
-	"/vtt":                 {title: "nav.vtt", description: "vtt.subtitle"},
-	"/terms":               {title: "legal.terms.title", description: "legal.terms.description"},
-	"/privacy":             {title: "legal.privacy.title", description: "legal.privacy.description"},
-	"/refunds":             {title: "legal.refunds.title", description: "legal.refunds.description"},
-	"/payment/success":     {title: "confirm.paid", description: "meta.description", noindex: true},
-	"/sst-payment/success": {title: "confirm.paid", description: "meta.description", noindex: true},
-	"/vtt-payment/success": {title: "confirm.paid", description: "meta.description", noindex: true},
-	"/payment/error":       {title: "paymentError.title", description: "meta.description", noindex: true},
+var sitePages = parseSitePages(webui.Pages)
+
+// parseSitePages reads the shared list of routes; a broken one is a build's mistake,
+// caught at start.
+func parseSitePages(data []byte) map[string]sitePage {
+	var list map[string]struct {
+		Title, Description string
+		Noindex            bool
+	}
+	if err := json.Unmarshal(data, &list); err != nil || len(list) == 0 {
+		panic(fmt.Sprintf("api: webui/src/pages.json: %v (%d pages)", err, len(list)))
+	}
+	out := make(map[string]sitePage, len(list))
+	for path, p := range list {
+		out[path] = sitePage{title: p.Title, description: p.Description, noindex: p.Noindex}
+	}
+	return out
 }
 
 var notFoundPage = sitePage{title: "notFound.title", description: "notFound.text", noindex: true}

@@ -200,11 +200,12 @@ func TestServerRoutesAreTheAppRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	app := map[string]bool{}
-	for _, m := range regexp.MustCompile(`case "(/[^"]*)":`).FindAllStringSubmatch(string(src), -1) {
+	// The keys of SCREENS, the app's screen for each route.
+	for _, m := range regexp.MustCompile(`(?m)^\s*"(/[^"]*)": \(\) =>`).FindAllStringSubmatch(string(src), -1) {
 		app[m[1]] = true
 	}
 	if len(app) < 5 {
-		t.Fatalf("found only %v in App.jsx's route()", app)
+		t.Fatalf("found only %v in App.jsx's SCREENS", app)
 	}
 	for p := range app {
 		if _, ok := sitePages[p]; !ok {

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"io/fs"
 	"mime"
 	"path"
@@ -42,7 +44,7 @@ func (s *server) spa(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Type("html", "utf-8")
 	if s.pages == nil {
-		return c.Send(index)
+		return c.Send(s.withConfig(index))
 	}
 	lang, route, redirect := locate(c.Path())
 	if redirect != "" {
@@ -58,5 +60,33 @@ func (s *server) spa(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderContentLanguage, lang.hreflang)
 	c.Vary("Accept-Encoding")
-	return c.Send(page)
+	return c.Send(s.withConfig(page))
+}
+
+// withConfig is writeConfig with GET /api/config's object; a server without an order book
+// (the pages' own tests) writes none.
+func (s *server) withConfig(index []byte) []byte {
+	if s.deps.Book == nil {
+		return index
+	}
+	return writeConfig(index, s.configData())
+}
+
+// writeConfig writes config (GET /api/config's object) into index as a JSON script element
+// the app reads before its first paint (webui/src/config.jsx), instead of asking for it
+// after: the page's shape (the open services, the forms) is there from the start, with no
+// layout shift when it arrives. json.Marshal escapes <, > and &, so no text in it can end
+// the element. Without a </head>, or when config cannot be written, index is left as it is.
+func writeConfig(index []byte, config any) []byte {
+	data, err := json.Marshal(config)
+	at := bytes.Index(index, []byte("</head>"))
+	if err != nil || at < 0 {
+		return index
+	}
+	out := make([]byte, 0, len(index)+len(data)+64)
+	out = append(out, index[:at]...)
+	out = append(out, `<script type="application/json" id="parla-config">`...)
+	out = append(out, data...)
+	out = append(out, "</script>\n  "...)
+	return append(out, index[at:]...)
 }

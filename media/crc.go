@@ -1,7 +1,7 @@
 package media
 
 // crcTable is the byte-at-a-time table of a bits-wide, most-significant-bit-first (not
-// reflected) CRC with the generator poly, as FLAC's CRC-16 and Ogg's CRC-32 use.
+// reflected) CRC with the generator poly, as Ogg's CRC-32 uses.
 func crcTable[T uint16 | uint32](poly T, bits int) (t [256]T) {
 	top := T(1) << (bits - 1)
 	for i := range t {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"parla/media/flacbits"
 )
 
 // FLAC joining, without decoding: the frames of several FLAC files of the same layout are
@@ -82,9 +84,9 @@ func joinFLAC(w io.Writer, paths []string) error {
 			hdr = hdr[:0]
 			hdr = append(hdr, frame[0], frame[1]|0x01) // blocking strategy: variable
 			hdr = append(hdr, frame[2:f.numAt]...)
-			hdr = append(hdr, codedNumber(sample)...)
+			hdr = append(hdr, flacbits.CodedNumber(sample)...)
 			hdr = append(hdr, frame[f.numAt+f.numLen:f.hdrLen-1]...) // explicit block size or rate
-			hdr = append(hdr, crc8(hdr))
+			hdr = append(hdr, flacbits.CRC8(hdr))
 			body := frame[f.hdrLen : len(frame)-2] // the subframes, untouched
 			old := binary.BigEndian.Uint16(frame[len(frame)-2:])
 			binary.BigEndian.PutUint16(crc[:], crc16Replace(old, frame[:f.hdrLen], hdr, len(body)))
@@ -224,17 +226,17 @@ func flacFrames(data []byte, at int) ([]flacFrame, error) {
 			return nil, fmt.Errorf("no FLAC frame header at byte %d", at)
 		}
 		f.start = at
-		crc := crc16(0, data[at:at+f.hdrLen])
+		crc := flacbits.CRC16(0, data[at:at+f.hdrLen])
 		end := -1
 		for q := at + f.hdrLen; ; {
 			// Jump to the next 0xff, the first byte of a sync code, checksumming the bytes
 			// skipped on the way.
 			k := bytes.IndexByte(data[q:], 0xff)
 			if k < 0 {
-				crc = crc16(crc, data[q:])
+				crc = flacbits.CRC16(crc, data[q:])
 				break
 			}
-			crc = crc16(crc, data[q:q+k])
+			crc = flacbits.CRC16(crc, data[q:q+k])
 			q += k
 			// The running CRC over a whole frame, its own CRC-16 included, is zero.
 			if crc == 0 && q+1 < len(data) && data[q+1]&0xfe == 0xf8 {
@@ -243,7 +245,7 @@ func flacFrames(data []byte, at int) ([]flacFrame, error) {
 					break
 				}
 			}
-			crc = crc16(crc, data[q:q+1])
+			crc = flacbits.CRC16(crc, data[q:q+1])
 			q++
 		}
 		if end < 0 {
@@ -328,57 +330,19 @@ func parseFrameHeader(b []byte) (flacFrame, bool) {
 	case 13, 14:
 		at += 2
 	}
-	if at+1 > len(b) || crc8(b[:at]) != b[at] {
+	if at+1 > len(b) || flacbits.CRC8(b[:at]) != b[at] {
 		return flacFrame{}, false
 	}
 	f.hdrLen = at + 1
 	return f, true
 }
 
-// codedNumber codes n the way FLAC frame headers do (UTF-8's scheme, extended to 36 bits).
-func codedNumber(n uint64) []byte {
-	if n < 0x80 {
-		return []byte{byte(n)}
-	}
-	// Bytes needed: each continuation byte holds 6 bits, the first 6-k bits for k bytes.
-	k := 2
-	for n >= 1<<(5*k+1) && k < 7 {
-		k++
-	}
-	out := make([]byte, k)
-	for i := k - 1; i > 0; i-- {
-		out[i] = 0x80 | byte(n&0x3f)
-		n >>= 6
-	}
-	out[0] = byte(0xff<<(8-k)) | byte(n)
-	return out
-}
-
-// crc8 is FLAC's header checksum: polynomial x^8+x^2+x+1, initial 0.
-func crc8(b []byte) byte {
-	var crc byte
-	for _, c := range b {
-		crc ^= c
-		for range 8 {
-			if crc&0x80 != 0 {
-				crc = crc<<1 ^ 0x07
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
-}
-
-// crc16Table drives FLAC's frame checksum: polynomial x^16+x^15+x^2+1, initial 0.
-var crc16Table = crcTable[uint16](0x8005, 16)
-
 // crc16Replace returns the CRC-16 of newHead followed by n bytes, given the CRC-16 old of
 // oldHead followed by the same n bytes, without reading them again. A CRC with initial 0 is
 // linear: crc(A‖B) = crc(A)·x^(8|B|) + crc(B) mod the polynomial, so swapping the head adds
 // (crc(oldHead) + crc(newHead))·x^(8n).
 func crc16Replace(old uint16, oldHead, newHead []byte, n int) uint16 {
-	return old ^ crc16MulMod(crc16(0, oldHead)^crc16(0, newHead), crc16XPow8(n))
+	return old ^ crc16MulMod(flacbits.CRC16(0, oldHead)^flacbits.CRC16(0, newHead), crc16XPow8(n))
 }
 
 // crc16MulMod multiplies two polynomials over GF(2) modulo FLAC's CRC-16 polynomial.
@@ -387,7 +351,7 @@ func crc16MulMod(a, b uint16) uint16 {
 	for i := 15; i >= 0; i-- {
 		// r = r·x mod P, then add a if bit i of b is set (Horner's rule).
 		if r&0x8000 != 0 {
-			r = r<<1 ^ 0x8005
+			r = r<<1 ^ flacbits.Poly16
 		} else {
 			r <<= 1
 		}
@@ -408,12 +372,4 @@ func crc16XPow8(n int) uint16 {
 		base = crc16MulMod(base, base)
 	}
 	return result
-}
-
-// crc16 continues the frame checksum crc over b.
-func crc16(crc uint16, b []byte) uint16 {
-	for _, c := range b {
-		crc = crc<<8 ^ crc16Table[byte(crc>>8)^c]
-	}
-	return crc
 }

@@ -9,34 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-func TestCodedNumber(t *testing.T) {
-	tests := []struct {
-		n    uint64
-		want []byte
-	}{
-		{0, []byte{0x00}},
-		{0x7f, []byte{0x7f}},
-		{0x80, []byte{0xc2, 0x80}},
-		{0x7ff, []byte{0xdf, 0xbf}},
-		{0x800, []byte{0xe0, 0xa0, 0x80}},
-		{0xffff, []byte{0xef, 0xbf, 0xbf}},
-		{0x10000, []byte{0xf0, 0x90, 0x80, 0x80}},
-		{77_414_400, []byte{0xfc, 0x84, 0xa7, 0x94, 0x80, 0x80}}, // 58.5 minutes of 22,050 Hz samples
-		{1<<36 - 1, []byte{0xfe, 0xbf, 0xbf, 0xbf, 0xbf, 0xbf, 0xbf}},
-	}
-	for _, tt := range tests {
-		got := codedNumber(tt.n)
-		if !bytes.Equal(got, tt.want) {
-			t.Errorf("codedNumber(%d) = % x, want % x", tt.n, got, tt.want)
-		}
-		// What Go's UTF-8 encoder makes of the same number, where it is a code point.
-		if tt.n < 0x10000 && (tt.n < 0xd800 || tt.n > 0xdfff) && !bytes.Equal(got, []byte(string(rune(tt.n)))) {
-			t.Errorf("codedNumber(%d) differs from UTF-8", tt.n)
-		}
-	}
-}
+	"parla/media/flacbits"
+)
 
 func TestOpusSamples(t *testing.T) {
 	tests := []struct {
@@ -136,8 +111,8 @@ func TestCRC16Replace(t *testing.T) {
 		{{1, 2, 3}, {1, 2, 3}},
 		{{}, {9}},
 	} {
-		old := crc16(crc16(0, heads[0]), body)
-		want := crc16(crc16(0, heads[1]), body)
+		old := flacbits.CRC16(flacbits.CRC16(0, heads[0]), body)
+		want := flacbits.CRC16(flacbits.CRC16(0, heads[1]), body)
 		if got := crc16Replace(old, heads[0], heads[1], len(body)); got != want {
 			t.Errorf("crc16Replace(% x → % x) = %04x, want %04x", heads[0], heads[1], got, want)
 		}

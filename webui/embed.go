@@ -27,3 +27,10 @@ var Locales embed.FS
 //
 //go:embed src/languages.json
 var Languages []byte
+
+// Pages are the app's routes with the locale keys of their title and description
+// (src/pages.json; noindex for pages that only make sense mid-order), the one list the
+// app's router and the server's pages both read.
+//
+//go:embed src/pages.json
+var Pages []byte

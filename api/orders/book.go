@@ -176,3 +176,15 @@ func (b *Book) Download(ctx context.Context, token string) (Order, error) {
 	}
 	return o, nil
 }
+
+// Sweep runs one sweep now (the queue runs it every SweepInterval).
+func (b *Book) Sweep(ctx context.Context) (SweepReport, error) {
+	return b.sweeper.Sweep(ctx)
+}
+
+// UnpaidUploadBytes is the bytes of unpaid uploads kept: what /readyz's disk check names
+// when space is short, since the sweep frees those no checkout holds first.
+func (b *Book) UnpaidUploadBytes(ctx context.Context) (int64, error) {
+	total, _, err := b.Desk.uploads.usage(ctx, "")
+	return total, err
+}

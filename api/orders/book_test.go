@@ -188,6 +188,34 @@ func (f *fixture) waitStatus(t *testing.T, id string, want Status) Order {
 	return o
 }
 
+// delivered places, pays and waits for one delivered order.
+func (f *fixture) delivered(t *testing.T, text string) Order {
+	t.Helper()
+	co := f.order(t, text)
+	f.pay(t, co.SessionID)
+	return f.waitStatus(t, co.OrderID, Done)
+}
+
+// producing pays a speech order of text and holds it in the engine: it is processing
+// when producing returns, and stays so until release is called.
+func (f *fixture) producing(t *testing.T, text string) (co Checkout, release func()) {
+	t.Helper()
+	hold := make(chan struct{})
+	f.speaker.hold.Store(&hold)
+	co = f.order(t, text)
+	f.pay(t, co.SessionID)
+	f.waitStatus(t, co.OrderID, Processing)
+	return co, func() { close(hold) }
+}
+
+// jobState is the fulfil job's state in River's table.
+func (f *fixture) jobState(t *testing.T) string {
+	t.Helper()
+	var state string
+	f.book.Desk.orders.db.QueryRowContext(context.Background(), `SELECT state FROM river_job WHERE kind = 'fulfil'`).Scan(&state)
+	return state
+}
+
 // restart replaces the book with a new one on the same database and started, as a new
 // process would be after the previous one died; it is stopped when the test ends.
 func (f *fixture) restart(t *testing.T) {
@@ -339,9 +367,7 @@ func TestConfirmationPageStartsFulfilmentWithoutWebhook(t *testing.T) {
 func TestRetriesThenSucceeds(t *testing.T) {
 	f := newFixture(t, nil)
 	f.speaker.failures.Store(2) // MaxAttempts is 3
-	co := f.order(t, "Third time lucky.")
-	f.pay(t, co.SessionID)
-	f.waitStatus(t, co.OrderID, Done)
+	f.delivered(t, "Third time lucky.")
 	if n := f.speaker.calls.Load(); n != 3 {
 		t.Errorf("engine ran %d times, want 3", n)
 	}
@@ -395,9 +421,7 @@ func TestPriceFromThePageMustMatch(t *testing.T) {
 func TestSweeperHonoursTheTenDays(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
-	co := f.order(t, "Keep me ten days.")
-	f.pay(t, co.SessionID)
-	o := f.waitStatus(t, co.OrderID, Done)
+	o := f.delivered(t, "Keep me ten days.")
 	unpaid := f.order(t, "Never paid.")
 	stale := filepath.Join(f.tmp, "leftover-upload")
 	os.WriteFile(stale, []byte("x"), 0o600)
@@ -535,9 +559,7 @@ func TestPaymentOfTheWrongAmountIsRefunded(t *testing.T) {
 func TestKeptAndEraseNow(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
-	co := f.order(t, "Keep me ten days.")
-	f.pay(t, co.SessionID)
-	o := f.waitStatus(t, co.OrderID, Done)
+	o := f.delivered(t, "Keep me ten days.")
 	if len(o.Params) > 2 {
 		t.Fatalf("parameters kept after delivery: %s", o.Params)
 	}
@@ -636,22 +658,13 @@ func TestSweepRefundsAnOrderWhoseJobWasLost(t *testing.T) {
 func TestOrderRefundedDuringProductionIsNotDelivered(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
-	hold := make(chan struct{})
-	f.speaker.hold.Store(&hold)
-	co := f.order(t, "Refunded while spoken.")
-	f.pay(t, co.SessionID)
-	f.waitStatus(t, co.OrderID, Processing)
+	co, release := f.producing(t, "Refunded while spoken.")
 	if err := f.book.fulfil.jobs.MarkFailed(ctx, co.OrderID, "operator_refund"); err != nil {
 		t.Fatal(err)
 	}
-	close(hold)
-	db := f.book.Desk.orders.db
-	var state string
-	if !testkit.WaitFor(10*time.Second, func() bool {
-		db.QueryRowContext(ctx, `SELECT state FROM river_job WHERE kind = 'fulfil'`).Scan(&state)
-		return state == "completed"
-	}) {
-		t.Fatalf("the job is %s", state)
+	release()
+	if !testkit.WaitFor(10*time.Second, func() bool { return f.jobState(t) == "completed" }) {
+		t.Fatalf("the job is %s", f.jobState(t))
 	}
 	o, _ := f.book.orders.Get(ctx, co.OrderID)
 	if o.Status != Failed || !o.MailedAt.IsZero() || len(f.mails(t)) != 0 {

@@ -92,6 +92,23 @@ func (j *jobRows) finishFenced(ctx context.Context, id string, claim int64, at t
 		 WHERE id = ? AND claim = ? AND status = ?`, Done, millis(at), id, claim, Processing)
 }
 
+// failFenced marks a running order failed (a refund follows), for the holder of claim;
+// false when refused: a runner that lost the order must not fail what another delivers.
+func (j *jobRows) failFenced(ctx context.Context, id string, claim int64, reason string) (bool, error) {
+	return execChanged(ctx, j.db, "failing order "+id,
+		`UPDATE orders SET status = ?, error = ? WHERE id = ? AND claim = ? AND status IN (?, ?)`,
+		Failed, reason, id, claim, Paid, Processing)
+}
+
+// finishUnmailedFenced marks done an order whose result is stored but whose letter could
+// not be sent (the link is on the confirmation page), for the holder of claim; false when
+// refused.
+func (j *jobRows) finishUnmailedFenced(ctx context.Context, id string, claim int64, at time.Time) (bool, error) {
+	return execChanged(ctx, j.db, "finishing order "+id,
+		`UPDATE orders SET status = ?, done_at = ?, mailed_at = ?, email = '', params = '{}', progress = 100
+		 WHERE id = ? AND claim = ? AND status IN (?, ?) AND result_key != ''`, Done, millis(at), millis(at), id, claim, Paid, Processing)
+}
+
 // claimLetter claims the sending of the order's letter before it is sent, for the holder
 // of claim (claim < 0: the refund, which no runner holds): false when it was claimed or
 // sent before. A crash between the claim and the send leaves it unsent (the operator's

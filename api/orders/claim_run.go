@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/riverqueue/river"
 )
 
 // The runner's side of the fence (claim.go): what a run does when it finds it lost its
@@ -69,4 +71,42 @@ func (f *fulfiller) mailOnce(ctx context.Context, o Order, claim int64, delivere
 		return err
 	}
 	return nil
+}
+
+// runFailed is a run's failure after it took its claim: giving the order up is fenced by
+// that claim (giveUp), so a run that lost the order cannot fail or refund it.
+type runFailed struct {
+	claim int64
+	err   error
+}
+
+func (e *runFailed) Error() string { return e.err.Error() }
+func (e *runFailed) Unwrap() error { return e.err }
+
+// withClaim marks err (nil stays nil) as a failure of the run that holds claim.
+func withClaim(claim int64, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &runFailed{claim, err}
+}
+
+// claimOf is the claim a run held when it failed with err; 0 when it took none.
+func claimOf(err error) int64 {
+	var rf *runFailed
+	if errors.As(err, &rf) {
+		return rf.claim
+	}
+	return 0
+}
+
+// giveUpRun gives the order up after the run that failed with err, fenced by the run's
+// claim. A run that lost the order gives nothing up and ends its job without a retry.
+func (w *fulfilWorker) giveUpRun(ctx context.Context, id string, err error) error {
+	gerr := w.f.giveUp(context.WithoutCancel(ctx), id, claimOf(err), err)
+	if errors.Is(gerr, ErrClaimLost) {
+		w.f.log.Warn("not giving up: the order is no longer this runner's", "order", id, "err", gerr)
+		return river.JobCancel(gerr)
+	}
+	return gerr
 }

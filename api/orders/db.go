@@ -103,7 +103,7 @@ var migrations = []string{
 	ALTER TABLE orders ADD COLUMN edits BIGINT NOT NULL DEFAULT 0;
 	ALTER TABLE orders ADD COLUMN mail_claimed_at BIGINT NOT NULL DEFAULT 0;`,
 	// The version of a transcript's text: rendered downloads are cached under it
-	// (edit_version.go).
+	// (results_edit.go: EditVersion).
 	`ALTER TABLE orders ADD COLUMN edit_version BIGINT NOT NULL DEFAULT 0;`,
 }
 

@@ -30,10 +30,3 @@ type Deps struct {
 type languageLister interface {
 	Languages() []string
 }
-
-// translationChecker is a transcription engine that can tell, before an order is taken,
-// whether it can translate speech into English (whisper cannot with an English-only model).
-// An engine without this check is taken to translate.
-type translationChecker interface {
-	Translates() error
-}

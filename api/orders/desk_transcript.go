@@ -3,7 +3,10 @@ package orders
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+
+	"parla/providers"
 )
 
 // TranscriptRequest is a visitor's transcription order as the page sends it: an upload
@@ -20,6 +23,24 @@ type TranscriptRequest struct {
 	Translate      bool   // deliver an English translation instead of a transcript
 	ClientAmount   *int64
 	ClientCurrency string
+}
+
+// validate checks what both transcription services share and returns the cleaned
+// format, language, e-mail and locale.
+func (r TranscriptRequest) validate() (format, language, email, locale string, err error) {
+	format = strings.ToLower(strings.TrimSpace(r.Format))
+	if format == "" {
+		format = "json"
+	}
+	if !slices.Contains(providers.TranscriptFormats, format) {
+		return "", "", "", "", bad("invalid_format", "format must be one of %s", strings.Join(providers.TranscriptFormats, ", "))
+	}
+	language = strings.ToLower(strings.TrimSpace(r.Language))
+	if language != "" && !slices.Contains(TranscriptLanguages, language) {
+		return "", "", "", "", bad("invalid_language", "language must be an ISO 639-1 code of a supported language, or empty to detect it")
+	}
+	email, locale, err = validateContact(r.Email, r.EmailVerify, r.Locale)
+	return format, language, email, locale, err
 }
 
 // CreateSTT validates an audio-to-text order for an upload, prices it from the duration

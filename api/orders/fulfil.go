@@ -85,8 +85,9 @@ type prober interface {
 }
 
 // fulfil runs every step of a paid order; each step checks the row first, so a repeated
-// job resumes where the last one stopped.
-func (f *fulfiller) fulfil(ctx context.Context, id string) error {
+// job resumes where the last one stopped. A failure after the run took its claim carries
+// it (runFailed), so giving the order up is fenced by the same claim.
+func (f *fulfiller) fulfil(ctx context.Context, id string) (err error) {
 	o, err := f.orders.Get(ctx, id)
 	if err != nil {
 		return err
@@ -106,6 +107,7 @@ func (f *fulfiller) fulfil(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	defer func() { err = withClaim(claim, err) }()
 	ctx = media.WithProcessGate(ctx, func() error { return f.lease.checkRun(epoch) })
 	log := f.log.With("order", id, "claim", claim)
 	if o.ResultKey == "" {
@@ -284,22 +286,29 @@ func (f *fulfiller) forgetEmail(ctx context.Context, o Order) {
 	}
 }
 
-// giveUp ends an order that cannot be fulfilled. If the result exists and only the
-// message failed, the visitor still has the link on the confirmation page, so the order
-// is finished rather than refunded.
-func (f *fulfiller) giveUp(ctx context.Context, id string, cause error) error {
+// giveUp ends an order that cannot be fulfilled, for the holder of claim (0: the caller
+// holds none, as the sweep or a run that failed before claiming: it takes one first, which
+// fences off any earlier runner). If the result exists and only the message failed, the
+// visitor still has the link on the confirmation page, so the order is finished rather
+// than refunded. A claim lost to another runner changes nothing: ErrClaimLost.
+func (f *fulfiller) giveUp(ctx context.Context, id string, claim int64, cause error) error {
+	if claim == 0 {
+		var err error
+		if claim, err = f.jobs.claim(ctx, id); err != nil {
+			return err
+		}
+	}
 	o, err := f.orders.Get(ctx, id)
 	if err != nil {
 		return err
 	}
 	if o.ResultKey != "" {
-		f.release(ctx, o)
-		if err := f.jobs.MarkMailed(ctx, id, f.cfg.Now()); err != nil {
+		if ok, err := f.jobs.finishUnmailedFenced(ctx, id, claim, f.cfg.Now()); err != nil {
 			return err
+		} else if !ok {
+			return fmt.Errorf("giving up order %s: %w", id, ErrClaimLost)
 		}
-		if err := f.jobs.Finish(ctx, id, f.cfg.Now()); err != nil {
-			return err
-		}
+		f.release(ctx, o) // only now: a loser must not take the winner's input away
 		f.observer.Observe(Event{Kind: EventDelivered, Service: o.Service})
 		return nil
 	}
@@ -308,8 +317,10 @@ func (f *fulfiller) giveUp(ctx context.Context, id string, cause error) error {
 	if errors.As(cause, &pe) {
 		reason = pe.reason
 	}
-	if err := f.jobs.MarkFailed(ctx, id, reason); err != nil {
+	if ok, err := f.jobs.failFenced(ctx, id, claim, reason); err != nil {
 		return err
+	} else if !ok {
+		return fmt.Errorf("giving up order %s: %w", id, ErrClaimLost)
 	}
 	f.observer.Observe(Event{Kind: EventFailed, Service: o.Service, Reason: reason})
 	if err := f.queue.refund(ctx, id); err != nil {

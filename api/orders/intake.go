@@ -41,11 +41,6 @@ func (s services) available(svc Service) error {
 	return nil
 }
 
-// Seconds is a duration in whole seconds, rounded up, as the price rules count it.
-func Seconds(d time.Duration) int64 {
-	return int64((d + time.Second - 1) / time.Second)
-}
-
 // QuoteSeconds prices a duration for a transcription service.
 func (in *Intake) QuoteSeconds(svc Service, length time.Duration) int64 {
 	return in.cfg.Pricing.Quote(svc, Seconds(length))
@@ -54,6 +49,13 @@ func (in *Intake) QuoteSeconds(svc Service, length time.Duration) int64 {
 // IncomingFile creates the scratch file an upload is streamed into. Hand it to
 // AcceptUpload, or remove it.
 func (in *Intake) IncomingFile() (*os.File, error) { return in.uploads.Incoming() }
+
+// UploadAllowed says whether client may send an upload now: it is refused, before its
+// bytes are read, once the client's or everyone's unpaid uploads fill their quota. The
+// upload is checked again, with its size, when it is kept (AcceptUpload).
+func (in *Intake) UploadAllowed(ctx context.Context, client string) error {
+	return in.uploads.fits(ctx, client, 1) // any upload has a byte
+}
 
 // AcceptUpload checks the file streamed to path (see IncomingFile) and keeps it as an
 // upload of client's (the address the quotas count it under), returning it with its price.

@@ -49,7 +49,8 @@ func (s *sweeper) giveUpLost(ctx context.Context) (int, error) {
 	var errs []error
 	for _, id := range ids {
 		s.log.Error("a paid order's job was given up by the queue; refunding", "order", id)
-		if err := s.fulfiller.giveUp(ctx, id, errJobLost); err != nil {
+		// Claim 0: giveUp takes the order first, fencing off a runner judged dead that resumes.
+		if err := s.fulfiller.giveUp(ctx, id, 0, errJobLost); err != nil && !errors.Is(err, ErrClaimLost) {
 			errs = append(errs, err)
 		}
 	}

@@ -101,9 +101,7 @@ func TestObserverHearsAFailureAndItsRefund(t *testing.T) {
 func TestGauges(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
-	co := f.order(t, "Delivered and gone from the gauges.")
-	f.pay(t, co.SessionID)
-	f.waitStatus(t, co.OrderID, Done)
+	f.delivered(t, "Delivered and gone from the gauges.")
 	// River records the finished job a moment after the order is done.
 	// Past the wait, the check below shows the gauges.
 	var g Gauges

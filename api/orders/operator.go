@@ -97,16 +97,6 @@ type Step struct {
 	What string
 }
 
-// Attempt is one run of an order's job (fulfil or refund), with its error if it failed.
-type Attempt struct {
-	Job     string // fulfil, refund
-	JobID   int64
-	Attempt int
-	At      time.Time
-	Error   string // empty for the run that succeeded or is running
-	State   string // the job's state now
-}
-
 // Timeline reads an order, its jobs' attempts and its audit entries.
 func (op *Operator) Timeline(ctx context.Context, id string) (Timeline, error) {
 	o, err := op.book.orders.Get(ctx, id)

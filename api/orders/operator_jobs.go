@@ -3,6 +3,7 @@ package orders
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -14,6 +15,16 @@ type jobControl interface {
 	JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error)
 	JobRetry(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	JobCancel(ctx context.Context, id int64) (*rivertype.JobRow, error)
+}
+
+// Attempt is one run of an order's job (fulfil or refund), with its error if it failed.
+type Attempt struct {
+	Job     string // fulfil, refund
+	JobID   int64
+	Attempt int
+	At      time.Time
+	Error   string // empty for the run that succeeded or is running
+	State   string // the job's state now
 }
 
 // orderJobs lists the fulfilment and refund jobs of one order, oldest first, through

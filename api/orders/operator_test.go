@@ -72,14 +72,6 @@ func TestExtendedExpiry(t *testing.T) {
 	}
 }
 
-// delivered places, pays and waits for one delivered order.
-func (f *fixture) delivered(t *testing.T, text string) Order {
-	t.Helper()
-	co := f.order(t, text)
-	f.pay(t, co.SessionID)
-	return f.waitStatus(t, co.OrderID, Done)
-}
-
 func TestOperatorSearchFindsAnOrderByEveryKey(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()

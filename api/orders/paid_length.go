@@ -11,3 +11,13 @@ func paidLength(measured, paid time.Duration) time.Duration {
 	}
 	return measured
 }
+
+// lengthChanged reports whether a fetched duration differs from the paid one by more than
+// encoders' rounding: 2 s, or 2 % of long videos.
+func lengthChanged(now, paid int64) bool {
+	diff := now - paid
+	if diff < 0 {
+		diff = -diff
+	}
+	return diff > max(2, paid/50)
+}

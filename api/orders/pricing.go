@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"time"
 	"unicode/utf8"
 )
 
@@ -144,4 +145,9 @@ func (p Pricing) Quote(svc Service, quantity int64) int64 {
 // (JavaScript's [...text].length). Invalid UTF-8 bytes count one each.
 func CountChars(text string) int64 {
 	return int64(utf8.RuneCountInString(text))
+}
+
+// Seconds is a duration in whole seconds, rounded up, as the price rules count it.
+func Seconds(d time.Duration) int64 {
+	return int64((d + time.Second - 1) / time.Second)
 }

@@ -34,6 +34,13 @@ type LinkResolver interface {
 	FetchAudio(ctx context.Context, info links.LinkInfo, dst string) error
 }
 
+// translationChecker is a transcription engine that can tell, before an order is taken,
+// whether it can translate speech into English (whisper cannot with an English-only model).
+// An engine without this check is taken to translate.
+type translationChecker interface {
+	Translates() error
+}
+
 // transcriptProducer transcribes audio- and video-to-text orders: the upload itself, or
 // the video link's audio fetched again (and measured again) after payment.
 type transcriptProducer struct {
@@ -129,7 +136,7 @@ func (p *transcriptProducer) source(ctx context.Context, o Order, params Transcr
 		return "", 0, nothing, permanent("source_changed", err)
 	}
 	d = paidLength(m.Length, paid)
-	if changed(Seconds(d), params.Seconds) {
+	if lengthChanged(Seconds(d), params.Seconds) {
 		cleanup()
 		return "", 0, nothing, permanent("source_changed",
 			fmt.Errorf("the video lasted %d s when paid for and %d s now", params.Seconds, Seconds(d)))
@@ -156,16 +163,6 @@ func (p *transcriptProducer) Release(ctx context.Context, o Order) {
 		return
 	}
 	p.uploads.release(ctx, params.Upload, o.ID)
-}
-
-// changed reports whether a fetched duration differs from the paid one by more than
-// encoders' rounding: 2 s, or 2 % of long videos.
-func changed(now, paid int64) bool {
-	diff := now - paid
-	if diff < 0 {
-		diff = -diff
-	}
-	return diff > max(2, paid/50)
 }
 
 // linkFailure marks the fetch failures that no retry can mend as permanent; a source

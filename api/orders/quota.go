@@ -73,6 +73,19 @@ func (u *Uploads) reserve(ctx context.Context, client string, size int64) (settl
 	}, nil
 }
 
+// hold counts size bytes of client's in the quotas while the upload is measured (a measure
+// may take seconds, and uploads arriving meanwhile must see these bytes), or refuses it
+// as fits would. release ends the hold (safe to call more than once); keep then reserves
+// the bytes again, checking the quotas once more, so nothing passes them in between.
+func (u *Uploads) hold(ctx context.Context, client string, size int64) (release func(), err error) {
+	settle, err := u.reserve(ctx, client, size)
+	if err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(func() { settle(nil) }) }, nil
+}
+
 // checkLocked judges size more bytes of client's against what is kept and being kept;
 // the caller holds the quota's lock.
 func (u *Uploads) checkLocked(ctx context.Context, client string, size int64) error {
@@ -93,20 +106,6 @@ func (q *uploadQuota) judge(total, mine int64) error {
 		return bad("uploads_full", "we keep too many unpaid uploads right now; try again later")
 	}
 	return nil
-}
-
-// UnpaidUploadBytes is the bytes of unpaid uploads kept: what /readyz's disk check names
-// when space is short, since the sweep frees those no checkout holds first.
-func (b *Book) UnpaidUploadBytes(ctx context.Context) (int64, error) {
-	total, _, err := b.Desk.uploads.usage(ctx, "")
-	return total, err
-}
-
-// UploadAllowed says whether client may send an upload now: it is refused, before its
-// bytes are read, once the client's or everyone's unpaid uploads fill their quota. The
-// upload is checked again, with its size, when it is kept (AcceptUpload).
-func (in *Intake) UploadAllowed(ctx context.Context, client string) error {
-	return in.uploads.fits(ctx, client, 1) // any upload has a byte
 }
 
 // fits says whether size more bytes of client's fit in the quotas now, holding nothing

@@ -1,6 +1,7 @@
 package orders
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -184,6 +185,16 @@ func (e Editable) current() providers.Transcript {
 	return e.Original
 }
 
+// render renders the link's transcript in format: the visitor's edit as they wrote it
+// (transcript.RenderWritten: the engine cleaner would drop their "Thank you." or
+// "[MUSIC]"), the engine's original through the cleaner, as delivered.
+func (e Editable) render(format string) ([]byte, error) {
+	if e.Edited != nil {
+		return transcript.RenderWritten(*e.Edited, format)
+	}
+	return transcript.Render(e.current(), format)
+}
+
 // SaveEdit validates the visitor's cues and stores them as the transcript every format of
 // the link is rendered from, returning what was stored.
 func (r *Results) SaveEdit(ctx context.Context, o Order, segs []providers.Segment) (providers.Transcript, error) {
@@ -208,6 +219,38 @@ func (r *Results) SaveEdit(ctx context.Context, o Order, segs []providers.Segmen
 	// The order's id only: the text is the visitor's and never reaches the logs.
 	r.log.Info("transcript edited", "order", o.ID, "cues", len(segs))
 	return t, nil
+}
+
+// putEdit stores the visitor's edit, ordered against "delete now" and the expiry, which
+// mark the order before they remove its files (markErased, then eraseFiles): the save is
+// recorded on the row only while the result is still served, in one statement, and the
+// file written after it is checked against the mark again. A delete whose mark came
+// before that check removes the file itself (it lists the order's objects after marking);
+// one whose mark came after finds the check failing here, and the save removes its file.
+// Either way no edit outlives the deletion.
+func (r *Results) putEdit(ctx context.Context, o Order, raw []byte) error {
+	ok, err := r.orders.recordEdit(ctx, o.ID, o.ResultKey)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrLinkExpired
+	}
+	key := editedKey(o.ResultKey)
+	if err := r.storage.Put(ctx, key, bytes.NewReader(raw), int64(len(raw)), "application/json"); err != nil {
+		return fmt.Errorf("storing the edit of order %s: %w", o.ID, err)
+	}
+	serves, err := r.orders.stillServes(context.WithoutCancel(ctx), o.ID, o.ResultKey)
+	if err == nil && serves {
+		return nil
+	}
+	if derr := r.storage.Delete(context.WithoutCancel(ctx), key); derr != nil && !errors.Is(derr, providers.ErrNotFound) {
+		err = errors.Join(err, derr)
+	}
+	if err != nil {
+		return fmt.Errorf("checking the edit of order %s against its deletion: %w", o.ID, err)
+	}
+	return ErrLinkExpired
 }
 
 // Revert removes the visitor's edit ("back to the original"); without one it does nothing.
@@ -248,4 +291,29 @@ func (r *Results) readEdited(ctx context.Context, o Order) (*providers.Transcrip
 		return nil, err
 	}
 	return &t, nil
+}
+
+// The version of a delivered transcript's text, recorded on its order's row: 0 as
+// delivered, one more at every save or revert of the visitor's edit. Rendered downloads
+// are cached under it (api/render_cache.go), so a node never serves a render of a text
+// that was saved over or reverted, on this node or another. It is bumped after the text
+// changed; the row's edits column (recordEdit, in putEdit's fenced statement) is another
+// number: saves alone, counted before the file is written, as part of the fence.
+
+// EditVersion reads the version of order id's transcript text.
+func (r *Results) EditVersion(ctx context.Context, id string) (int64, error) {
+	var v int64
+	if err := r.orders.db.QueryRowContext(ctx, `SELECT edit_version FROM orders WHERE id = ?`, id).Scan(&v); err != nil {
+		return 0, fmt.Errorf("reading the edit version of order %s: %w", id, err)
+	}
+	return v, nil
+}
+
+// bumpEditVersion records that order id's transcript text changed.
+func (r *Results) bumpEditVersion(ctx context.Context, id string) error {
+	_, err := r.orders.db.ExecContext(ctx, `UPDATE orders SET edit_version = edit_version + 1 WHERE id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("recording the edit of order %s: %w", id, err)
+	}
+	return nil
 }

@@ -181,7 +181,13 @@ func TestSaveEditRenamesSpeakers(t *testing.T) {
 // as the editor opens it before any edit.
 func deliveredTranscript(t *testing.T) (*fixture, Order, Editable) {
 	t.Helper()
-	f := newFixture(t, nil)
+	return deliveredTranscriptDeps(t, nil)
+}
+
+// deliveredTranscriptDeps is deliveredTranscript with the dependencies edited.
+func deliveredTranscriptDeps(t *testing.T, editDeps func(*Deps)) (*fixture, Order, Editable) {
+	t.Helper()
+	f := newFixtureDeps(t, nil, editDeps)
 	ctx := context.Background()
 	u, _, err := f.upload(t, "10s")
 	if err != nil {

@@ -35,11 +35,6 @@ type SweepReport struct {
 	Lost         int // paid orders whose job the queue gave up, failed and refunded
 }
 
-// Sweep runs one sweep now (the queue runs it every SweepInterval).
-func (b *Book) Sweep(ctx context.Context) (SweepReport, error) {
-	return b.sweeper.Sweep(ctx)
-}
-
 // Sweep deletes expired results, expires stale unpaid orders and removes leftover
 // uploads and scratch files.
 func (s *sweeper) Sweep(ctx context.Context) (SweepReport, error) {

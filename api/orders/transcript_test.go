@@ -466,13 +466,13 @@ func TestVideoWithoutSpeech(t *testing.T) {
 	}
 }
 
-func TestChangedAllowsEncoderRounding(t *testing.T) {
+func TestLengthChangedAllowsEncoderRounding(t *testing.T) {
 	for _, c := range []struct {
 		now, paid int64
 		want      bool
 	}{{60, 60, false}, {62, 60, false}, {63, 60, true}, {57, 60, true}, {3672, 3600, false}, {3673, 3600, true}} {
-		if got := changed(c.now, c.paid); got != c.want {
-			t.Errorf("changed(%d, %d) = %v", c.now, c.paid, got)
+		if got := lengthChanged(c.now, c.paid); got != c.want {
+			t.Errorf("lengthChanged(%d, %d) = %v", c.now, c.paid, got)
 		}
 	}
 }

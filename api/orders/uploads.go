@@ -82,6 +82,14 @@ func (u *Uploads) keep(ctx context.Context, path, fileName, client string, size 
 	return up, nil
 }
 
+// keptMillis is an upload's duration as the uploads table keeps it, in milliseconds
+// rounded up: whole seconds rounded up (Seconds, what the price counts) come out the same
+// from it as from the measure itself, so the checkout charges what the upload was quoted.
+// Cut to milliseconds, 100.0000625 s was quoted for 101 s and charged for 100.
+func keptMillis(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
 const uploadColumns = `id, file_name, size, duration_ms, order_id, created_at`
 
 func scanUpload(row scanner) (Upload, error) {

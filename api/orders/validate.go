@@ -10,7 +10,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"parla/providers"
 	"parla/providers/mail"
 	"parla/providers/texts"
 )
@@ -127,24 +126,6 @@ var TranscriptLanguages = []string{
 	"fi", "fr", "gl", "de", "el", "he", "hi", "hu", "is", "id", "it", "ja", "kn", "kk", "ko",
 	"lv", "lt", "mk", "ms", "mr", "mi", "ne", "no", "fa", "pl", "pt", "ro", "ru", "sr", "sk",
 	"sl", "es", "sw", "sv", "tl", "ta", "th", "tr", "uk", "ur", "vi", "cy",
-}
-
-// validate checks what both transcription services share and returns the cleaned
-// format, language, e-mail and locale.
-func (r TranscriptRequest) validate() (format, language, email, locale string, err error) {
-	format = strings.ToLower(strings.TrimSpace(r.Format))
-	if format == "" {
-		format = "json"
-	}
-	if !slices.Contains(providers.TranscriptFormats, format) {
-		return "", "", "", "", bad("invalid_format", "format must be one of %s", strings.Join(providers.TranscriptFormats, ", "))
-	}
-	language = strings.ToLower(strings.TrimSpace(r.Language))
-	if language != "" && !slices.Contains(TranscriptLanguages, language) {
-		return "", "", "", "", bad("invalid_language", "language must be an ISO 639-1 code of a supported language, or empty to detect it")
-	}
-	email, locale, err = validateContact(r.Email, r.EmailVerify, r.Locale)
-	return format, language, email, locale, err
 }
 
 // isBidiControl reports the characters that reorder text around them (U+202E makes

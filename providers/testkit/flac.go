@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"parla/media/flacbits"
 )
 
 // flacBlock is the largest block a FLAC frame holds: with a constant subframe, 13 bytes of
@@ -31,64 +33,14 @@ func LyingFLAC(t testing.TB, path string, rate int, length, claimed time.Duratio
 	for n := range frames {
 		// Fixed block size, block size as 16 bits at the end, rate from STREAMINFO; mono, 16 bits.
 		head := []byte{0xFF, 0xF8, 0x70, 0x08}
-		head = append(head, flacNumber(uint64(n))...)
+		head = append(head, flacbits.CodedNumber(uint64(n))...)
 		head = binary.BigEndian.AppendUint16(head, flacBlock-1)
-		head = append(head, flacCRC8(head))
+		head = append(head, flacbits.CRC8(head))
 		frame := append(head, 0x00, 0x20, 0x00) // a constant subframe of 0x2000
-		frame = binary.BigEndian.AppendUint16(frame, flacCRC16(frame))
+		frame = binary.BigEndian.AppendUint16(frame, flacbits.CRC16(0, frame))
 		out = append(out, frame...)
 	}
 	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// flacNumber codes n the way FLAC frame headers do (UTF-8's scheme, extended to 36 bits).
-func flacNumber(n uint64) []byte {
-	if n < 0x80 {
-		return []byte{byte(n)}
-	}
-	k := 2
-	for n >= 1<<(5*k+1) && k < 7 {
-		k++
-	}
-	out := make([]byte, k)
-	for i := k - 1; i > 0; i-- {
-		out[i] = 0x80 | byte(n&0x3f)
-		n >>= 6
-	}
-	out[0] = byte(0xff<<(8-k)) | byte(n)
-	return out
-}
-
-// flacCRC8 is FLAC's header checksum: polynomial x^8+x^2+x+1, initial 0.
-func flacCRC8(b []byte) byte {
-	var crc byte
-	for _, c := range b {
-		crc ^= c
-		for range 8 {
-			if crc&0x80 != 0 {
-				crc = crc<<1 ^ 0x07
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
-}
-
-// flacCRC16 is FLAC's frame checksum: polynomial x^16+x^15+x^2+1, initial 0.
-func flacCRC16(b []byte) uint16 {
-	var crc uint16
-	for _, c := range b {
-		crc ^= uint16(c) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x8005
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
 }

@@ -3,14 +3,16 @@
 // GET /r/bench/transcript (CUES cues over three hours), and Chromium opens /r/bench/edit
 // in a fresh profile each run, as a visitor following the letter's link.
 //
-//   node scripts/editor-bench.mjs            (RUNS=7 CUES=2500 CHROMIUM=/usr/bin/chromium;
+//   node scripts/editor-bench.mjs            (RUNS=7 CUES=2500 WIDTH=1280 CHROMIUM=/usr/bin/chromium;
 //                                             WATERFALL=1 also prints each run's requests;
 //                                             DIST=another build; COMPARE=a second build,
 //                                             run in turn with the first, run for run)
 //
 // Per run, in ms from the start of navigation: the transcript's answer received, the first
 // cue's text box in the page (editable), every cue in the page; and the longest main-thread
-// task after the first cue (how long a keystroke there could wait). Prints each run, the
+// task after the first cue (how long a keystroke there could wait); how compact the list is
+// (the median cue's height, the page's height with every cue laid out); and how long the
+// last cue takes to scroll into view with the focus in it. Prints each run, the
 // medians and the load average, which on a shared machine says as much as the numbers.
 import { readFileSync, statSync } from "node:fs";
 import { createServer } from "node:http";
@@ -25,6 +27,7 @@ const BUILDS = [process.env.DIST || fileURLToPath(new URL("../dist/", import.met
 const RUNS = Number(process.env.RUNS || 7);
 const CUES = Number(process.env.CUES || 2500);
 const HOURS = 3;
+const WIDTH = Number(process.env.WIDTH || 1280);
 const TYPES = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml", ".png": "image/png", ".json": "application/json" };
 
 /** CUES cues spread over three hours, sentences of the length speech gives a cue. */
@@ -79,7 +82,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Opens the editor once in a fresh context and returns what the page measured. */
 async function once(browser, base) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const context = await browser.newContext({ viewport: { width: WIDTH, height: 900 } });
   const page = await context.newPage();
   await page.addInitScript(probe, CUES - 1);
   await page.goto(`${base}/r/bench/edit`);
@@ -89,8 +92,27 @@ async function once(browser, base) {
     const b = window.__bench;
     const fetched = performance.getEntriesByType("resource").find((e) => e.name.endsWith("/r/bench/transcript"));
     const after = b.longTasks.filter((t) => t.start + t.duration > b.firstCue).map((t) => t.duration);
-    return { transcript: fetched?.responseEnd, firstCue: b.firstCue, allCues: b.allCues, longestTaskAfter: after.length ? Math.max(...after) : 0 };
+    // How compact: the median height of the cues in view, and the page's height once
+    // every cue has been laid out (content-visibility estimates the others until then).
+    const rows = [...document.querySelectorAll(".cue")].slice(0, 20).map((el) => el.getBoundingClientRect().height);
+    return { transcript: fetched?.responseEnd, firstCue: b.firstCue, allCues: b.allCues, longestTaskAfter: after.length ? Math.max(...after) : 0, cueHeight: rows.sort((x, y) => x - y)[10] };
   });
+  // Finding: the last cue scrolled to and focused from the keyboard's point of view (End of
+  // the list), then the page's real height.
+  const jump = await page.evaluate(async (last) => {
+    const t0 = performance.now();
+    const box = document.getElementById(`cue-text-${last}`);
+    box.scrollIntoView({ block: "center" });
+    box.focus();
+    await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+    const shown = box.getBoundingClientRect();
+    const jumpToLast = performance.now() - t0;
+    for (const el of document.querySelectorAll(".cue")) el.style.contentVisibility = "visible"; // real heights, not estimates
+    return { jumpToLast, lastInView: shown.top >= 0 && shown.bottom <= innerHeight, pageHeight: document.documentElement.scrollHeight };
+  }, CUES - 1);
+  if (!jump.lastInView) throw new Error("the last cue is not in view after scrolling to it");
+  r.jumpToLast = jump.jumpToLast;
+  r.pageHeight = jump.pageHeight;
   if (process.env.WATERFALL) {
     const rows = await page.evaluate(() => performance.getEntriesByType("resource").map((e) => `${Math.round(e.startTime)}–${Math.round(e.responseEnd)} ms ${new URL(e.name).pathname}`));
     console.log(rows.join("\n"));

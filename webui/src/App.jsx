@@ -1,7 +1,7 @@
 import { lazy, Suspense, useCallback, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { getConfig, prefetchTranscript } from "./api.js";
-import { ConfigContext } from "./config.jsx";
+import { ConfigContext, inlineConfig } from "./config.jsx";
 import { applyDocumentLanguage, changeLanguage } from "./i18n.js";
 import { LANGUAGES } from "./languages.js";
 import { Link, navigate, splitPath, usePath } from "./router.jsx";
@@ -11,6 +11,7 @@ import { Privacy, Refunds, Terms } from "./screens/legal/Legal.jsx";
 import About from "./screens/about/About.jsx";
 import PaymentError from "./screens/payment-error/PaymentError.jsx";
 import Loader from "./Loader.jsx";
+import PAGES from "./pages.json";
 
 // Heavier screens are separate chunks so the about page loads little.
 const Tts = lazy(() => import("./screens/tts/Tts.jsx"));
@@ -43,37 +44,30 @@ const NAV = [
   { to: "/vtt", key: "nav.vtt" },
 ];
 
-/** The screen for a path, plus the keys naming and describing it (for the metadata; the
- * server renders the same ones first, api/pages.go sitePages). */
+// The screen of each route of pages.json, which names its title and description (the
+// server renders the same ones first: api/pages.go reads the same file).
+const SCREENS = {
+  "/": () => <About />,
+  "/tts": () => <Tts />,
+  "/sst": () => <Stt />,
+  "/vtt": () => <Vtt />,
+  "/terms": () => <Terms />,
+  "/privacy": () => <Privacy />,
+  "/refunds": () => <Refunds />,
+  "/payment/success": () => <Confirmation service="tts" />,
+  "/sst-payment/success": () => <Confirmation service="sst" />,
+  "/vtt-payment/success": () => <Confirmation service="vtt" />,
+  "/payment/error": () => <PaymentError />,
+};
+
+/** The screen for a path, plus the keys naming and describing it (for the metadata). */
 function route(path) {
   const token = editToken(path);
   if (token) return { title: "editor.title", el: <Editor token={token} /> };
-  switch (path.replace(/\/+$/, "") || "/") {
-    case "/":
-      return { title: "nav.about", el: <About /> };
-    case "/tts":
-      return { title: "nav.tts", desc: "tts.subtitle", el: <Tts />, needsConfig: true };
-    case "/sst":
-      return { title: "nav.sst", desc: "sst.subtitle", el: <Stt />, needsConfig: true };
-    case "/vtt":
-      return { title: "nav.vtt", desc: "vtt.subtitle", el: <Vtt />, needsConfig: true };
-    case "/terms":
-      return { title: "legal.terms.title", desc: "legal.terms.description", el: <Terms /> };
-    case "/privacy":
-      return { title: "legal.privacy.title", desc: "legal.privacy.description", el: <Privacy /> };
-    case "/refunds":
-      return { title: "legal.refunds.title", desc: "legal.refunds.description", el: <Refunds /> };
-    case "/payment/success":
-      return { title: "confirm.paid", el: <Confirmation service="tts" />, needsConfig: true };
-    case "/sst-payment/success":
-      return { title: "confirm.paid", el: <Confirmation service="sst" />, needsConfig: true };
-    case "/vtt-payment/success":
-      return { title: "confirm.paid", el: <Confirmation service="vtt" />, needsConfig: true };
-    case "/payment/error":
-      return { title: "paymentError.title", el: <PaymentError /> };
-    default:
-      return { title: "notFound.title", desc: "notFound.text", el: <NotFound /> };
-  }
+  const p = path.replace(/\/+$/, "") || "/";
+  const page = PAGES[p];
+  if (!page || !SCREENS[p]) return { title: "notFound.title", desc: "notFound.text", el: <NotFound /> };
+  return { title: page.title, desc: page.description, el: SCREENS[p](), needsConfig: Boolean(page.needsConfig) };
 }
 
 function NotFound() {
@@ -108,7 +102,7 @@ function LanguageSelect() {
 export default function App() {
   const { t, i18n } = useTranslation();
   const path = usePath();
-  const [config, setConfig] = useState(null);
+  const [config, setConfig] = useState(inlineConfig);
   const [configError, setConfigError] = useState(null);
 
   const load = useCallback(() => {
@@ -119,14 +113,15 @@ export default function App() {
     });
     return () => ctl.abort();
   }, []);
-  useEffect(load, [load]);
+  // Asked for only when the page did not carry it (api/spa.go writes it into every page).
+  useEffect(() => (config ? undefined : load()), [load]); // config: the first value only
 
   const { title, desc, el, needsConfig } = route(path);
   const retention = siteInfo().retention || config?.retention;
   useEffect(() => {
     const r = retention || {};
     const description = desc && t(desc, { linkDays: r.linkDays, uploadHours: r.uploadHours, unpaidHours: r.unpaidHours });
-    applyDocumentLanguage(t, i18n.language, t(title), description, path);
+    applyDocumentLanguage(t, i18n.language, title ? t(title) : "", description, path);
   }, [t, i18n.language, title, desc, path, retention]);
 
   // The address follows the language: choosing Spanish on /tts moves to /es/tts.

@@ -31,6 +31,19 @@ describe("locales", () => {
     for (const lng of ["jp", "es", "ru", "zh", "ar"]) expect(same(lng), lng).toEqual([]);
   });
 
+  it("names a control with its visible text (WCAG 2.5.3, label in name)", () => {
+    // A control whose accessible name (aria-label) differs from its visible text: the name
+    // holds the visible words, so a speech-input user can say what they see.
+    const pairs = [
+      ["tts.samplePlay", "tts.samplePlayShort"],
+      ["tts.samplePause", "tts.samplePauseShort"],
+    ];
+    for (const [lng, texts] of Object.entries(locales)) {
+      const flat = flatten(texts);
+      for (const [name, visible] of pairs) expect(flat[name], `${lng} ${name}`).toContain(flat[visible]);
+    }
+  });
+
   it("flattens nested keys", () => {
     expect(flatten({ a: { b: "1", c: { d: "2" } } })).toEqual({ "a.b": "1", "a.c.d": "2" });
   });

@@ -120,7 +120,7 @@ describe("voice samples", () => {
     expect(document.querySelectorAll(".voices audio[controls]")).toHaveLength(0);
     const buttons = screen.getAllByTestId("sample-button");
     expect(buttons).toHaveLength(6);
-    const echo = screen.getByRole("button", { name: "Play the sample of Echo" });
+    const echo = screen.getByRole("button", { name: "Listen to the sample of Echo" });
     fireEvent.click(echo);
     expect(play).toHaveBeenCalledTimes(1);
     expect(play.mock.instances[0].getAttribute("src")).toBe("/api/tts/samples/echo?locale=en");

@@ -169,7 +169,7 @@ func BenchmarkUpload25MB(b *testing.B) {
 	file := toneWAV(b, b.TempDir(), 780) // 24.96 MB
 	for _, chunked := range []bool{false, true} {
 		b.Run(fmt.Sprintf("chunked=%v", chunked), func(b *testing.B) {
-			p, _ := startBinary(b, "RATE_LIMIT=0", "UPLOAD_QUOTA_PER_CLIENT=0", "UPLOAD_QUOTA_TOTAL=0", "STT_ENGINE=openai", "OPENAI_API_KEY=sk-unused")
+			p, _ := startBinary(b, "RATE_LIMIT=0", "UPLOAD_QUOTA_PER_CLIENT=0", "UPLOAD_QUOTA_TOTAL=0", "STT_ENGINE=openai", "OPENAI_API_KEY=sk-unused", "OPENAI_BASE_URL="+newModelsServer(b).URL+"/v1")
 			small := toneWAV(b, b.TempDir(), 2)
 			if status, body, err := p.uploadFile(small, chunked); err != nil || status != 200 {
 				b.Fatalf("warm-up upload: %d %s %v", status, body, err)
@@ -192,7 +192,7 @@ func BenchmarkUpload25MB(b *testing.B) {
 func BenchmarkUploadConcurrent(b *testing.B) {
 	requireMediaTools(b)
 	file := toneWAV(b, b.TempDir(), 32) // 1.02 MB
-	p, _ := startBinary(b, "RATE_LIMIT=0", "UPLOAD_QUOTA_PER_CLIENT=0", "UPLOAD_QUOTA_TOTAL=0", "STT_ENGINE=openai", "OPENAI_API_KEY=sk-unused")
+	p, _ := startBinary(b, "RATE_LIMIT=0", "UPLOAD_QUOTA_PER_CLIENT=0", "UPLOAD_QUOTA_TOTAL=0", "STT_ENGINE=openai", "OPENAI_API_KEY=sk-unused", "OPENAI_BASE_URL="+newModelsServer(b).URL+"/v1")
 	before := p.peakRSS(b)
 	var failed atomic.Int64
 	var firstErr atomic.Value
@@ -244,7 +244,7 @@ func BenchmarkUploadSpeechCheck25MB(b *testing.B) {
 		"-f", "lavfi", "-i", "anoisesrc=color=pink:amplitude=0.1:sample_rate=44100:duration=1560",
 		"-filter_complex", "[0][1]amix=inputs=2,aformat=channel_layouts=stereo,volume=eval=frame:volume='if(lt(mod(t,60),10),0,1)'",
 		"-c:a", "libmp3lame", "-b:a", "128k", file)
-	p, _ := startBinary(b, "RATE_LIMIT=0", "UPLOAD_QUOTA_PER_CLIENT=0", "UPLOAD_QUOTA_TOTAL=0", "STT_ENGINE=openai", "OPENAI_API_KEY=sk-unused")
+	p, _ := startBinary(b, "RATE_LIMIT=0", "UPLOAD_QUOTA_PER_CLIENT=0", "UPLOAD_QUOTA_TOTAL=0", "STT_ENGINE=openai", "OPENAI_API_KEY=sk-unused", "OPENAI_BASE_URL="+newModelsServer(b).URL+"/v1")
 	var answer []byte
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -366,7 +366,7 @@ func (p *process) ffmpegChildren() int {
 func BenchmarkPreviewUnderBombs(b *testing.B) {
 	requireMediaTools(b)
 	bomb := flacBomb(b, b.TempDir(), 24)
-	p, _ := startBinary(b, "RATE_LIMIT=0", "STT_ENGINE=openai", "OPENAI_API_KEY=sk-unused")
+	p, _ := startBinary(b, "RATE_LIMIT=0", "STT_ENGINE=openai", "OPENAI_API_KEY=sk-unused", "OPENAI_BASE_URL="+newModelsServer(b).URL+"/v1")
 	n := 0
 	median := func() time.Duration {
 		var d [3]time.Duration

@@ -42,6 +42,8 @@ func fixFor(cfg Config, engine string, err error) string {
 		return "models/download.sh list, then models/download.sh <name> and WHISPER_MODEL=models/ggml-<name>.bin"
 	case engine == "openai" && strings.Contains(err.Error(), "OPENAI_API_KEY"):
 		return "OPENAI_API_KEY=<your key>"
+	case engine == "openai" && strings.Contains(err.Error(), "server "):
+		return "start that server, or point OPENAI_TTS_BASE_URL (speech) or OPENAI_STT_BASE_URL (transcription) at one that runs"
 	case engine == "espeak":
 		return "bash .ci/install (it installs espeak-ng, kakasi and ffmpeg)"
 	}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,10 +31,24 @@ type Config struct {
 	DataDir   string // DATA_DIR: all local state (default ./data)
 	PublicURL string // PUBLIC_URL: how visitors reach us (default http://localhost:<port>)
 
-	TTSEngine      string // TTS_ENGINE: espeak (default) or openai
-	OpenAIKey      string // OPENAI_API_KEY
-	OpenAIBaseURL  string // OPENAI_BASE_URL: any OpenAI-compatible server (default OpenAI's)
-	OpenAITTSModel string // OPENAI_TTS_MODEL (default tts-1)
+	// TTS_ENGINE: espeak (default), openai, or a list of both in order of preference
+	// (openai,espeak: each paragraph to the first that speaks its language). TTSEngine is
+	// the list as the logs and metrics name it.
+	TTSEngine  string
+	TTSEngines []string
+	// The OpenAI-compatible server of each service and its key: OPENAI_TTS_BASE_URL and
+	// OPENAI_TTS_API_KEY, OPENAI_STT_BASE_URL and OPENAI_STT_API_KEY, each falling back to
+	// OPENAI_BASE_URL (default OpenAI's) and OPENAI_API_KEY. A key is needed for OpenAI's
+	// own API only; without one (unset, or "none"), calls carry no Authorization header.
+	OpenAITTS, OpenAISTT openAIServer
+	OpenAITTSModel       string // OPENAI_TTS_MODEL (default tts-1)
+	// OPENAI_TTS_VOICES over the model's shipped voice map (kokoro): the server's voice for
+	// each product voice, per language (providers/openai/voices.go has the format).
+	OpenAITTSVoices openai.VoiceMap
+	// OPENAI_TTS_LANGUAGES: the languages the speech server speaks, comma-separated codes
+	// (default: the voice map's, else OpenAI's list).
+	OpenAITTSLanguages []string
+	OpenAITTSTimeout   time.Duration // OPENAI_TTS_CALL_TIMEOUT: longest one speech call may take (default 5m)
 
 	STTEngine      string        // STT_ENGINE: whisper (default) or openai
 	OpenAISTTModel string        // OPENAI_STT_MODEL (default whisper-1)
@@ -163,10 +180,17 @@ func (r *envReader) readSite(c *Config) {
 
 // readEngines reads which engines speak and transcribe, and their settings.
 func (r *envReader) readEngines(c *Config) {
-	c.TTSEngine = r.oneOf("TTS_ENGINE", "espeak", "espeak", "openai")
-	c.OpenAIKey = r.get("OPENAI_API_KEY", "")
-	c.OpenAIBaseURL = r.get("OPENAI_BASE_URL", "")
+	c.TTSEngines = r.engineList("TTS_ENGINE", "espeak", "espeak", "openai")
+	c.TTSEngine = strings.Join(c.TTSEngines, ",")
+	c.OpenAITTS = r.openAIServer("OPENAI_TTS_BASE_URL", "OPENAI_TTS_API_KEY")
+	c.OpenAISTT = r.openAIServer("OPENAI_STT_BASE_URL", "OPENAI_STT_API_KEY")
 	c.OpenAITTSModel = r.get("OPENAI_TTS_MODEL", openai.DefaultSpeechModel)
+	c.OpenAITTSVoices = r.voices(c.OpenAITTSModel)
+	c.OpenAITTSTimeout = r.duration("OPENAI_TTS_CALL_TIMEOUT", openai.DefaultCallTimeout)
+	var err error
+	if c.OpenAITTSLanguages, err = openai.ParseLanguages(r.get("OPENAI_TTS_LANGUAGES", ""), c.OpenAITTSVoices); err != nil {
+		r.fail(fmt.Errorf("OPENAI_TTS_LANGUAGES: %w", err))
+	}
 	c.STTEngine = r.oneOf("STT_ENGINE", "whisper", "whisper", "openai")
 	c.STTRequired = r.get("STT_ENGINE", "") != ""
 	c.OpenAISTTModel = r.get("OPENAI_STT_MODEL", openai.DefaultTranscriptionModel)
@@ -175,6 +199,69 @@ func (r *envReader) readEngines(c *Config) {
 	c.WhisperVAD = r.oneOf("WHISPER_VAD", whisper.VADModes[0], whisper.VADModes...)
 	c.WhisperVADFile = r.get("WHISPER_VAD_MODEL", "models/ggml-silero-v6.2.0.bin")
 	c.AllowPrivateURLs = r.boolean("ALLOW_PRIVATE_URLS")
+}
+
+// openAIServer is where one service's OpenAI-compatible engine calls, and with which key.
+type openAIServer struct {
+	BaseURL string // "" = OpenAI's own API
+	Key     string // "" = no Authorization header
+	// BaseVar and KeyVar name the variables the values came from, for the messages.
+	BaseVar, KeyVar string
+}
+
+// voices reads OPENAI_TTS_VOICES over the model's shipped voice map.
+func (r *envReader) voices(model string) openai.VoiceMap {
+	base, err := openai.ShippedVoices(model)
+	if err != nil {
+		r.fail(fmt.Errorf("OPENAI_TTS_MODEL=%s: %w", model, err))
+	}
+	m, err := openai.ParseVoices(r.get("OPENAI_TTS_VOICES", ""), base)
+	if err != nil {
+		r.fail(fmt.Errorf("OPENAI_TTS_VOICES: %w", err))
+		return base
+	}
+	return m
+}
+
+// noKey as a key sends none: OPENAI_TTS_API_KEY=none keeps OPENAI_API_KEY (meant for
+// OpenAI) from going to a local speech server.
+const noKey = "none"
+
+// openAIServer reads one service's base URL and key variables, each falling back to
+// OPENAI_BASE_URL and OPENAI_API_KEY, and checks their forms.
+func (r *envReader) openAIServer(baseVar, keyVar string) openAIServer {
+	s := openAIServer{BaseVar: baseVar, KeyVar: keyVar}
+	if s.BaseURL = r.get(s.BaseVar, ""); s.BaseURL == "" {
+		s.BaseVar, s.BaseURL = "OPENAI_BASE_URL", r.get("OPENAI_BASE_URL", "")
+	}
+	if s.Key = r.get(s.KeyVar, ""); s.Key == "" {
+		s.KeyVar, s.Key = "OPENAI_API_KEY", r.get("OPENAI_API_KEY", "")
+	}
+	if s.Key == noKey { // this service's server takes no key, whatever OPENAI_API_KEY says
+		s.Key = ""
+	}
+	if err := baseURLError(s.BaseVar, s.BaseURL); err != nil {
+		r.fail(err)
+		s.BaseURL = ""
+	}
+	if strings.ContainsFunc(s.Key, func(c rune) bool { return c <= ' ' || c == 0x7f }) {
+		r.fail(fmt.Errorf("%s: holds spaces or control characters; a key is one word (for a server that needs none, leave it unset)", s.KeyVar))
+	}
+	return s
+}
+
+// baseURLError refuses a base URL that is not an absolute http(s) URL without query or
+// fragment; "" (OpenAI's own API) is fine.
+func baseURLError(name, v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%s=%q: must be an absolute http(s) URL including the API version, "+
+			"such as https://api.openai.com/v1 or http://kokoro:8880/v1", name, v)
+	}
+	return nil
 }
 
 // readPayments reads the Stripe keys, the test checkout's permission and the prices.
@@ -302,6 +389,28 @@ func (r *envReader) oneOf(name, def string, allowed ...string) string {
 	return def
 }
 
+// engineList is name's value as a comma-separated list, in order, of distinct engines
+// among allowed (lower case).
+func (r *envReader) engineList(name, def string, allowed ...string) []string {
+	var list []string
+	for _, e := range strings.Split(strings.ToLower(r.get(name, def)), ",") {
+		e = strings.TrimSpace(e)
+		switch {
+		case !slices.Contains(allowed, e):
+			r.fail(fmt.Errorf("%s: %q: each engine must be one of %s (a list in order of preference: openai,espeak)",
+				name, e, strings.Join(allowed, ", ")))
+		case slices.Contains(list, e):
+			r.fail(fmt.Errorf("%s: %s is named twice", name, e))
+		default:
+			list = append(list, e)
+		}
+	}
+	if len(list) == 0 {
+		return []string{def}
+	}
+	return list
+}
+
 // integer is name's value as a whole number of at least lo.
 func (r *envReader) integer(name string, def int64, lo int64) int64 {
 	s := r.get(name, "")
@@ -371,4 +480,21 @@ func (c Config) PaymentMode() string {
 // Engines names the engine serving each service, as the metrics and the admin area show it.
 func (c Config) Engines() map[orders.Service]string {
 	return map[orders.Service]string{orders.TTS: c.TTSEngine, orders.STT: c.STTEngine, orders.VTT: c.STTEngine}
+}
+
+// speechCacheName names the folders of the voice samples and previews after what speaks
+// them: the engines, and for an OpenAI-compatible one its server, model and voice map, so
+// that a sample made by one server, model or voice is never played for another (the file
+// names inside say the product voice and the language, which the map turns into the
+// server's voice).
+func (c Config) speechCacheName() string {
+	names := slices.Clone(c.TTSEngines)
+	for i, e := range names {
+		if e == "openai" {
+			voices, _ := json.Marshal(c.OpenAITTSVoices) // map keys in order: the same map, the same text
+			sum := sha256.Sum256([]byte(c.OpenAITTS.BaseURL + "\n" + c.OpenAITTSModel + "\n" + string(voices)))
+			names[i] = "openai-" + hex.EncodeToString(sum[:6])
+		}
+	}
+	return strings.Join(names, "+")
 }

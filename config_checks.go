@@ -52,18 +52,17 @@ func addressErrors(c Config) []error {
 	return errs
 }
 
-// engineErrors checks that the OpenAI engines can reach OpenAI (or a server like it).
+// engineErrors checks that the OpenAI engines can call OpenAI: its own API takes no call
+// without a key (a server at another base URL may need none).
 func engineErrors(c Config) []error {
 	var errs []error
-	if c.TTSEngine == "openai" && c.OpenAIKey == "" {
-		errs = append(errs, errors.New("TTS_ENGINE=openai needs OPENAI_API_KEY"))
-	}
-	if c.STTEngine == "openai" && c.OpenAIKey == "" {
-		errs = append(errs, errors.New("STT_ENGINE=openai needs OPENAI_API_KEY"))
-	}
-	if c.OpenAIBaseURL != "" {
-		if u, err := url.Parse(c.OpenAIBaseURL); err != nil || u.Host == "" {
-			errs = append(errs, fmt.Errorf("OPENAI_BASE_URL=%q: must be an absolute URL such as https://api.openai.com/v1", c.OpenAIBaseURL))
+	for _, e := range []struct {
+		engine, variable string
+		server           openAIServer
+	}{{c.TTSEngine, "TTS_ENGINE", c.OpenAITTS}, {c.STTEngine, "STT_ENGINE", c.OpenAISTT}} {
+		if slices.Contains(strings.Split(e.engine, ","), "openai") && e.server.BaseURL == "" && e.server.Key == "" {
+			errs = append(errs, fmt.Errorf("%s=%s needs OPENAI_%s_API_KEY or OPENAI_API_KEY for OpenAI's API "+
+				"(a server at OPENAI_%[3]s_BASE_URL or OPENAI_BASE_URL may need no key)", e.variable, e.engine, e.variable[:3]))
 		}
 	}
 	return errs

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +79,22 @@ func TestConfigRefusesBadSettingsWithClearMessages(t *testing.T) {
 			"MINIO_ENDPOINT": "m:9000", "MINIO_ACCESS_KEY": "a", "MINIO_SECRET_KEY": "b"}, "DATABASE_URL"},
 		{"cluster on local disk", map[string]string{"DATABASE_URL": "postgres://u:pw@db/parla"}, "STORAGE is not minio"},
 		{"rescue before the timeout", map[string]string{"JOB_TIMEOUT": "1h", "JOB_RESCUE_AFTER": "30m"}, "JOB_RESCUE_AFTER"},
+		{"tts base url without scheme", map[string]string{"OPENAI_TTS_BASE_URL": "kokoro:8880/v1"}, "OPENAI_TTS_BASE_URL"},
+		{"stt base url of another scheme", map[string]string{"OPENAI_STT_BASE_URL": "ftp://speaches/v1"}, "OPENAI_STT_BASE_URL"},
+		{"shared base url with a query", map[string]string{"OPENAI_BASE_URL": "http://ai.internal/v1?x=1"}, "OPENAI_BASE_URL"},
+		{"tts key with a space", map[string]string{"OPENAI_TTS_API_KEY": "sk one"}, "OPENAI_TTS_API_KEY"},
+		{"openai tts, OpenAI's API, no key", map[string]string{"TTS_ENGINE": "openai", "OPENAI_STT_BASE_URL": "http://s:8000/v1"},
+			"TTS_ENGINE=openai needs OPENAI_TTS_API_KEY or OPENAI_API_KEY"},
+		{"tts voices, bad entry", map[string]string{"OPENAI_TTS_VOICES": "es:nova"}, "OPENAI_TTS_VOICES: \"es:nova\": want voice=name"},
+		{"tts voices, a language short", map[string]string{"OPENAI_TTS_MODEL": "kokoro", "OPENAI_TTS_VOICES": "de:nova=x"},
+			"OPENAI_TTS_VOICES: de names no voice for alloy"},
+		{"tts engine list, one unknown", map[string]string{"TTS_ENGINE": "openai,polly", "OPENAI_API_KEY": "k"}, `TTS_ENGINE: "polly"`},
+		{"tts engine list, twice", map[string]string{"TTS_ENGINE": "espeak,espeak"}, "TTS_ENGINE: espeak is named twice"},
+		{"tts engine list with openai, no key", map[string]string{"TTS_ENGINE": "espeak,openai"}, "TTS_ENGINE=espeak,openai needs OPENAI_TTS_API_KEY"},
+		{"tts languages beyond the voice map", map[string]string{"OPENAI_TTS_MODEL": "kokoro", "OPENAI_TTS_LANGUAGES": "en,tr"},
+			"OPENAI_TTS_LANGUAGES: tr has no voices"},
+		{"openai stt, key none for OpenAI's API", map[string]string{"STT_ENGINE": "openai", "OPENAI_STT_API_KEY": "none"},
+			"STT_ENGINE=openai needs OPENAI_STT_API_KEY"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,6 +103,90 @@ func TestConfigRefusesBadSettingsWithClearMessages(t *testing.T) {
 				t.Errorf("error = %v, want one naming %s", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestConfigOpenAIServersPerService: each service's server and key fall back to the shared
+// ones on their own; "none" sends no key; a server at a base URL needs none.
+func TestConfigOpenAIServersPerService(t *testing.T) {
+	tests := []struct {
+		name     string
+		env      map[string]string
+		tts, stt openAIServer
+	}{
+		{"shared", map[string]string{"OPENAI_BASE_URL": "http://ai:8000/v1", "OPENAI_API_KEY": "k"},
+			openAIServer{"http://ai:8000/v1", "k", "OPENAI_BASE_URL", "OPENAI_API_KEY"},
+			openAIServer{"http://ai:8000/v1", "k", "OPENAI_BASE_URL", "OPENAI_API_KEY"}},
+		{"kokoro for speech, OpenAI for transcripts", map[string]string{"TTS_ENGINE": "openai", "STT_ENGINE": "openai",
+			"OPENAI_TTS_BASE_URL": "http://kokoro:8880/v1", "OPENAI_TTS_API_KEY": "none", "OPENAI_API_KEY": "sk-o"},
+			openAIServer{"http://kokoro:8880/v1", "", "OPENAI_TTS_BASE_URL", "OPENAI_TTS_API_KEY"},
+			openAIServer{"", "sk-o", "OPENAI_BASE_URL", "OPENAI_API_KEY"}},
+		{"each its own", map[string]string{"TTS_ENGINE": "openai", "STT_ENGINE": "openai",
+			"OPENAI_TTS_BASE_URL": "http://kokoro:8880/v1", "OPENAI_STT_BASE_URL": "https://speaches.lan/v1",
+			"OPENAI_STT_API_KEY": "sp", "OPENAI_BASE_URL": "http://unused/v1"},
+			openAIServer{"http://kokoro:8880/v1", "", "OPENAI_TTS_BASE_URL", "OPENAI_API_KEY"},
+			openAIServer{"https://speaches.lan/v1", "sp", "OPENAI_STT_BASE_URL", "OPENAI_STT_API_KEY"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := loadConfig(envOf(tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.OpenAITTS != tt.tts || c.OpenAISTT != tt.stt {
+				t.Errorf("tts %+v\nstt %+v\nwant %+v\n and %+v", c.OpenAITTS, c.OpenAISTT, tt.tts, tt.stt)
+			}
+		})
+	}
+}
+
+func TestConfigEngineList(t *testing.T) {
+	c, err := loadConfig(envOf(map[string]string{"TTS_ENGINE": " OpenAI , espeak", "OPENAI_TTS_BASE_URL": "http://kokoro:8880/v1"}))
+	if err != nil || !slices.Equal(c.TTSEngines, []string{"openai", "espeak"}) || c.TTSEngine != "openai,espeak" {
+		t.Errorf("engines %v (%q), %v", c.TTSEngines, c.TTSEngine, err)
+	}
+	if !strings.HasPrefix(c.speechCacheName(), "openai-") || !strings.HasSuffix(c.speechCacheName(), "+espeak") {
+		t.Errorf("cache %s", c.speechCacheName())
+	}
+}
+
+// TestSpeechCacheName: samples and previews are kept apart for each engine, server, model
+// and voice map, so that none is played for a voice that did not make it.
+func TestSpeechCacheName(t *testing.T) {
+	name := func(env map[string]string) string {
+		t.Helper()
+		c, err := loadConfig(envOf(env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.speechCacheName()
+	}
+	kokoro := map[string]string{"TTS_ENGINE": "openai", "OPENAI_TTS_BASE_URL": "http://kokoro:8880/v1", "OPENAI_TTS_MODEL": "kokoro"}
+	with := func(k, v string) map[string]string {
+		m := map[string]string{k: v}
+		for k, v := range kokoro {
+			if _, ok := m[k]; !ok {
+				m[k] = v
+			}
+		}
+		return m
+	}
+	names := map[string]string{
+		"espeak":      name(nil),
+		"kokoro":      name(kokoro),
+		"other map":   name(with("OPENAI_TTS_VOICES", "es:nova=em_santa")),
+		"other url":   name(with("OPENAI_TTS_BASE_URL", "http://kokoro2:8880/v1")),
+		"other model": name(with("OPENAI_TTS_MODEL", "tts-1")),
+	}
+	seen := map[string]string{}
+	for what, n := range names {
+		if other, ok := seen[n]; ok {
+			t.Errorf("%s and %s share the cache %s", what, other, n)
+		}
+		seen[n] = what
+	}
+	if names["espeak"] != "espeak" || !strings.HasPrefix(names["kokoro"], "openai-") || name(kokoro) != names["kokoro"] {
+		t.Errorf("names %v", names)
 	}
 }
 

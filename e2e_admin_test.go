@@ -198,13 +198,7 @@ func TestAdminRetriesAFailedOrderEndToEnd(t *testing.T) {
 	env := openai.env()
 	env["FULFIL_MAX_ATTEMPTS"] = "2"
 	h := startApp(t, adminEnv(t, env))
-	data, _ := os.ReadFile(testkit.Speech(t, t.TempDir(), "talk.mp3", testkit.SampleSentence))
-	up := h.upload("talk.mp3", data).json(t)
-	order := map[string]any{"filePath": up["file"].(map[string]any)["path"], "fileName": "talk.mp3", "response_format": "text",
-		"email": "listener@example.com", "emailVerify": "listener@example.com", "locale": "en", "language": "en"}
-	r := h.postJSON("/payment/sst/create-checkout-session", map[string]any{"order": order})
-	h.wantStatus(r, 200)
-	co := r.json(t)
+	co := sampleSTTCheckout(t, h)
 	sessionID := co["sessionId"].(string)
 
 	// The upload is unreadable when the job runs (a disk gone), and the provider refuses

@@ -31,8 +31,9 @@ type storageChecker interface {
 }
 
 // readiness is what /readyz checks: the database answers, the storage takes a call, free
-// space in DATA_DIR is above READY_MIN_FREE_BYTES, and each service's engine is there (no
-// call to a paid vendor: the OpenAI engines only check their settings). Text-to-speech is
+// space in DATA_DIR is above READY_MIN_FREE_BYTES, each service's engine is there, and
+// each OpenAI-compatible server the engines call answers GET /models (servers.go; free,
+// at OpenAI too). Text-to-speech is
 // always required; audio- and video-to-text only when STT_ENGINE is set, else a missing
 // engine leaves them closed by configuration, which /readyz reports without failing.
 func (a *App) readiness(store providers.Storage) *health.Checker {
@@ -51,6 +52,7 @@ func (a *App) readiness(store providers.Storage) *health.Checker {
 			Detail:   engineDetail(svc, a.sttBackend),
 		})
 	}
+	checks = append(checks, a.serverChecks()...)
 	// 1 s each, run together: /readyz answers within the 2 s `parla healthcheck` waits.
 	return &health.Checker{Checks: checks, Timeout: time.Second, MaxAge: readyMaxAge}
 }

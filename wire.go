@@ -24,6 +24,7 @@ import (
 	"parla/providers/espeak"
 	"parla/providers/mail"
 	"parla/providers/openai"
+	"parla/providers/speechroute"
 	"parla/providers/sqldb"
 	"parla/providers/storage"
 	"parla/providers/stripe"
@@ -48,6 +49,9 @@ type App struct {
 	// sttBackend is where the in-process speech-to-text engine computes ("CPU, 8 threads",
 	// "CUDA0 (…)"), "" for another engine: the startup log and /readyz say it.
 	sttBackend string
+	// servers are the OpenAI-compatible servers the engines call, one per base URL: asked
+	// at boot and by /readyz (servers.go).
+	servers []engineServer
 }
 
 // emptyDir removes everything inside dir and says how many entries went.
@@ -120,7 +124,7 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 		Engines: cfg.Engines(),
 	})
 	runner := media.New(media.Config{TempDir: tmpDir})
-	speaker, err := newSpeaker(cfg, runner)
+	speaker, err := newSpeaker(cfg, runner, tmpDir)
 	if err != nil {
 		return err
 	}
@@ -128,6 +132,8 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	if c, ok := transcriber.(io.Closer); ok {
 		a.closers = append(a.closers, c)
 	}
+	a.servers = engineServers(speaker, transcriber)
+	a.checkServers(ctx)
 	links, guard := newLinks(cfg, runner, a.metrics.LinkBytes)
 	a.closers = append(a.closers, guard)
 	// Closed engines are told in one block at start (closed.go); an open whisper says where it computes.
@@ -211,8 +217,8 @@ func (a *App) newHTTP(store providers.Storage, speaker providers.Speaker, webhoo
 		Version: Version, PaymentMode: cfg.PaymentMode(), PublishableKey: cfg.StripePublishableKey,
 		ContactEmail: cfg.ContactEmail,
 		RateLimit:    cfg.RateLimit, TrustedProxies: cfg.TrustedProxies,
-		SamplesDir:     filepath.Join(cfg.DataDir, "samples", cfg.TTSEngine),
-		PreviewsDir:    filepath.Join(cfg.DataDir, "previews", cfg.TTSEngine),
+		SamplesDir:     filepath.Join(cfg.DataDir, "samples", cfg.speechCacheName()),
+		PreviewsDir:    filepath.Join(cfg.DataDir, "previews", cfg.speechCacheName()),
 		MaxUploadBytes: cfg.MaxUploadBytes, STTEngine: cfg.STTEngine, PublicURL: cfg.PublicURL,
 	}, api.Deps{
 		Book: a.book, Storage: store, Speaker: speaker, Test: a.test, Webhooks: webhooks, UI: ui, Locales: locales, Log: a.log,
@@ -248,21 +254,40 @@ func newMailer(cfg Config) (providers.Mailer, error) {
 	return mail.NewSMTP(sc)
 }
 
-// newSpeaker picks the text-to-speech engine named by TTS_ENGINE.
-func newSpeaker(cfg Config, mediaRunner *media.Runner) (providers.Speaker, error) {
-	switch cfg.TTSEngine {
-	case "openai":
-		return openai.NewSpeaker(openai.Config{APIKey: cfg.OpenAIKey, BaseURL: cfg.OpenAIBaseURL,
-			Model: cfg.OpenAITTSModel, Media: mediaRunner}), nil
-	default:
-		return espeak.New(espeak.Config{Media: mediaRunner}), nil
+// newSpeaker builds the text-to-speech engines TTS_ENGINE lists: one speaks every text;
+// several share the texts out by language (providers/speechroute).
+func newSpeaker(cfg Config, mediaRunner *media.Runner, tmpDir string) (providers.Speaker, error) {
+	engines := make([]speechroute.Engine, len(cfg.TTSEngines))
+	for i, name := range cfg.TTSEngines {
+		s := newSpeechEngine(cfg, name, mediaRunner)
+		engines[i] = speechroute.Engine{Name: name, Speaker: s, Languages: s.Languages()}
 	}
+	if len(engines) == 1 {
+		return engines[0].Speaker, nil
+	}
+	return speechroute.New(engines, mediaRunner, tmpDir), nil
+}
+
+// speechEngine is a text-to-speech engine that names the languages it speaks.
+type speechEngine interface {
+	providers.Speaker
+	Languages() []string
+}
+
+// newSpeechEngine builds one text-to-speech engine by its TTS_ENGINE name.
+func newSpeechEngine(cfg Config, name string, mediaRunner *media.Runner) speechEngine {
+	if name == "openai" {
+		return openai.NewSpeaker(openai.Config{APIKey: cfg.OpenAITTS.Key, BaseURL: cfg.OpenAITTS.BaseURL,
+			Model: cfg.OpenAITTSModel, Voices: cfg.OpenAITTSVoices, Languages: cfg.OpenAITTSLanguages,
+			CallTimeout: cfg.OpenAITTSTimeout, Media: mediaRunner})
+	}
+	return espeak.New(espeak.Config{Media: mediaRunner})
 }
 
 // newTranscriber picks the speech-to-text engine named by STT_ENGINE.
 func newTranscriber(cfg Config, runner *media.Runner, tmpDir string) providers.Transcriber {
 	if cfg.STTEngine == "openai" {
-		return openai.NewTranscriber(openai.TranscriberConfig{APIKey: cfg.OpenAIKey, BaseURL: cfg.OpenAIBaseURL,
+		return openai.NewTranscriber(openai.TranscriberConfig{APIKey: cfg.OpenAISTT.Key, BaseURL: cfg.OpenAISTT.BaseURL,
 			Model: cfg.OpenAISTTModel, Media: runner, TempDir: tmpDir})
 	}
 	return whisper.New(whisper.Config{Model: cfg.WhisperModel, Threads: cfg.WhisperThreads, Media: runner,

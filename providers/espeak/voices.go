@@ -116,13 +116,9 @@ var detector = speechlang.New(Languages())
 // as espeak-ng's ja voice reads no kanji, and Chinese to pinyin (pinyin.go).
 func plan(req providers.SpeechRequest, maxChars int) ([]chunk, error) {
 	lang := texts.LanguageCode(speechlang.Normalize(req.Language), false)
-	spans := []speechlang.Span{{Language: lang, Text: req.Text}}
-	if req.DetectParagraphs {
-		r, err := detector.Detect(req.Text, lang)
-		if err != nil {
-			return nil, fmt.Errorf("espeak: %w", err)
-		}
-		spans = r.Spans
+	spans, err := detector.Spans(req.Text, lang, req.DetectParagraphs)
+	if err != nil {
+		return nil, fmt.Errorf("espeak: %w", err)
 	}
 	var chunks []chunk
 	for _, s := range spans {

@@ -13,8 +13,16 @@ var SpeechLanguages = []string{
 	"sl", "es", "sw", "sv", "tl", "ta", "th", "tr", "uk", "ur", "vi", "cy",
 }
 
-// Languages returns the codes of the languages the engine speaks, sorted.
+// Languages returns the codes of the languages the engine speaks, sorted: those it was
+// given (OPENAI_TTS_LANGUAGES), else those its voice map names (a known model's, such as
+// Kokoro's eight), else OpenAI's list.
 func (s *Speaker) Languages() []string {
+	if len(s.langs) > 0 {
+		return slices.Sorted(slices.Values(s.langs))
+	}
+	if l := s.voices.Languages(); len(l) > 0 {
+		return l
+	}
 	l := slices.Clone(SpeechLanguages)
 	slices.Sort(l)
 	return l

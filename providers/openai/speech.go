@@ -10,12 +10,17 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
+	"time"
 	"unicode/utf8"
 
 	goopenai "github.com/sashabaranov/go-openai"
 
 	"parla/media"
 	"parla/providers"
+	"parla/providers/speechlang"
+	"parla/providers/texts"
 )
 
 // MaxInputChars is the most characters OpenAI's speech endpoint takes in one call.
@@ -46,12 +51,33 @@ type Config struct {
 	// MaxChars is the chunk size for long texts, at most MaxInputChars. Default
 	// MaxInputChars; lower it for a compatible server with a smaller limit.
 	MaxChars int
+	// Voices names the server's voice for each product voice per language (voices.go:
+	// ShippedVoices, ParseVoices). When it names languages, those are the languages the
+	// engine speaks, and each paragraph of a text that mixes them goes to the voice of its
+	// own. Default: none, the product voices' names go as they are.
+	Voices VoiceMap
+	// Languages, when set, are the languages the engine speaks (OPENAI_TTS_LANGUAGES),
+	// over the voice map's or OpenAI's list.
+	Languages []string
+	// CallTimeout bounds one call, its answer read whole: a server that hangs fails the
+	// attempt (which is retried, then refunded) long before the job's own timeout. Default
+	// DefaultCallTimeout.
+	CallTimeout time.Duration
 }
+
+// DefaultCallTimeout is Config.CallTimeout's default (and OPENAI_TTS_CALL_TIMEOUT's): a
+// call of MaxInputChars takes OpenAI about a minute, and Kokoro on a slow CPU a few.
+const DefaultCallTimeout = 5 * time.Minute
 
 // Speaker implements providers.Speaker with OpenAI's /audio/speech endpoint.
 type Speaker struct {
 	service
 	maxChars int
+	timeout  time.Duration // Config.CallTimeout
+	voices   VoiceMap
+	langs    []string // Config.Languages
+	// detector finds each paragraph's language among the voice map's; nil without one.
+	detector *speechlang.Detector
 }
 
 var _ providers.Speaker = (*Speaker)(nil)
@@ -61,10 +87,17 @@ func NewSpeaker(cfg Config) *Speaker {
 	if cfg.MaxChars <= 0 || cfg.MaxChars > MaxInputChars {
 		cfg.MaxChars = MaxInputChars
 	}
-	return &Speaker{
+	s := &Speaker{
 		service:  newService(cfg.APIKey, cfg.BaseURL, cfg.HTTPClient, cmp.Or(cfg.Model, DefaultSpeechModel), cfg.Media),
 		maxChars: cfg.MaxChars,
+		timeout:  cmp.Or(cfg.CallTimeout, DefaultCallTimeout),
+		voices:   cfg.Voices,
+		langs:    slices.Clone(cfg.Languages),
 	}
+	if len(cfg.Voices.Languages()) > 0 {
+		s.detector = speechlang.New(s.Languages())
+	}
+	return s
 }
 
 // Available reports an error wrapping providers.ErrUnavailable when no API key is set, or
@@ -75,23 +108,25 @@ func (s *Speaker) Available() error {
 
 // Speak asks the API for speech and writes the file encoded as req.Format to w.
 //
-// A text within MaxChars is one call in the ordered format (aac answers, which are ADTS, are
-// remuxed into M4A like every AAC file this app delivers). A longer text is cut on sentence
-// boundaries into chunks, each chunk is asked for as raw 24 kHz PCM, and the samples are
+// The text is cut into calls (plan): by language when it mixes them and the voice map
+// names languages, each with the server's voice for its language, then on sentence
+// boundaries into pieces of at most MaxChars. A text that is one call is asked for in the
+// ordered format (aac answers, which are ADTS, are remuxed into M4A like every AAC file this
+// app delivers). Otherwise each call is asked for as raw 24 kHz PCM, and the samples are
 // streamed in order into a single ffmpeg encode: one header, no gaps or clicks at the joins.
-// Progress counts chunks.
+// Progress counts calls.
 func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.Writer) error {
 	if err := req.Check("openai speech"); err != nil {
 		return err
 	}
 	speed := req.Speed
-	chunks := media.SplitText(req.Text, s.maxChars)
-	if len(chunks) == 0 {
-		return errors.New("openai speech: empty text")
+	calls, err := s.plan(req)
+	if err != nil {
+		return err
 	}
-	if len(chunks) == 1 {
+	if len(calls) == 1 {
 		req.Report(0)
-		if err := s.speakOne(ctx, chunks[0], req.Voice, req.Format, speed, w); err != nil {
+		if err := s.speakOne(ctx, calls[0].Text, calls[0].Voice, req.Format, speed, w); err != nil {
 			return err
 		}
 		req.Report(100)
@@ -99,20 +134,56 @@ func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.W
 	}
 
 	pieces := media.Pieces{
-		Count: len(chunks),
+		Count: len(calls),
 		Input: media.PCM(pcmRate, 1),
 		Open: func(ctx context.Context, i int) (io.Reader, error) {
-			return s.call(ctx, chunks[i], req.Voice, string(goopenai.SpeechResponseFormatPcm), speed)
+			return s.call(ctx, calls[i].Text, calls[i].Voice, string(goopenai.SpeechResponseFormatPcm), speed)
 		},
 	}
 	if err := s.media.EncodePieces(ctx, pieces, media.EncodeOptions{Format: req.Format}, req.Report, w); err != nil {
-		return fmt.Errorf("openai speech: joining %d chunks: %w", len(chunks), err)
+		return fmt.Errorf("openai speech: joining %d chunks: %w", len(calls), err)
 	}
 	return nil
 }
 
-// call makes one /audio/speech request.
+// speechPart is one request to the speech endpoint: its text and the server's voice.
+type speechPart struct {
+	Text  string
+	Voice string
+}
+
+// plan cuts a request's text into the calls the server speaks, in order: by language
+// first (each paragraph's, when the text mixes languages and the voice map names some),
+// each with the server's voice for the product voice in that language, then on sentence
+// boundaries into pieces of at most MaxChars characters.
+func (s *Speaker) plan(req providers.SpeechRequest) ([]speechPart, error) {
+	lang := texts.LanguageCode(speechlang.Normalize(req.Language), false)
+	spans := []speechlang.Span{{Language: lang, Text: req.Text}}
+	if s.detector != nil {
+		var err error
+		if spans, err = s.detector.Spans(req.Text, lang, req.DetectParagraphs); err != nil {
+			return nil, fmt.Errorf("openai speech: %w", err)
+		}
+	}
+	var calls []speechPart
+	for _, span := range spans {
+		voice := s.voices.Resolve(req.Voice, span.Language)
+		for _, t := range media.SplitText(span.Text, s.maxChars) {
+			if strings.TrimSpace(t) != "" {
+				calls = append(calls, speechPart{Text: t, Voice: voice})
+			}
+		}
+	}
+	if len(calls) == 0 {
+		return nil, errors.New("openai speech: empty text")
+	}
+	return calls, nil
+}
+
+// call makes one /audio/speech request, bounded by the call timeout until its answer is
+// closed.
 func (s *Speaker) call(ctx context.Context, text, voice, format string, speed float64) (io.ReadCloser, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, s.timeout, fmt.Errorf("no whole answer within %s", s.timeout))
 	resp, err := s.client.CreateSpeech(ctx, goopenai.CreateSpeechRequest{
 		Model:          goopenai.SpeechModel(s.model),
 		Input:          text,
@@ -121,9 +192,35 @@ func (s *Speaker) call(ctx context.Context, text, voice, format string, speed fl
 		Speed:          speed,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("requesting %s speech (%d characters): %w", format, utf8.RuneCountInString(text), err)
+		if cause := context.Cause(ctx); cause != nil && ctx.Err() == context.DeadlineExceeded {
+			err = fmt.Errorf("%w: %w", cause, err)
+		}
+		cancel()
+		return nil, fmt.Errorf("requesting %s speech (%d characters, voice %s): %w", format, utf8.RuneCountInString(text), voice, explain(err))
 	}
-	return resp, nil
+	return speechAnswer{ReadCloser: resp, ctx: ctx, cancel: cancel}, nil
+}
+
+// speechAnswer is a call's body: closing it ends the call's timeout; a read cut by the timeout
+// says so.
+type speechAnswer struct {
+	io.ReadCloser
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (a speechAnswer) Read(p []byte) (int, error) {
+	n, err := a.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && a.ctx.Err() == context.DeadlineExceeded {
+		err = fmt.Errorf("%w: %w", context.Cause(a.ctx), err)
+	}
+	return n, err
+}
+
+func (a speechAnswer) Close() error {
+	err := a.ReadCloser.Close()
+	a.cancel()
+	return err
 }
 
 // speakOne handles a text that fits in one call.

@@ -44,6 +44,9 @@ type fakeAPI struct {
 	t      *testing.T
 	ffmpeg string
 	fail   int // answer every request with this status, when set
+	// kokoro, when set, makes it answer as Kokoro-FastAPI does (kokoro_test.go): its
+	// models and voices only, its error shapes, answers streamed in chunks.
+	kokoro *kokoroServer
 
 	mu    sync.Mutex
 	calls []speechCall
@@ -88,6 +91,9 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"error":{"message":"the model is overloaded","type":"server_error"}}`)
 		return
 	}
+	if f.kokoro != nil && f.kokoro.refuse(w, c) {
+		return
+	}
 	enc, ok := fakeEncodings[c.ResponseFormat]
 	if !ok || c.Input == "" || utf8.RuneCountInString(c.Input) > MaxInputChars {
 		http.Error(w, `{"error":{"message":"invalid request"}}`, http.StatusBadRequest)
@@ -108,6 +114,10 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	data, err := os.ReadFile(out)
 	if err != nil {
 		f.t.Error(err)
+		return
+	}
+	if f.kokoro != nil {
+		f.kokoro.stream(w, data)
 		return
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")

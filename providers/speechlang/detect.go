@@ -149,6 +149,21 @@ func Normalize(tag string) string {
 	return tag
 }
 
+// Spans is how a text to be spoken divides by language, as engines that speak per language
+// read it: with detect (the order book found that the text mixes languages), each
+// paragraph's own language (Detect, with lang as the fallback: the same detector gives the
+// order book's answer again); without, the whole text in lang.
+func (d *Detector) Spans(text, lang string, detect bool) ([]Span, error) {
+	if !detect {
+		return []Span{{Language: lang, Text: text}}, nil
+	}
+	r, err := d.Detect(text, lang)
+	if err != nil {
+		return nil, err
+	}
+	return r.Spans, nil
+}
+
 // Choose is Detect for a language the visitor named: the whole text in it, when the
 // engine speaks it and the text is not mostly in a script its voices do not read.
 func (d *Detector) Choose(text, lang string) (Result, error) {

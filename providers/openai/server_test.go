@@ -1,0 +1,74 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"parla/providers"
+	"parla/providers/testkit"
+)
+
+// TestServerUpDownAndBack: any answer below 500 to GET /models is up (404 too); a 5xx or no
+// answer is down and closes the engine with the reason; a speech call that gets no answer
+// closes it at once; an old answer is asked again in the background, so the engine opens
+// again when the server is back, without a call of its own.
+func TestServerUpDownAndBack(t *testing.T) {
+	var status atomic.Int64
+	status.Store(http.StatusNotFound)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(int(status.Load()))
+	}))
+	defer srv.Close()
+	s := NewSpeaker(Config{BaseURL: srv.URL + "/v1"}) // a local server: no key needed
+	now := time.Now()
+	s.server.now = func() time.Time { return now }
+	ctx := context.Background()
+	if err := s.Check(ctx); err != nil || s.Available() != nil {
+		t.Fatalf("404 from /models: %v, %v; want up", err, s.Available())
+	}
+	status.Store(http.StatusBadGateway)
+	if err := s.Check(ctx); err == nil || !strings.Contains(err.Error(), "502") {
+		t.Errorf("502: %v", err)
+	}
+	if err := s.Available(); !errors.Is(err, providers.ErrUnavailable) || !strings.Contains(err.Error(), srv.URL+"/v1") {
+		t.Errorf("Available with the server answering 502: %v", err)
+	}
+	status.Store(http.StatusOK)
+	now = now.Add(recheckAfter + time.Second)
+	s.Available() // starts the background check
+	testkit.Eventually(t, 5*time.Second, func() bool { return s.Available() == nil }, "the engine to open again")
+
+	// A call that gets no answer closes the engine without waiting for a check.
+	srv.Close()
+	err := s.Speak(ctx, providers.SpeechRequest{Voice: "alloy", Text: "Hi.", Format: "mp3", Speed: 1}, &strings.Builder{})
+	if err == nil {
+		t.Fatal("speech from a closed server")
+	}
+	if err := s.Available(); !errors.Is(err, providers.ErrUnavailable) || !strings.Contains(err.Error(), "does not answer") {
+		t.Errorf("Available after a call found no server: %v", err)
+	}
+}
+
+// TestNoKey: OpenAI's own API takes no call without a key; a server at another base URL
+// gets calls without an Authorization header.
+func TestNoKey(t *testing.T) {
+	if err := NewSpeaker(Config{}).Available(); !errors.Is(err, providers.ErrUnavailable) ||
+		!strings.Contains(err.Error(), "OPENAI_API_KEY") {
+		t.Errorf("OpenAI's API without a key: %v", err)
+	}
+	api, srv := newFakeAPI(t)
+	s := NewSpeaker(Config{BaseURL: srv.URL + "/v1"})
+	if err := s.Available(); err != nil {
+		t.Fatalf("a local server without a key: %v", err)
+	}
+	speak(t, s, providers.SpeechRequest{Voice: "alloy", Text: "No key here.", Format: "mp3", Speed: 1})
+	if calls := api.received(); len(calls) != 1 || calls[0].Auth != "" {
+		t.Errorf("calls %+v, want one without Authorization", calls)
+	}
+}

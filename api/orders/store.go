@@ -156,13 +156,6 @@ func (j *jobRows) MarkMailed(ctx context.Context, id string, at time.Time) error
 		`UPDATE orders SET mailed_at = ?, email = '' WHERE id = ?`, millis(at), id)
 }
 
-// Finish marks an order done and erases its parameters (the visitor's text).
-func (j *jobRows) Finish(ctx context.Context, id string, at time.Time) error {
-	return execRow(ctx, j.db, "finishing order "+id,
-		`UPDATE orders SET status = ?, done_at = ?, params = '{}', progress = 100
-		 WHERE id = ? AND status IN (?, ?)`, Done, millis(at), id, Paid, Processing)
-}
-
 // MarkFailed records that fulfilment failed for good; a refund follows.
 func (j *jobRows) MarkFailed(ctx context.Context, id, reason string) error {
 	return execRow(ctx, j.db, "failing order "+id,

@@ -135,7 +135,9 @@ func (d *Detector) whole(text, fallback string) (string, error) {
 // cued judges a short text by its cues (cues.go) and a vote of the trigram statistics
 // among the common languages: the language of most evidence among those the engine speaks
 // in the text's script, when that evidence is enough and clearly ahead of the next. The
-// visitor's language, prior, wins a near tie.
+// visitor's language, prior, wins a near tie. When the vote blurs the answer, the cues
+// alone may still tell: trigram statistics of a few words are often wrong ("Joyeux
+// anniversaire, mon ami !" reads as English to them), a language's own words rarely.
 //
 // It also returns the cues' scores alone, without the vote and the prior.
 func (d *Detector) cued(sample, prior string) (string, bool, map[string]float64) {
@@ -145,10 +147,23 @@ func (d *Detector) cued(sample, prior string) (string, bool, map[string]float64)
 		scores[d.codes[info.Lang]] += trigramVote
 	}
 	main := mainScript(sample)
+	lang, ok := d.lead(scores, main, sample, prior)
+	if !ok {
+		if l, cueOK := d.lead(cues, main, sample, prior); cueOK {
+			return l, true, cues
+		}
+	}
+	return lang, ok, cues
+}
+
+// lead returns the language of most evidence in scores among those the engine speaks in
+// the text's script (main) and that the text is not foreign to, and whether that evidence
+// is enough and clearly ahead of the next. The visitor's language, prior, wins a near tie.
+func (d *Detector) lead(scores map[string]float64, main, sample, prior string) (string, bool) {
 	best, second, lang := 0.0, 0.0, ""
 	for l, s := range scores {
 		c, ok := d.engineCode(l)
-		if !ok || !readsScript(c, main) {
+		if !ok || !readsScript(c, main) || foreign(l, sample) {
 			continue
 		}
 		if c == prior && s > 0 {
@@ -161,7 +176,7 @@ func (d *Detector) cued(sample, prior string) (string, bool, map[string]float64)
 			second = s
 		}
 	}
-	return lang, best >= cueEnough && best-second >= cueMargin, cues
+	return lang, best >= cueEnough && best-second >= cueMargin
 }
 
 // outweighed reports whether some language has more cues than lang.

@@ -2,7 +2,10 @@ package speechlang
 
 import (
 	"bufio"
+	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -10,9 +13,13 @@ import (
 // shortSentence is one line of testdata/short.tsv.
 type shortSentence struct{ Lang, Text string }
 
-func loadShort(t testing.TB) []shortSentence {
+func loadShort(t testing.TB) []shortSentence { return loadSentences(t, "testdata/short.tsv") }
+
+// loadSentences reads a corpus of short sentences: a language code, a tab, the sentence;
+// blank lines and lines starting with # are skipped.
+func loadSentences(t testing.TB, path string) []shortSentence {
 	t.Helper()
-	f, err := os.Open("testdata/short.tsv")
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +33,7 @@ func loadShort(t testing.TB) []shortSentence {
 		}
 		lang, text, ok := strings.Cut(line, "\t")
 		if !ok {
-			t.Fatalf("no tab in %q", line)
+			t.Fatalf("%s: no tab in %q", path, line)
 		}
 		out = append(out, shortSentence{lang, text})
 	}
@@ -43,37 +50,78 @@ var interfaceLanguages = map[string]bool{"en": true, "ja": true, "es": true, "ru
 // languages and at least 93 % over all. Every sentence is 3–12 words: short texts are what
 // visitors type first, and what trigram statistics alone get wrong.
 func TestShortSentencesLanguage(t *testing.T) {
-	d := New(espeakLangs)
-	corpus := loadShort(t)
-	if len(corpus) < 300 {
-		t.Fatalf("corpus has %d sentences, want at least 300", len(corpus))
+	wantAccuracy(t, measureCorpus(t, "testdata/short.tsv", 300), 0.97, 0.93)
+}
+
+// wantAccuracy fails the test when a is below ui in the interface languages or below all
+// over all.
+func wantAccuracy(t *testing.T, a accuracy, ui, all float64) {
+	t.Helper()
+	if a.ui() < ui || a.all() < all {
+		t.Errorf("below target: %.1f %% in the interface languages (want %.0f), %.1f %% over all (want %.0f)", 100*a.ui(), 100*ui, 100*a.all(), 100*all)
 	}
-	var right, total, uiRight, uiTotal int
+}
+
+// accuracy counts right answers per language.
+type accuracy struct{ right, total map[string]int }
+
+func (a accuracy) rate(keep func(lang string) bool) float64 {
+	var r, n int
+	for l, t := range a.total {
+		if keep(l) {
+			r, n = r+a.right[l], n+t
+		}
+	}
+	return float64(r) / float64(max(n, 1))
+}
+
+func (a accuracy) all() float64 { return a.rate(func(string) bool { return true }) }
+func (a accuracy) ui() float64  { return a.rate(func(l string) bool { return interfaceLanguages[l] }) }
+
+// measureCorpus detects every sentence of a corpus with the English interface, checks that
+// it has at least min sentences of 3–12 words, and logs the misses and the accuracy over
+// all, in the interface languages and per language (shown with -v).
+func measureCorpus(t *testing.T, path string, min int) accuracy {
+	t.Helper()
+	d := New(espeakLangs)
+	corpus := loadSentences(t, path)
+	if len(corpus) < min {
+		t.Fatalf("%s has %d sentences, want at least %d", path, len(corpus), min)
+	}
+	a := accuracy{right: map[string]int{}, total: map[string]int{}}
 	for _, s := range corpus {
 		if n := len(strings.Fields(s.Text)); (n < 3 || n > 12) && !noSpaces(s.Lang) {
 			t.Errorf("%s %q: %d words, want 3–12", s.Lang, s.Text, n)
 		}
 		r, err := d.Detect(s.Text, "en")
-		ok := err == nil && r.Language == s.Lang
-		if !ok {
+		a.total[s.Lang]++
+		if err == nil && r.Language == s.Lang {
+			a.right[s.Lang]++
+		} else {
 			t.Logf("miss: %s %q → %q %v", s.Lang, s.Text, r.Language, err)
 		}
-		total++
-		if ok {
-			right++
-		}
-		if interfaceLanguages[s.Lang] {
-			uiTotal++
-			if ok {
-				uiRight++
-			}
-		}
 	}
-	all, ui := float64(right)/float64(total), float64(uiRight)/float64(uiTotal)
-	t.Logf("English interface: %d/%d right (%.1f %%); interface languages %d/%d (%.1f %%)", right, total, 100*all, uiRight, uiTotal, 100*ui)
-	if ui < 0.97 || all < 0.93 {
-		t.Errorf("below target: %.1f %% in the interface languages (want 97), %.1f %% over all (want 93)", 100*ui, 100*all)
+	langs := slices.Sorted(maps.Keys(a.total))
+	var per strings.Builder
+	for _, l := range langs {
+		fmt.Fprintf(&per, " %s %d/%d", l, a.right[l], a.total[l])
 	}
+	t.Logf("%s, English interface: %.1f %% right over all (%d sentences), %.1f %% in the interface languages; per language:%s",
+		path, 100*a.all(), len(corpus), 100*a.ui(), per.String())
+	return a
+}
+
+// The tuning set: rules may be tuned on its misses. It is held to the held-out set's
+// targets; its figures (-v) beside the held-out set's show how far tuning carries to
+// sentences it never saw.
+func TestTuneAccuracy(t *testing.T) {
+	wantAccuracy(t, measureCorpus(t, "testdata/tune.tsv", 300), 0.97, 0.95)
+}
+
+// The issue's targets on sentences no rule was tuned on: at least 97 % in the six interface
+// languages and 95 % over all. Never change a rule for a sentence of heldout.tsv.
+func TestHeldOutAccuracy(t *testing.T) {
+	wantAccuracy(t, measureCorpus(t, "testdata/heldout.tsv", 300), 0.97, 0.95)
 }
 
 // noSpaces reports whether lang is written without spaces between words.

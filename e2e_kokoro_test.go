@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"parla/api/orders"
 	"parla/providers"
 	"parla/providers/openai"
 	"parla/providers/testkit"
@@ -297,16 +298,22 @@ func sampleSTTCheckout(t *testing.T, h *harness) map[string]any {
 	return r.json(t)
 }
 
+// startTwoEngines starts the app with TTS_ENGINE=openai,espeak, Kokoro's stand-in behind
+// OPENAI_TTS_BASE_URL.
+func startTwoEngines(t *testing.T) (*harness, *kokoroStandIn) {
+	requireMediaTools(t)
+	k := startKokoro(t)
+	env := k.env()
+	env["TTS_ENGINE"] = "openai,espeak"
+	return startApp(t, env), k
+}
+
 // TestEnginesByLanguage is issue 31's "done when": with TTS_ENGINE=openai,espeak and Kokoro
 // behind OPENAI_TTS_BASE_URL, a text of an English, a Spanish and a Turkish paragraph is one
 // file: English and Spanish by their Kokoro voices, Turkish (which Kokoro does not speak) by
 // espeak-ng.
 func TestEnginesByLanguage(t *testing.T) {
-	requireMediaTools(t)
-	k := startKokoro(t)
-	env := k.env()
-	env["TTS_ENGINE"] = "openai,espeak"
-	h := startApp(t, env)
+	h, k := startTwoEngines(t)
 	turkish := "Bugün hava çok güzel, öğleden sonra parkta uzun bir yürüyüş yapacağız.\n"
 	sessionID, url := h.checkout(ttsOrder(englishParagraph+spanishParagraph+turkish, "nova", "mp3", 1, "o@example.com", "en"))
 	h.wantStatus(h.do("POST", url+"/pay", "", nil, nil), 303)
@@ -318,5 +325,56 @@ func TestEnginesByLanguage(t *testing.T) {
 	voices, inputs := k.received()
 	if !slices.Equal(voices, []string{"af_nova", "ef_dora"}) || strings.Contains(strings.Join(inputs, ""), "Bugün") {
 		t.Errorf("Kokoro got voices %v, inputs %q", voices, inputs)
+	}
+}
+
+// TestEnginesShownByLanguage is issue 31's interface: with TTS_ENGINE=openai,espeak and
+// Kokoro behind OPENAI_TTS_BASE_URL, /api/config says which engine reads which language,
+// the quote says which reads each of the text's languages at one price, and the preview
+// says which spoke it; with one engine none of them says anything new.
+func TestEnginesShownByLanguage(t *testing.T) {
+	h, _ := startTwoEngines(t)
+	var cfg struct {
+		TTS struct{ Engines []orders.Reader } `json:"tts"`
+	}
+	json.Unmarshal(h.get("/api/config").body, &cfg)
+	byEngine := map[string][]string{}
+	for _, r := range cfg.TTS.Engines {
+		byEngine[r.Engine] = r.Languages
+	}
+	if k, e := byEngine["Kokoro"], byEngine["eSpeak NG"]; len(byEngine) != 2 || fmt.Sprint(k) != "[en es fr hi it ja pt zh]" ||
+		!slices.Contains(e, "tr") || slices.Contains(e, "en") {
+		t.Errorf("config's tts.engines = %+v", cfg.TTS.Engines)
+	}
+	turkish := "Bugün hava çok güzel, öğleden sonra parkta uzun bir yürüyüş yapacağız.\n"
+	var q struct {
+		Amount  int64
+		Engines []orders.Reader
+	}
+	json.Unmarshal(h.postJSON("/api/tts/quote", map[string]string{"text": englishParagraph + spanishParagraph + turkish, "locale": "en"}).body, &q)
+	if got := fmt.Sprint(q.Engines); got != "[{Kokoro [en es]} {eSpeak NG [tr]}]" {
+		t.Errorf("quote's engines %s", got)
+	}
+	// The price is the same whatever engine reads: a Turkish and an English text of one length.
+	english := strings.Repeat(englishParagraph, 20) // 1,520 characters: two started thousands
+	long := []rune(strings.Repeat(turkish, 25))[:len(english)]
+	trQuote := h.postJSON("/api/tts/quote", map[string]string{"text": string(long), "locale": "en"}).json(t)
+	enQuote := h.postJSON("/api/tts/quote", map[string]string{"text": english, "locale": "en"}).json(t)
+	if trQuote["amount"] != enQuote["amount"] || enQuote["amount"] != 198.0 || fmt.Sprint(trQuote["engines"]) == fmt.Sprint(enQuote["engines"]) {
+		t.Errorf("Turkish %v, English %v: want two engines at one price", trQuote, enQuote)
+	}
+	for text, want := range map[string]string{turkish: "eSpeak NG", englishParagraph: "Kokoro", englishParagraph + turkish: "Kokoro, eSpeak NG"} {
+		r := h.postJSON("/api/tts/preview", map[string]any{"text": text, "voice": "nova", "format": "mp3", "speed": 1, "locale": "en"})
+		if got := r.header.Get("X-Preview-Engines"); r.status != 200 || got != want {
+			t.Errorf("preview of %q: %d, spoken by %q, want %q", text, r.status, got, want)
+		}
+	}
+
+	one := startApp(t, map[string]string{"TTS_ENGINE": "espeak"})
+	conf := one.get("/api/config").json(t)["tts"].(map[string]any)
+	quote := one.postJSON("/api/tts/quote", map[string]string{"text": englishParagraph + turkish, "locale": "en"}).json(t)
+	pv := one.postJSON("/api/tts/preview", map[string]any{"text": turkish, "voice": "nova", "format": "mp3", "speed": 1, "locale": "en"})
+	if conf["engines"] != nil || quote["engines"] != nil || pv.header.Get("X-Preview-Engines") != "" {
+		t.Errorf("one engine: config %v, quote %v, preview %v", conf["engines"], quote["engines"], pv.header)
 	}
 }

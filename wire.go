@@ -260,7 +260,7 @@ func newSpeaker(cfg Config, mediaRunner *media.Runner, tmpDir string) (providers
 	engines := make([]speechroute.Engine, len(cfg.TTSEngines))
 	for i, name := range cfg.TTSEngines {
 		s := newSpeechEngine(cfg, name, mediaRunner)
-		engines[i] = speechroute.Engine{Name: name, Speaker: s, Languages: s.Languages()}
+		engines[i] = speechroute.Engine{Name: name, Label: s.Label(), Speaker: s, Languages: s.Languages()}
 	}
 	if len(engines) == 1 {
 		return engines[0].Speaker, nil
@@ -268,10 +268,12 @@ func newSpeaker(cfg Config, mediaRunner *media.Runner, tmpDir string) (providers
 	return speechroute.New(engines, mediaRunner, tmpDir), nil
 }
 
-// speechEngine is a text-to-speech engine that names the languages it speaks.
+// speechEngine is a text-to-speech engine that names the languages it speaks and itself
+// (Label, as visitors read it).
 type speechEngine interface {
 	providers.Speaker
 	Languages() []string
+	Label() string
 }
 
 // newSpeechEngine builds one text-to-speech engine by its TTS_ENGINE name.

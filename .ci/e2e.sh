@@ -32,7 +32,7 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$data" "$data2"
+  rm -rf "$data" "$data2" "${data3:-}"
 }
 trap cleanup EXIT
 
@@ -68,12 +68,26 @@ ADDR="127.0.0.1:$diarize_port" PUBLIC_URL="http://127.0.0.1:$diarize_port" DATA_
 pids+=($!)
 wait_up "the diarizing server" "$!" "$diarize_port" "$diarize_log"
 
+# A third server with two speech engines (TTS_ENGINE=openai,espeak): the fake as a Kokoro
+# server for Kokoro's languages, espeak-ng for the rest (the engines journey).
+engines_port=$(free_port)
+while [[ "$engines_port" == "$port" || "$engines_port" == "$fake_port" || "$engines_port" == "$diarize_port" ]]; do engines_port=$(free_port); done
+data3="$(mktemp -d)"
+engines_log="$PWD/test-artifacts/e2e-server-engines.log"
+ADDR="127.0.0.1:$engines_port" PUBLIC_URL="http://127.0.0.1:$engines_port" DATA_DIR="$data3" RATE_LIMIT=0 \
+  TTS_ENGINE=openai,espeak OPENAI_TTS_BASE_URL="http://127.0.0.1:$fake_port/v1" OPENAI_TTS_MODEL=kokoro \
+  OPENAI_TTS_API_KEY=none ADMIN_PASSWORD= \
+  ./bin/parla >"$engines_log" 2>&1 &
+pids+=($!)
+wait_up "the two-engine server" "$!" "$engines_port" "$engines_log"
+
 export BASE_URL="http://127.0.0.1:$port" OUTBOX_DIR="$data/outbox" SCREENSHOT_DIR="$shots"
+export ENGINES_BASE_URL="http://127.0.0.1:$engines_port"
 export DIARIZE_BASE_URL="http://127.0.0.1:$diarize_port"
 export MEDIA_URL="http://127.0.0.1:$fake_port/media/clip.mp4" FAKE_OPENAI_URL="http://127.0.0.1:$fake_port"
 failed=()
 # E2E_JOURNEYS picks some of them (default: all).
-for journey in ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish admin editor}; do
+for journey in ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish admin editor engines}; do
   echo "== $journey"
   node "webui/e2e/$journey.e2e.mjs" || failed+=("$journey")
 done
@@ -81,4 +95,4 @@ if ((${#failed[@]})); then
   echo "e2e: failed: ${failed[*]}"
   exit 1
 fi
-echo "e2e: ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish admin editor} passed"
+echo "e2e: ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish admin editor engines} passed"

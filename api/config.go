@@ -38,6 +38,19 @@ func (s *server) configData() fiber.Map {
 		}
 	}
 	translates := s.deps.Book.Desk.Translates() == nil
+	tts := fiber.Map{
+		"voices": bc.TTS.Voices, "defaultVoice": bc.TTS.Voices[0],
+		"formats": bc.TTS.Formats, "defaultFormat": bc.TTS.Formats[0],
+		"speed":    fiber.Map{"min": bc.TTS.MinSpeed, "max": bc.TTS.MaxSpeed, "step": 0.01, "default": 1},
+		"maxChars": bc.TTS.MaxChars,
+		"price":    price(orders.TTS, "unitChars"),
+		// The configured engine's own languages; empty when it names none.
+		"languages": nonNil(s.deps.Book.Desk.SpeechLanguages()),
+	}
+	// Several engines (TTS_ENGINE=openai,espeak): which reads which languages now.
+	if readers := s.deps.Book.Desk.SpeechReaders(); readers != nil {
+		tts["engines"] = readers
+	}
 	return fiber.Map{
 		"version":      s.cfg.Version,
 		"contactEmail": s.cfg.ContactEmail,
@@ -47,15 +60,7 @@ func (s *server) configData() fiber.Map {
 		"retention": NewRetention(bc.LinkTTL, bc.UploadTTL, bc.UnpaidTTL, bc.CheckoutTTL),
 		"payment":   fiber.Map{"mode": s.cfg.PaymentMode, "publishableKey": s.cfg.PublishableKey},
 		"services":  services,
-		"tts": fiber.Map{
-			"voices": bc.TTS.Voices, "defaultVoice": bc.TTS.Voices[0],
-			"formats": bc.TTS.Formats, "defaultFormat": bc.TTS.Formats[0],
-			"speed":    fiber.Map{"min": bc.TTS.MinSpeed, "max": bc.TTS.MaxSpeed, "step": 0.01, "default": 1},
-			"maxChars": bc.TTS.MaxChars,
-			"price":    price(orders.TTS, "unitChars"),
-			// The configured engine's own languages; empty when it names none.
-			"languages": nonNil(s.deps.Book.Desk.SpeechLanguages()),
-		},
+		"tts":       tts,
 		// translate: whether an English translation can be ordered from the engine.
 		"sst": fiber.Map{"formats": providers.TranscriptFormats, "translate": translates, "maxUploadBytes": s.cfg.MaxUploadBytes,
 			"acceptedFormats": acceptedAudio, "engine": s.cfg.STTEngine, "languages": orders.TranscriptLanguages,

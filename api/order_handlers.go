@@ -121,8 +121,12 @@ func (s orderHandlers) quoteTTS(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"ok": true, "language": q.Language, "detected": q.Detected, "mixed": q.Mixed,
-		"characters": q.Chars, "amount": q.Amount, "currency": q.Currency})
+	answer := fiber.Map{"ok": true, "language": q.Language, "detected": q.Detected, "mixed": q.Mixed,
+		"characters": q.Chars, "amount": q.Amount, "currency": q.Currency}
+	if q.Readers != nil { // several engines: which reads which of the text's languages
+		answer["engines"] = q.Readers
+	}
+	return c.JSON(answer)
 }
 
 // checkoutAnswer tells the page where to pay.

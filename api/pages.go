@@ -53,10 +53,11 @@ func parseSiteLanguages(data []byte) []siteLanguage {
 
 // sitePage is one route of the app (webui/src/pages.json, which the app's router reads
 // too): the locale keys of its title and description; noindex for pages that only make
-// sense mid-order.
+// sense mid-order; its screen's source module (preloaded: preload.go), "" for one in the
+// entry.
 type sitePage struct {
-	title, description string
-	noindex            bool
+	title, description, screen string
+	noindex                    bool
 }
 
 var sitePages = parseSitePages(webui.Pages)
@@ -65,15 +66,15 @@ var sitePages = parseSitePages(webui.Pages)
 // caught at start.
 func parseSitePages(data []byte) map[string]sitePage {
 	var list map[string]struct {
-		Title, Description string
-		Noindex            bool
+		Title, Description, Screen string
+		Noindex                    bool
 	}
 	if err := json.Unmarshal(data, &list); err != nil || len(list) == 0 {
 		panic(fmt.Sprintf("api: webui/src/pages.json: %v (%d pages)", err, len(list)))
 	}
 	out := make(map[string]sitePage, len(list))
 	for path, p := range list {
-		out[path] = sitePage{title: p.Title, description: p.Description, noindex: p.Noindex}
+		out[path] = sitePage{title: p.Title, description: p.Description, screen: p.Screen, noindex: p.Noindex}
 	}
 	return out
 }
@@ -111,6 +112,8 @@ type pageRenderer struct {
 	base    string                    // PUBLIC_URL without trailing slash
 	locales map[string]map[string]any // language id → translation.json
 	info    siteInfo
+	// preloads name the chunks each page preloads (preload.go); nil: none.
+	preloads preloads
 }
 
 // newPageRenderer reads <id>/translation.json for every language from locales.
@@ -234,6 +237,7 @@ func (r *pageRenderer) renderPage(index []byte, lang siteLanguage, route string,
 		fmt.Fprintf(&b, "    <meta property=\"%s\" content=\"%s\" />\n", m[0], attr(m[1]))
 	}
 	fmt.Fprintf(&b, "    <meta name=\"twitter:card\" content=\"summary_large_image\" />\n")
+	r.preloads.links(&b, lang.id, page.screen)
 	info, _ := json.Marshal(r.info)
 	fmt.Fprintf(&b, "    <meta name=\"parla:site\" content=\"%s\" />\n  ", attr(string(info)))
 

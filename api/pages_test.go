@@ -33,7 +33,10 @@ func pagesApp(t *testing.T, ret Retention) *fiber.App {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{deps: Deps{UI: fstest.MapFS{"index.html": {Data: []byte(builtIndex)}, "og.png": {Data: []byte("png")}}}, pages: pages}
+	ui := fstest.MapFS{"index.html": {Data: []byte(builtIndex)}, "og.png": {Data: []byte("png")},
+		".vite/manifest.json": {Data: []byte(manifest)}}
+	pages.preloads = readPreloads(ui)
+	s := &server{deps: Deps{UI: ui}, pages: pages}
 	app := fiber.New()
 	app.Use(s.spa)
 	return app

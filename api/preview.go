@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,18 +35,20 @@ func newPreviewCache(dir string, speaker providers.Speaker) *previewCache {
 	return &previewCache{dir: dir, limit: previewCacheBytes, speech: &speechCache{dir: dir, speaker: speaker, touch: true}}
 }
 
-// previewKey names a preview by its text, voice, speed, format and language.
-func previewKey(r providers.SpeechRequest) string {
+// previewKey names a preview by its text, voice, speed, format and language(s), and the
+// engines that speak it (another engine open, another preview).
+func previewKey(r providers.SpeechRequest, engines []string) string {
 	h := sha256.New()
-	for _, part := range []string{r.Text, r.Voice, strconv.FormatFloat(r.Speed, 'g', -1, 64), r.Format, r.Language} {
+	for _, part := range []string{r.Text, r.Voice, strconv.FormatFloat(r.Speed, 'g', -1, 64), r.Format, r.Language,
+		strconv.FormatBool(r.DetectParagraphs), strings.Join(engines, ",")} {
 		fmt.Fprintf(h, "%d:%s\n", len(part), part)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
 // path returns the cached preview, producing it first if needed; cached says it was.
-func (pc *previewCache) path(ctx context.Context, r providers.SpeechRequest, ext string) (p string, cached bool, err error) {
-	p, cached, err = pc.speech.file(ctx, previewKey(r)+"."+ext, r, "a preview")
+func (pc *previewCache) path(ctx context.Context, pv orders.Preview) (p string, cached bool, err error) {
+	p, cached, err = pc.speech.file(ctx, previewKey(pv.Speech, pv.Engines)+"."+pv.Ext, pv.Speech, "a preview")
 	if err == nil && !cached {
 		pc.trim(p)
 	}
@@ -120,7 +123,7 @@ func (s orderHandlers) ttsPreview(c *fiber.Ctx) error {
 	req := pv.Speech
 	ctx, cancel := context.WithTimeout(c.UserContext(), 30*time.Second)
 	defer cancel()
-	p, cached, err := s.previews.path(ctx, req, pv.Ext)
+	p, cached, err := s.previews.path(ctx, pv)
 	if err != nil {
 		return err
 	}
@@ -128,6 +131,9 @@ func (s orderHandlers) ttsPreview(c *fiber.Ctx) error {
 	c.Set("X-Preview-Characters", strconv.Itoa(len([]rune(req.Text))))
 	if req.Language != "" {
 		c.Set("X-Preview-Language", req.Language)
+	}
+	if len(pv.Engines) > 0 { // several engines: which spoke it
+		c.Set("X-Preview-Engines", strings.Join(pv.Engines, ", "))
 	}
 	c.Set(fiber.HeaderCacheControl, "private, max-age=3600")
 	c.Set(fiber.HeaderContentType, pv.ContentType)

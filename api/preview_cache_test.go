@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"parla/api/orders"
 	"parla/providers"
 )
 
@@ -32,16 +33,17 @@ func TestPreviewCacheProducesOncePerKeyAndStaysWithinItsSize(t *testing.T) {
 	sp := &countingSpeaker{size: 400}
 	pc := newPreviewCache(t.TempDir(), sp)
 	pc.limit = 1000 // two previews fit, not three
-	req := func(text string) providers.SpeechRequest {
+	speech := func(text string) providers.SpeechRequest {
 		return providers.SpeechRequest{Voice: "nova", Format: "mp3", Speed: 1, Text: text, Language: "en"}
 	}
+	req := func(text string) orders.Preview { return orders.Preview{Speech: speech(text), Ext: "mp3"} }
 	// Ten visitors asking for the same preview at once: one production.
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, _, err := pc.path(context.Background(), req("a"), "mp3"); err != nil {
+			if _, _, err := pc.path(context.Background(), req("a")); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -50,16 +52,24 @@ func TestPreviewCacheProducesOncePerKeyAndStaysWithinItsSize(t *testing.T) {
 	if n := sp.calls.Load(); n != 1 {
 		t.Fatalf("%d productions for one preview", n)
 	}
-	// Another speed or language is another preview.
-	other := req("a")
+	// Another speed, language or engine is another preview.
+	other := speech("a")
 	other.Language = "es"
-	if previewKey(other) == previewKey(req("a")) {
+	if previewKey(other, nil) == previewKey(speech("a"), nil) {
 		t.Error("language not in the key")
 	}
-	other = req("a")
+	other = speech("a")
 	other.Speed = 1.5
-	if previewKey(other) == previewKey(req("a")) {
+	if previewKey(other, nil) == previewKey(speech("a"), nil) {
 		t.Error("speed not in the key")
+	}
+	other = speech("a")
+	other.DetectParagraphs = true
+	if previewKey(other, nil) == previewKey(speech("a"), nil) {
+		t.Error("each paragraph in its language: not in the key")
+	}
+	if previewKey(speech("a"), []string{"eSpeak NG"}) == previewKey(speech("a"), []string{"Kokoro"}) {
+		t.Error("the engine not in the key")
 	}
 	// b, then c: a (least recently used) goes, b and c stay. The order of use is told by
 	// modification times: a's is set a minute back rather than waiting for the clock.
@@ -67,8 +77,8 @@ func TestPreviewCacheProducesOncePerKeyAndStaysWithinItsSize(t *testing.T) {
 	if as, _ := filepath.Glob(filepath.Join(pc.dir, "*")); len(as) != 1 || os.Chtimes(as[0], old, old) != nil {
 		t.Fatalf("the cache holds %v, want a's preview alone", as)
 	}
-	pb, _, _ := pc.path(context.Background(), req("b"), "mp3")
-	pcPath, _, _ := pc.path(context.Background(), req("c"), "mp3")
+	pb, _, _ := pc.path(context.Background(), req("b"))
+	pcPath, _, _ := pc.path(context.Background(), req("c"))
 	files, _ := filepath.Glob(filepath.Join(pc.dir, "*"))
 	if len(files) != 2 {
 		t.Fatalf("cache holds %d files, want 2 (limit 1000 bytes)", len(files))
@@ -78,7 +88,7 @@ func TestPreviewCacheProducesOncePerKeyAndStaysWithinItsSize(t *testing.T) {
 			t.Errorf("recent preview deleted: %v", err)
 		}
 	}
-	if _, cached, _ := pc.path(context.Background(), req("a"), "mp3"); cached {
+	if _, cached, _ := pc.path(context.Background(), req("a")); cached {
 		t.Error("the oldest preview was not deleted")
 	}
 }

@@ -134,6 +134,9 @@ func newServer(cfg Config, deps Deps) *server {
 		if err != nil {
 			deps.Log.Error("pages are served without their metadata", "err", err)
 		}
+		if pages != nil {
+			pages.preloads = readPreloads(deps.UI)
+		}
 		s.pages = pages
 	}
 	return s

@@ -28,6 +28,9 @@ export default defineConfig({
     outDir: "dist",
     emptyOutDir: true,
     target: "es2020",
+    // dist/.vite/manifest.json: each source module's chunk and the chunks it imports, which the
+    // server reads to preload a page's own screen and locale with the entry (api/preload.go).
+    manifest: true,
     rollupOptions: {
       output: {
         // Locale chunks are named after their language (locale-ru-….js).

@@ -99,11 +99,15 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 	if l, ok := deps.Speaker.(languageLister); ok {
 		languages = speechlang.New(l.Languages())
 	}
+	var engineFor func(string) string
+	if n, ok := deps.Speaker.(engineNamer); ok {
+		engineFor = n.EngineFor
+	}
 	intake := &Intake{cfg: cfg, services: producers, uploads: uploads, audio: deps.Audio, links: deps.Links,
 		observer: deps.Observer, log: deps.Log}
 	return &Book{
 		Desk: &Desk{cfg: cfg, orders: orders, uploads: uploads, services: producers, intake: intake,
-			payments: deps.Payments, languages: languages,
+			payments: deps.Payments, languages: languages, engineFor: engineFor,
 			translator: translator, observer: deps.Observer, log: deps.Log},
 		Intake:  intake,
 		Results: &Results{storage: deps.Storage, orders: orders, log: deps.Log},

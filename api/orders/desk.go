@@ -27,6 +27,9 @@ type Desk struct {
 	// languages tells the language of texts among the speech engine's; nil when the
 	// engine names none (it then speaks its default).
 	languages *speechlang.Detector
+	// engineFor names the engine that reads a language, when several share the languages
+	// out (readers.go); nil with one engine.
+	engineFor func(lang string) string
 	// translator, when set, says whether the transcription engine can translate.
 	translator translationChecker
 	observer   Observer
@@ -108,6 +111,9 @@ type TTSQuote struct {
 	Language string // "" when the engine names no languages
 	Detected bool   // the language was detected, not chosen
 	Mixed    bool   // paragraphs in more than one language
+	// Readers say which engine reads which of the text's languages; nil with one engine.
+	// The price is the same whatever engine reads.
+	Readers []Reader
 }
 
 // QuoteSpeech prices a text and tells the language it will be spoken in: chosen (a
@@ -128,6 +134,7 @@ func (d *Desk) QuoteSpeech(text, chosen, locale string) (TTSQuote, error) {
 		return q, err
 	}
 	q.Language, q.Detected, q.Mixed = r.Language, r.Detected, len(r.Spans) > 1
+	q.Readers = d.spanReaders(r.Spans)
 	return q, nil
 }
 

@@ -2,6 +2,7 @@ package orders
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"parla/providers/speechlang"
@@ -49,4 +50,53 @@ func TestQuoteSpeechLanguage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReaders: with several engines, the quote and the preview say which engine reads
+// which of the text's languages (the router's own EngineFor), and the price is the same
+// whatever engine reads; with one engine they say nothing.
+func TestReaders(t *testing.T) {
+	cfg := Config{TTS: TTSLimits{MaxChars: 1000, Voices: []string{"nova"}, Formats: []string{"mp3"}, MinSpeed: 0.25, MaxSpeed: 4}}
+	cfg.defaults()
+	kokoro := map[string]bool{"en": true, "es": true}
+	engineFor := func(l string) string {
+		if kokoro[l] {
+			return "Kokoro"
+		}
+		return "eSpeak NG"
+	}
+	langs := speechlang.New([]string{"en", "es", "tr"})
+	two := &Desk{cfg: cfg, languages: langs, engineFor: engineFor, services: services{TTS: ttsProducer{&scriptedSpeaker{}}}}
+	one := &Desk{cfg: cfg, languages: langs}
+	if got := two.SpeechReaders(); !slices.EqualFunc(got, []Reader{{"Kokoro", []string{"en", "es"}}, {"eSpeak NG", []string{"tr"}}}, readerEqual) {
+		t.Errorf("SpeechReaders = %+v", got)
+	}
+	if one.SpeechReaders() != nil {
+		t.Error("one engine: SpeechReaders not nil")
+	}
+	english := "The weather was cold this morning, so we stayed at home and read many books.\n"
+	turkish := "Bugün hava çok güzel, öğleden sonra parkta uzun bir yürüyüş yapacağız ve kitap okuyacağız.\n"
+	spanish := "Esta mañana hacía frío, así que nos quedamos en casa leyendo muchos libros juntos.\n"
+	q, err := two.QuoteSpeech(english+turkish+spanish, "", "en")
+	want := []Reader{{"Kokoro", []string{"en", "es"}}, {"eSpeak NG", []string{"tr"}}}
+	if err != nil || !slices.EqualFunc(q.Readers, want, readerEqual) {
+		t.Errorf("quote of en, tr, es: %+v, %v; want readers %+v", q, err, want)
+	}
+	// The same number of characters costs the same, whatever engine reads them.
+	tr, _ := two.QuoteSpeech(string([]rune(turkish)[:len(english)]), "", "en") // English is ASCII
+	en, _ := two.QuoteSpeech(english, "", "en")
+	if tr.Readers[0].Engine != "eSpeak NG" || en.Readers[0].Engine != "Kokoro" || tr.Amount != en.Amount || tr.Chars != en.Chars {
+		t.Errorf("Turkish %+v, English %+v: want other engines, one price", tr, en)
+	}
+	if q, _ := one.QuoteSpeech(english+turkish, "", "en"); q.Readers != nil {
+		t.Errorf("one engine: quote readers %+v", q.Readers)
+	}
+	pv, err := two.SpeechPreview(PreviewRequest{Params: TTSParams{Voice: "nova", Speed: 1, Format: "mp3", Text: turkish + english}, Locale: "en"})
+	if err != nil || !slices.Equal(pv.Engines, []string{"eSpeak NG", "Kokoro"}) || !pv.Speech.DetectParagraphs {
+		t.Errorf("preview of tr, en: %+v, %v; want both engines, each paragraph in its language", pv, err)
+	}
+}
+
+func readerEqual(a, b Reader) bool {
+	return a.Engine == b.Engine && slices.Equal(a.Languages, b.Languages)
 }

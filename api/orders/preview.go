@@ -58,11 +58,14 @@ type PreviewRequest struct {
 type Preview struct {
 	Speech           providers.SpeechRequest
 	Ext, ContentType string // the format's container: "m4a" and "audio/mp4" for aac
+	// Engines are the names of the engines that speak it, in order; nil with one engine.
+	Engines []string
 }
 
 // SpeechPreview validates a preview as it would an order and returns what to speak: the
 // start of the text (PreviewText) in the voice, speed and format chosen, and in the
-// language the whole order would be spoken in.
+// language the whole order would be spoken in: a text that mixes languages, each paragraph
+// in its own, as the order reads it.
 func (d *Desk) SpeechPreview(req PreviewRequest) (Preview, error) {
 	params, err := d.cfg.TTS.ValidateTTS(req.Params)
 	if err != nil {
@@ -83,11 +86,16 @@ func (d *Desk) SpeechPreview(req PreviewRequest) (Preview, error) {
 	if !ok {
 		return Preview{}, fmt.Errorf("unknown format %q", params.Format)
 	}
-	return Preview{
-		Speech: providers.SpeechRequest{
-			Voice: params.Voice, Format: params.Format, Speed: params.Speed,
-			Text: PreviewText(params.Text, PreviewChars), Language: lang.Language,
-		},
-		Ext: format.Ext, ContentType: format.ContentType,
-	}, nil
+	speech := providers.SpeechRequest{
+		Voice: params.Voice, Format: params.Format, Speed: params.Speed,
+		Text: PreviewText(params.Text, PreviewChars), Language: lang.Language, DetectParagraphs: len(lang.Spans) > 1,
+	}
+	pv := Preview{Speech: speech, Ext: format.Ext, ContentType: format.ContentType}
+	if d.engineFor != nil && d.languages != nil {
+		// The engines' router detects the same spans; a text it cannot read fails there.
+		if spans, err := d.languages.Spans(speech.Text, speech.Language, speech.DetectParagraphs); err == nil {
+			pv.Engines = engineNames(d.spanReaders(spans))
+		}
+	}
+	return pv, nil
 }

@@ -149,3 +149,6 @@ func plan(req providers.SpeechRequest, maxChars int) ([]chunk, error) {
 
 // Languages returns the codes of the languages the engine speaks, sorted (see Languages).
 func (s *Speaker) Languages() []string { return Languages() }
+
+// Label is the engine's name as visitors read it.
+func (s *Speaker) Label() string { return "eSpeak NG" }

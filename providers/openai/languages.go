@@ -1,6 +1,9 @@
 package openai
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // SpeechLanguages are the languages OpenAI's text-to-speech documents as supported
 // (platform.openai.com/docs/guides/text-to-speech, "Supported languages": the Whisper
@@ -26,4 +29,20 @@ func (s *Speaker) Languages() []string {
 	l := slices.Clone(SpeechLanguages)
 	slices.Sort(l)
 	return l
+}
+
+// modelLabels are the names visitors read for known models' voices.
+var modelLabels = map[string]string{"kokoro": "Kokoro"}
+
+// Label is the engine's name as visitors read it: a known model's ("Kokoro"), "OpenAI"
+// on OpenAI's own API, else the model as configured (without commas, which separate
+// names in the preview's X-Preview-Engines).
+func (s *Speaker) Label() string {
+	if l, ok := modelLabels[strings.ToLower(s.model)]; ok {
+		return l
+	}
+	if s.server.base == DefaultBaseURL {
+		return "OpenAI"
+	}
+	return strings.ReplaceAll(s.model, ",", " ")
 }

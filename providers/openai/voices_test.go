@@ -140,3 +140,18 @@ func TestParseLanguages(t *testing.T) {
 		t.Errorf("Languages() = %v, want the given en, es", got)
 	}
 }
+
+// TestLabel: the name visitors read for the engine.
+func TestLabel(t *testing.T) {
+	for _, tt := range []struct{ base, model, want string }{
+		{"", "", "OpenAI"},
+		{"", "gpt-4o-mini-tts", "OpenAI"},
+		{"http://kokoro:8880/v1", "kokoro", "Kokoro"},
+		{"http://kokoro:8880/v1", "Kokoro", "Kokoro"},
+		{"http://speaches:8000/v1", "piper,en", "piper en"},
+	} {
+		if got := NewSpeaker(Config{BaseURL: tt.base, Model: tt.model}).Label(); got != tt.want {
+			t.Errorf("Label of %s at %q = %q, want %q", tt.model, tt.base, got, tt.want)
+		}
+	}
+}

@@ -18,10 +18,11 @@ import (
 	"parla/providers/texts"
 )
 
-// Engine is one engine of the list: its name (as TTS_ENGINE says it), the engine, and the
-// languages it speaks.
+// Engine is one engine of the list: its name (as TTS_ENGINE says it), the name visitors
+// read (Label: "Kokoro", "eSpeak NG"), the engine, and the languages it speaks.
 type Engine struct {
 	Name      string
+	Label     string
 	Speaker   providers.Speaker
 	Languages []string
 }
@@ -77,6 +78,19 @@ func (r *Router) Available() error {
 	return errors.Join(errs...)
 }
 
+// EngineFor is the Label of the engine that reads lang now (the first open one that speaks
+// it, as Speak chooses), or "" when none does.
+func (r *Router) EngineFor(lang string) string {
+	i := Choose(r.engines, lang, r.open)
+	if i < 0 {
+		return ""
+	}
+	return r.engines[i].Label
+}
+
+// open reports whether engine i can speak now.
+func (r *Router) open(i int) bool { return r.engines[i].Speaker.Available() == nil }
+
 // Choose returns the index of the first engine of engines that speaks lang and is open
 // (open(i) reports engine i's Available), or -1.
 func Choose(engines []Engine, lang string, open func(i int) bool) int {
@@ -130,7 +144,7 @@ func (r *Router) Speak(ctx context.Context, req providers.SpeechRequest, w io.Wr
 	if err != nil {
 		return fmt.Errorf("speech: %w", err)
 	}
-	parts, err := plan(r.engines, spans, func(i int) bool { return r.engines[i].Speaker.Available() == nil })
+	parts, err := plan(r.engines, spans, r.open)
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,22 @@ func TestChooseAndPlan(t *testing.T) {
 	}
 }
 
+// TestEngineFor: the engine a language is read by, as visitors see it, is the one Speak
+// chooses: the first that speaks it, the next when that one is closed.
+func TestEngineFor(t *testing.T) {
+	neural, local := &toneSpeaker{}, &toneSpeaker{}
+	r := New([]Engine{{Name: "openai", Label: "Kokoro", Speaker: neural, Languages: []string{"en", "es"}},
+		{Name: "espeak", Label: "eSpeak NG", Speaker: local, Languages: []string{"en", "es", "tr"}}}, nil, "")
+	got := []string{r.EngineFor("en"), r.EngineFor("tr"), r.EngineFor("xx")}
+	if want := []string{"Kokoro", "eSpeak NG", ""}; !slices.Equal(got, want) {
+		t.Errorf("EngineFor en, tr, xx = %q, want %q", got, want)
+	}
+	neural.closed = providers.ErrUnavailable
+	if got := r.EngineFor("es"); got != "eSpeak NG" {
+		t.Errorf("the first engine closed: Spanish by %q, want eSpeak NG", got)
+	}
+}
+
 // toneSpeaker is an engine that answers every request with a second of a sine at its own
 // sample rate and volume, in the requested format, and keeps the requests.
 type toneSpeaker struct {
@@ -79,7 +95,7 @@ func TestSpeakJoinsEachEnginesPart(t *testing.T) {
 	testkit.Binary(t, "ffmpeg")
 	neural := &toneSpeaker{rate: 24000, volume: 0.05}
 	local := &toneSpeaker{rate: 22050, volume: 0.5}
-	r := New([]Engine{{"openai", neural, []string{"en", "es"}}, {"espeak", local, []string{"en", "es", "tr"}}},
+	r := New([]Engine{{Name: "openai", Speaker: neural, Languages: []string{"en", "es"}}, {Name: "espeak", Speaker: local, Languages: []string{"en", "es", "tr"}}},
 		media.New(media.Config{TempDir: t.TempDir()}), t.TempDir())
 	english := "The weather is lovely today, and we are going for a long walk by the river.\n"
 	turkish := "Bugün hava çok güzel, öğleden sonra parkta uzun bir yürüyüş yapacağız.\n"

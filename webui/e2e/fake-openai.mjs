@@ -10,7 +10,10 @@
 // diarizing model (gpt-4o-transcribe-diarize) answers diarized_json only, with speakers,
 // and, as OpenAI, refuses more than 30 s without chunking_strategy, and word granularity.
 // GET|HEAD /media/clip.mp4 serves a generated video with Range support: the
-// link the video-to-text test pastes. GET /stats tells what was asked.
+// link the video-to-text test pastes. GET /stats tells what was asked. POST
+// /v1/audio/speech answers a second of tone in the asked format, as a Kokoro-FastAPI
+// server behind TTS_ENGINE=openai,espeak would answer with speech (the engines journey).
+import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
@@ -55,10 +58,27 @@ async function transcribe(req, res) {
   res.end(body);
 }
 
+// ffmpeg's output format for each response_format of /v1/audio/speech.
+const SPEECH_FORMATS = { mp3: ["mp3"], flac: ["flac"], wav: ["wav"], opus: ["ogg", "-c:a", "libopus"], aac: ["adts"], pcm: ["s16le"] };
+
+/** /v1/audio/speech as a Kokoro-FastAPI server answers it: a second of tone, 24 kHz mono, in the asked format. */
+async function speak(req, res) {
+  const body = JSON.parse((await readBody(req)).toString() || "{}");
+  stats.speech = (stats.speech || 0) + 1;
+  const [fmt, ...codec] = SPEECH_FORMATS[body.response_format || "mp3"] || SPEECH_FORMATS.mp3;
+  const audio = execFileSync("ffmpeg", ["-loglevel", "error", "-f", "lavfi", "-i", "sine=frequency=330:sample_rate=24000:duration=1", "-ac", "1", ...codec, "-f", fmt, "pipe:1"]);
+  res.writeHead(200, { "Content-Type": "application/octet-stream" });
+  res.end(audio);
+}
+
 const server = createServer((req, res) => {
   const path = new URL(req.url, "http://x").pathname;
   if (req.method === "POST" && path === "/v1/audio/transcriptions") {
     transcribe(req, res).catch((err) => error(res, 500, String(err), "server_error"));
+    return;
+  }
+  if (req.method === "POST" && path === "/v1/audio/speech") {
+    speak(req, res).catch((err) => error(res, 500, String(err), "server_error"));
     return;
   }
   if ((req.method === "GET" || req.method === "HEAD") && path === "/media/clip.mp4") return serveFile(req, res, clip, "video/mp4");

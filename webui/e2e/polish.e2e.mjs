@@ -5,6 +5,7 @@
 //
 //   BASE_URL=http://127.0.0.1:4000 node webui/e2e/polish.e2e.mjs
 import { abort, assert, BASE, check, facts, finish, openBrowser, SHOTS } from "./harness.mjs";
+import { firstVisit } from "./pagecheck.mjs";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -52,63 +53,6 @@ async function measureCatches(page, path, name, build) {
 }
 
 const LANGUAGES = JSON.parse(readFileSync(new URL("../src/languages.json", import.meta.url), "utf8"));
-const AXE = readFileSync(new URL("../node_modules/axe-core/axe.min.js", import.meta.url), "utf8");
-
-/**
- * axe-core's serious and critical violations on the page, label-in-name included (WCAG
- * 2.5.3: off by default in axe, as an experimental rule).
- */
-async function accessibilityProblems(page) {
-  await page.evaluate(AXE); // through the debugger: the page's script-src does not apply
-  return page.evaluate(async () => {
-    const result = await window.axe.run(document, { rules: { "label-content-name-mismatch": { enabled: true } }, resultTypes: ["violations"] });
-    return result.violations
-      .filter((v) => v.impact === "serious" || v.impact === "critical")
-      .map((v) => `${v.id} (${v.impact}, ${v.nodes.length}): ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`);
-  });
-}
-
-/** Records, from the page's first byte, every layout shift not caused by the visitor. */
-function recordShifts() {
-  window.__shifts = [];
-  new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) {
-      if (e.hadRecentInput) continue;
-      const what = e.sources.map((src) => `${src.node?.nodeName?.toLowerCase() || "?"}.${src.node?.className || ""} ${Math.round(src.previousRect.y)}→${Math.round(src.currentRect.y)}`);
-      window.__shifts.push({ value: e.value, what: what.join(", ") });
-    }
-  }).observe({ type: "layout-shift", buffered: true });
-}
-
-/**
- * A first visit (no remembered language: an unprefixed address would switch to it) to path
- * at width, in a page of its own; look(page) runs once it has loaded. Returns the layout
- * shift of the load (the sum of every shift, at least the cumulative layout shift
- * Lighthouse reports) with what moved, axe-core's serious problems and the page's errors.
- */
-async function firstVisit(context, path, width, look = async () => {}) {
-  const page = await context.newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  try {
-    await page.setViewportSize({ width, height: width < 600 ? 700 : 900 });
-    await page.addInitScript(() => localStorage.clear());
-    await page.addInitScript(recordShifts);
-    await page.goto(`${BASE}${path}`, { waitUntil: "networkidle" });
-    await page.waitForTimeout(500);
-    const shifts = await page.evaluate(() => window.__shifts);
-    await look(page);
-    return {
-      shift: shifts.reduce((sum, e) => sum + e.value, 0),
-      moved: shifts.map((e) => `${e.value.toFixed(3)}: ${e.what}`),
-      problems: await accessibilityProblems(page),
-      errors,
-    };
-  } finally {
-    await page.close();
-  }
-}
-
 /** The address of path in a language: English unprefixed, the others under /<hreflang>. */
 const localized = (hreflang, path) => (hreflang === "en" ? path : `/${hreflang}${path === "/" ? "" : path}`);
 

@@ -7,13 +7,17 @@ import { LANGUAGES } from "./languages.js";
 import { Link, navigate, splitPath, usePath } from "./router.jsx";
 import { siteInfo } from "./site.js";
 import { isOpen } from "./lib/services.js";
-import { Privacy, Refunds, Terms } from "./screens/legal/Legal.jsx";
 import About from "./screens/about/About.jsx";
-import PaymentError from "./screens/payment-error/PaymentError.jsx";
 import Loader from "./Loader.jsx";
 import PAGES from "./pages.json";
 
-// Heavier screens are separate chunks so the about page loads little.
+// Every screen but the home page is a chunk of its own (the server's page preloads the
+// route's: pages.json's "screen", api/preload.go), so a page loads its own screen only.
+const legal = () => import("./screens/legal/Legal.jsx");
+const Terms = lazy(() => legal().then((m) => ({ default: m.Terms })));
+const Privacy = lazy(() => legal().then((m) => ({ default: m.Privacy })));
+const Refunds = lazy(() => legal().then((m) => ({ default: m.Refunds })));
+const PaymentError = lazy(() => import("./screens/payment-error/PaymentError.jsx"));
 const Tts = lazy(() => import("./screens/tts/Tts.jsx"));
 const Stt = lazy(() => import("./screens/stt/Stt.jsx"));
 const Vtt = lazy(() => import("./screens/vtt/Vtt.jsx"));

@@ -40,6 +40,8 @@
  * @property {number} characters
  * @property {number} amount in cents of `currency`
  * @property {string} currency
+ * @property {{engine: string, languages: string[]}[]} [engines] which engine reads which of
+ *   the text's languages (several engines only)
  */
 
 /**
@@ -336,10 +338,11 @@ export async function orderByKey(service, key, opts) {
 
 /**
  * POST /api/tts/preview {text, voice, speed, format, language, locale} → the audio of the
- * text's first ~200 characters, free (rate limited, cached by the server).
+ * text's first ~200 characters, free (rate limited, cached by the server), and the names of
+ * the engines that spoke it (several engines only; else empty).
  * @param {{text: string, voice: string, speed: number, format: string, language?: string, locale: string}} payload
  * @param {CallOptions} [opts]
- * @returns {Promise<Blob>}
+ * @returns {Promise<{blob: Blob, engines: string[]}>}
  */
 export async function previewTts(payload, { signal } = {}) {
   let res;
@@ -363,7 +366,9 @@ export async function previewTts(payload, { signal } = {}) {
     }
     answer(res.status, data); // throws
   }
-  return res.blob();
+  // With several engines, the server names those that spoke it (X-Preview-Engines).
+  const engines = res.headers.get("X-Preview-Engines");
+  return { blob: await res.blob(), engines: engines ? engines.split(", ") : [] };
 }
 
 /**

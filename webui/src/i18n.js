@@ -1,15 +1,14 @@
 import i18n from "i18next";
 import { initReactI18next } from "react-i18next";
-import en from "./locales/en/translation.json";
 import { DEFAULT_LANGUAGE, LANGUAGES, languageById, languageCode } from "./languages.js";
 import { LANG_KEY, read, write } from "./lib/storage.js";
 import { addressOf, splitPath } from "./router.jsx";
 
-// English ships in the first-page bundle (it is also the fallback); every
-// other locale is its own chunk, fetched when the visitor picks it.
-const loaders = import.meta.glob(["./locales/*/translation.json", "!./locales/en/translation.json"], {
-  import: "default",
-});
+// Every locale, English too, is its own chunk: a page loads its own language's strings
+// only (the server's page preloads that chunk with the entry: api/preload.go), and
+// another when the visitor picks it. Every locale holds every key (scripts/check-locales.mjs),
+// so none needs English's as a fallback.
+const loaders = import.meta.glob("./locales/*/translation.json", { import: "default" });
 
 async function ensureLoaded(lng) {
   if (i18n.hasResourceBundle(lng, "translation")) return;
@@ -82,24 +81,26 @@ function setMeta(attr, key, content) {
   el.setAttribute("content", content);
 }
 
+/** The strings of lng, or of English when its chunk cannot be loaded. */
+async function firstStrings(lng) {
+  try {
+    return { lng, strings: await loaders[`./locales/${lng}/translation.json`]() };
+  } catch {
+    return { lng: DEFAULT_LANGUAGE, strings: await loaders[`./locales/${DEFAULT_LANGUAGE}/translation.json`]() };
+  }
+}
+
 /** Initializes i18next with the remembered language; resolves once its strings are in. */
 export async function initI18n() {
-  const lng = initialLanguage();
+  const { lng, strings } = await firstStrings(initialLanguage());
   await i18n.use(initReactI18next).init({
-    resources: { en: { translation: en } },
-    lng: DEFAULT_LANGUAGE,
-    fallbackLng: DEFAULT_LANGUAGE,
+    resources: { [lng]: { translation: strings } },
+    lng,
+    fallbackLng: DEFAULT_LANGUAGE, // when loaded; every locale is complete anyway
     supportedLngs: LANGUAGES.map((l) => l.id),
     interpolation: { escapeValue: false }, // React escapes
     returnNull: false,
   });
-  if (lng !== DEFAULT_LANGUAGE) {
-    try {
-      await changeLanguage(lng);
-    } catch {
-      /* chunk failed to load: stay in English */
-    }
-  }
   return i18n;
 }
 

@@ -50,4 +50,14 @@ describe("the engine's language list", () => {
       }
     }
   });
+
+  it("names a list once: the same languages in the same locale are not named again", () => {
+    const spy = vi.spyOn(Intl, "DisplayNames");
+    const first = languageOptions("es-MX", ESPEAK, namesOf("es"));
+    const again = languageOptions("es-MX", [...ESPEAK], { ...namesOf("es") });
+    expect(again).toBe(first);
+    expect(spy).toHaveBeenCalledTimes(1);
+    expect(languageOptions("ru-RU", ESPEAK, namesOf("ru"))).not.toBe(first);
+    spy.mockRestore();
+  });
 });

@@ -56,6 +56,27 @@ describe("free preview", () => {
     expect(screen.queryByTestId("preview-audio")).toBeNull();
   });
 
+  it("says which engines spoke it when the server names them, and nothing when it does not", async () => {
+    let engines = "Kokoro, eSpeak NG";
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(async (url) => {
+        if (url !== "/api/tts/preview") return json(200, { ok: true, language: "en", detected: true, characters: 12, amount: 99, currency: "eur" });
+        const headers = engines ? { "X-Preview-Engines": engines } : {};
+        return new Response(new Blob(["ID3"], { type: "audio/mpeg" }), { status: 200, headers });
+      }),
+    );
+    renderTts();
+    typeText("Hello there.\nBugün hava çok güzel.");
+    fireEvent.click(screen.getByRole("button", { name: "Preview free" }));
+    expect((await screen.findByTestId("preview-engines")).textContent).toBe("Spoken by Kokoro and eSpeak NG.");
+    engines = "";
+    typeText("Hello there.");
+    fireEvent.click(screen.getByRole("button", { name: "Preview free" }));
+    await screen.findByTestId("preview-audio");
+    expect(screen.queryByTestId("preview-engines")).toBeNull();
+  });
+
   it("shows the server's error, e.g. the rate limit, translated", async () => {
     vi.stubGlobal(
       "fetch",

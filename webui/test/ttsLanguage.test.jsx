@@ -1,7 +1,7 @@
 import { act, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ConfigContext } from "../src/config.jsx";
-import i18n from "../src/i18n.js";
+import i18n, { changeLanguage } from "../src/i18n.js";
 import { languageOptions } from "../src/lib/inputLanguages.js";
 import Tts from "../src/screens/tts/Tts.jsx";
 import { redirectTo } from "../src/lib/redirect.js";
@@ -119,5 +119,52 @@ describe("language of the text", () => {
     await new Promise((r) => setTimeout(r, 600));
     expect(fetch).not.toHaveBeenCalled();
     expect(screen.queryByLabelText("Language of the text")).toBeNull();
+  });
+});
+
+// TTS_ENGINE=openai,espeak: the server says which engine reads which language.
+const READERS = [
+  { engine: "eSpeak NG", languages: ["ar", "ru", "tr"] },
+  { engine: "Kokoro", languages: ["en", "es", "fr", "ja", "zh"] },
+];
+const TWO_ENGINES = { ...CONFIG, tts: { ...CONFIG.tts, languages: [...LANGS, "tr"], engines: READERS } };
+const TURKISH = "Bugün hava çok güzel, öğleden sonra parkta uzun bir yürüyüş yapacağız.";
+
+describe("which engine reads which language", () => {
+  beforeEach(() => window.history.replaceState(null, "", "/tts"));
+  afterEach(async () => {
+    vi.unstubAllGlobals();
+    await act(() => changeLanguage("en"));
+  });
+
+  it("lists the languages under the engine that reads them", () => {
+    renderTts(TWO_ENGINES);
+    const groups = [...document.querySelectorAll(".languages [data-engine]")].map((g) => [
+      g.querySelector("h3").textContent,
+      [...g.querySelectorAll("li")].map((li) => li.textContent),
+    ]);
+    expect(groups).toEqual([
+      ["Read by eSpeak NG", ["Arabic", "Russian", "Turkish"]],
+      ["Read by Kokoro", ["Chinese", "English", "French", "Japanese", "Spanish"]],
+    ]);
+  });
+
+  it("says in the quote which engine reads which of the text's languages, in the visitor's language", async () => {
+    const engines = [{ engine: "Kokoro", languages: ["es", "en"] }, { engine: "eSpeak NG", languages: ["tr"] }];
+    vi.stubGlobal("fetch", server(() => detected("es", { mixed: true, engines })));
+    renderTts(TWO_ENGINES);
+    typeText(`${SPANISH}\n${TURKISH}`);
+    await waitFor(() => expect(screen.getByTestId("language-engines").textContent).toBe(" Kokoro reads Spanish and English. eSpeak NG reads Turkish."));
+    await act(() => changeLanguage("es"));
+    await waitFor(() => expect(screen.getByTestId("language-engines").textContent).toBe(" Kokoro lee español e inglés. eSpeak NG lee turco."));
+  });
+
+  it("says nothing of engines with one engine", async () => {
+    vi.stubGlobal("fetch", server(() => detected("es")));
+    renderTts();
+    typeText(SPANISH);
+    await waitFor(() => expect(screen.getByTestId("detected-language").textContent).toBe("Detected language: Spanish"));
+    expect(screen.queryByTestId("language-engines")).toBeNull();
+    expect(document.querySelector(".languages h3")).toBeNull();
   });
 });

@@ -36,6 +36,22 @@ export const CONSTRUCTED = new Set(["piqd", "qya", "sjn", "py", "qdb", "jbo", "i
  * @param {Record<string, string>} [names]
  */
 export function languageOptions(locale, codes = Object.keys(INPUT_LANGUAGES), names = {}) {
+  // The /tts page names the same ~110 languages twice (the list and the select); naming
+  // them costs a phone tens of milliseconds of blocking each time, so once is kept.
+  const key = JSON.stringify([locale, codes, names]);
+  let options = named.get(key);
+  if (!options) {
+    options = nameLanguages(locale, codes, names);
+    if (named.size >= 12) named.clear();
+    named.set(key, options);
+  }
+  return options;
+}
+
+/** languageOptions' answers (a dozen at most), by their arguments. */
+const named = new Map();
+
+function nameLanguages(locale, codes, names) {
   let dn = null;
   try {
     dn = new Intl.DisplayNames([locale], { type: "language", fallback: "none" });

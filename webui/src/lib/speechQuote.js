@@ -5,7 +5,8 @@ import { quoteTts } from "../api.js";
 export const QUOTE_DELAY_MS = 400;
 
 /**
- * The server's quote for a text: {language, detected, mixed} once it answers,
+ * The server's quote for a text: {language, detected, mixed, engines} once it answers
+ * (engines: which engine reads which of its languages, with several engines only),
  * {error: code} when it refuses (language_unsupported), null while there is
  * nothing to ask or the answer is pending. Asked QUOTE_DELAY_MS after the last
  * change, the previous request aborted. `enabled` false (an engine that names
@@ -20,7 +21,7 @@ export function useSpeechQuote({ text, language, locale, enabled }) {
     const timer = setTimeout(async () => {
       try {
         const q = await quoteTts({ text, language, locale }, { signal: ctl.signal });
-        setQuote({ language: q.language, detected: q.detected, mixed: q.mixed });
+        setQuote({ language: q.language, detected: q.detected, mixed: q.mixed, engines: q.engines });
       } catch (err) {
         if (err?.name === "AbortError") return;
         // Only a refusal of the language is the visitor's to fix here; the rest

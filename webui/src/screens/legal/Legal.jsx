@@ -1,6 +1,6 @@
-import { Trans, useTranslation } from "react-i18next";
+import { useTranslation } from "react-i18next";
 import { useConfig } from "../../config.jsx";
-import { addressOf, Link } from "../../router.jsx";
+import { Link } from "../../router.jsx";
 import { siteInfo } from "../../site.js";
 
 // The retention numbers come from the server-rendered page (the same settings the order
@@ -66,24 +66,5 @@ export function Refunds() {
         <p key={k}>{t(`legal.refunds.${k}`)}</p>
       ))}
     </section>
-  );
-}
-
-/** The line above every Pay button: paying accepts the terms and the refund policy.
- * The pages open in a new tab, so the order being filled in stays where it is. */
-export function CheckoutNotice() {
-  const { i18n } = useTranslation();
-  const a = (path) => <a href={addressOf(path, i18n.language)} target="_blank" rel="noopener" />;
-  return (
-    <p className="hint" data-testid="checkout-notice">
-      <Trans
-        i18nKey="legal.checkoutNotice"
-        components={{
-          terms: a("/terms"),
-          refunds: a("/refunds"),
-          privacy: a("/privacy"),
-        }}
-      />
-    </p>
   );
 }

@@ -1,6 +1,6 @@
 import { useTranslation } from "react-i18next";
 import Step from "./Step.jsx";
-import { CheckoutNotice } from "../legal/Legal.jsx";
+import { CheckoutNotice } from "./CheckoutNotice.jsx";
 
 /** The last step of an order: the total and the pay button, or the prompt to finish the steps above. */
 export default function PayStep({ n, title, payable, info, button, prompt, testMode, paying, onPay }) {

@@ -1,10 +1,13 @@
 import { useTranslation } from "react-i18next";
+import { readersText } from "../../lib/engines.js";
 import { useLanguageOptions } from "../../lib/inputLanguages.js";
 
 /**
  * "Language of the text": detect automatically, or one of the engine's languages
  * (config's tts.languages, named in the visitor's language). Below it, what the
- * server's quote says the text will be spoken in, before paying.
+ * server's quote says the text will be spoken in, before paying, and with several
+ * engines which engine reads which of its languages, in the same line (one change of
+ * the page's height, not two).
  */
 export default function LanguageField({ languages, locale, value, onChange, quote }) {
   const { t } = useTranslation();
@@ -19,9 +22,13 @@ export default function LanguageField({ languages, locale, value, onChange, quot
     );
   } else if (quote?.language) {
     const key = !quote.detected ? "tts.languageChosen" : quote.mixed ? "tts.languageMixed" : "tts.languageDetected";
+    const readers = readersText(t, quote.engines, nameOf, locale);
     status = (
-      <p className="hint" data-testid="detected-language" data-code={quote.language} aria-live="polite">
-        {t(key, { language: nameOf(quote.language) })}
+      <p className="hint" aria-live="polite">
+        <span data-testid="detected-language" data-code={quote.language}>
+          {t(key, { language: nameOf(quote.language) })}
+        </span>
+        {readers && <span data-testid="language-engines"> {readers}</span>}
       </p>
     );
   }

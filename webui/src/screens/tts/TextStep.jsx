@@ -5,19 +5,20 @@ import Step from "../order/Step.jsx";
 import LanguageField from "./LanguageField.jsx";
 
 /**
- * Step 2: supported languages (the engine's own list), the language of the
+ * Step 2: supported languages (the engine's own list; with several engines, which
+ * reads which: config's tts.engines), the language of the
  * text (detected or chosen), the price rule (config's tts.price: per started
  * block of characters, or charged by the character, and any minimum), the text
  * and its live cost.
  */
-export default function TextStep({ text, onText, chars, costText, price, money, maxChars, locale, languages, language, onLanguage, quote }) {
+export default function TextStep({ text, onText, chars, costText, price, money, maxChars, locale, languages, readers, language, onLanguage, quote }) {
   const { t } = useTranslation();
   const nf = useMemo(() => new Intl.NumberFormat(locale), [locale]);
   const tooLong = maxChars > 0 && chars > maxChars;
   const per = nf.format(price.per);
   return (
     <Step n={2} id="text" title={t("tts.step2")}>
-      <LanguageList locale={locale} codes={languages?.length ? languages : undefined} />
+      <LanguageList locale={locale} codes={languages?.length ? languages : undefined} readers={readers} />
       <p className="info">{t("tts.costInfo", { chars: per })}</p>
       <p className="info">{t(price.rounding === "started" ? "tts.priceInfo" : "tts.priceInfoProportional", { price: money(price.unitAmount), chars: per, count: price.per })}</p>
       {price.minAmount > 0 && <p className="info">{t("tts.priceMinimum", { min: money(price.minAmount) })}</p>}

@@ -86,6 +86,7 @@ export default function Tts() {
           maxChars={tts.maxChars}
           locale={locale}
           languages={languages}
+          readers={tts.engines}
           language={language}
           onLanguage={setLanguage}
           quote={quote}

@@ -173,24 +173,35 @@ func mapKeys(m map[string]bool) func(func(string) bool) {
 }
 
 // TestKokoroRefusalIsRefundedAndLogged: a server that refuses the order (Kokoro-FastAPI's
-// 400 invalid_model, "Voice … not found") gets the order refunded, never delivered, and
-// the operator's log says what the server said.
+// 400 invalid_model, "Voice … not found") is asked once: the order is refunded at once with
+// the reason engine_refused, never delivered, and the operator's log says what the server
+// said. A server that fails (500) is asked FULFIL_MAX_ATTEMPTS times before the refund.
 func TestKokoroRefusalIsRefundedAndLogged(t *testing.T) {
 	requireMediaTools(t)
-	for _, tt := range []struct{ name, key, value, want string }{
-		{"unknown model", "OPENAI_TTS_MODEL", "kokoro-v9", "invalid_model: Unsupported model: kokoro-v9"},
-		{"unknown voice", "OPENAI_TTS_VOICES", "en:nova=af_nobody", "validation_error: Voice 'af_nobody' not found"},
+	for _, tt := range []struct {
+		name, key, value, want, reason string
+		failFirst, calls               int
+	}{
+		{"unknown model", "OPENAI_TTS_MODEL", "kokoro-v9", "invalid_model: Unsupported model: kokoro-v9", "engine_refused", 0, 1},
+		{"unknown voice", "OPENAI_TTS_VOICES", "en:nova=af_nobody", "validation_error: Voice 'af_nobody' not found", "engine_refused", 0, 1},
+		{"a 500 each time", "OPENAI_TTS_MODEL", "kokoro", "processing_error: CUDA out of memory", "production_failed", 1000, 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			k := startKokoro(t)
+			k.failFirst = tt.failFirst
 			env := k.env()
 			env[tt.key] = tt.value
-			env["FULFIL_MAX_ATTEMPTS"] = "2"
+			env["FULFIL_MAX_ATTEMPTS"] = "3"
 			log := &testkit.LogBuffer{}
 			h := startAppLogging(t, env, slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn})))
 			sessionID, url := h.checkout(ttsOrder(englishParagraph, "nova", "mp3", 1, "o@example.com", "en"))
 			h.wantStatus(h.do("POST", url+"/pay", "", nil, nil), 303)
-			waitRefunded(t, h, sessionID)
+			if body := waitRefunded(t, h, sessionID); !strings.Contains(body, `"`+tt.reason+`"`) {
+				t.Errorf("refunded without the reason %s: %s", tt.reason, body)
+			}
+			if voices, _ := k.received(); len(voices) != tt.calls {
+				t.Errorf("the server was asked %d times, want %d", len(voices), tt.calls)
+			}
 			if !strings.Contains(log.String(), tt.want) {
 				t.Errorf("the log does not say %q:\n%s", tt.want, log.String())
 			}
@@ -233,9 +244,9 @@ func TestKokoroRetriesChargeOnce(t *testing.T) {
 	}
 }
 
-// waitRefunded waits for a text-to-speech order to be refunded, and checks the test
-// checkout recorded the refund.
-func waitRefunded(t *testing.T, h *harness, sessionID string) {
+// waitRefunded waits for a text-to-speech order to be refunded, checks the test checkout
+// recorded the refund, and returns the order's refunded answer.
+func waitRefunded(t *testing.T, h *harness, sessionID string) string {
 	t.Helper()
 	var r reply
 	if !testkit.WaitFor(30*time.Second, func() bool {
@@ -251,6 +262,7 @@ func waitRefunded(t *testing.T, h *harness, sessionID string) {
 	if ok, err := h.app.test.RefundedIntent(context.Background(), lookup["payment_intent"].(string)); err != nil || !ok {
 		t.Errorf("no refund recorded at the checkout: %v %v", ok, err)
 	}
+	return string(r.body)
 }
 
 // TestAudioToTextGoesToItsOwnServer: with OPENAI_STT_BASE_URL set, an audio-to-text order

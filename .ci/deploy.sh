@@ -5,7 +5,7 @@
 #
 #   .ci/deploy.sh [all]    every phase below, in order, each timed
 #   .ci/deploy.sh PHASE…   only those, in the order given (each needs the ones before it):
-#                          host bases image notags alone tools sides compose scaled
+#                          host bases image notags alone tools sides compose voices scaled
 #
 #   host     podman, mmdebstrap…, from Debian, and podman's settings for this sandbox
 #   bases    the base images the Dockerfile names, made here: debian from mmdebstrap; golang
@@ -26,6 +26,9 @@
 #            Grafana is not in Debian: the `monitoring` profile is not run here.
 #   compose  compose.yaml's default profile on free ports: one paid order delivered from MinIO
 #            (a redirect to MinIO's public endpoint, served by MinIO)
+#   voices   the voices profile with a stand-in for Kokoro-FastAPI's image (its protocol, espeak-ng
+#            and ffmpeg from Debian, docker/kokoro-standin): an order in English and one in Spanish
+#            read through it by those languages' Kokoro voices, one in Turkish by espeak-ng
 #   scaled   the scaled profile with 3 replicas behind Caddy: an order delivered through Caddy,
 #            and one delivered once although the replica running it was killed mid-job (one
 #            job, two River attempts, one "result stored" in all the replicas' logs, one letter)
@@ -92,6 +95,8 @@ img_minio=docker.io/minio/minio:RELEASE.2025-09-07T16-13-09Z
 img_mailpit=docker.io/axllent/mailpit:v1.27
 img_prometheus=docker.io/prom/prometheus:v2.55.1
 img_app=localhost/parla:local
+# Not Kokoro-FastAPI's name: compose.yaml's KOKORO_IMAGE points the voices profile at it.
+img_kokoro=localhost/parla-kokoro-standin:ci
 
 # ---------------------------------------------------------------------------------------------
 # tools
@@ -565,6 +570,7 @@ MINIO_PORT=$minio_port
 MINIO_CONSOLE_PORT=$minio_console_port
 MINIO_PUBLIC_ENDPOINT=localhost:$minio_port
 MAILPIT_PORT=$mailpit_port
+${compose_extra_env:-}
 EOF
   say "ports: app $app_port, caddy $caddy_port/$caddy_tls_port, minio $minio_port/$minio_console_port, mailpit $mailpit_port"
 }
@@ -596,7 +602,7 @@ compose_up() {
   start_ticker
   start_service
   compose_env
-  dc --profile scaled --profile monitoring down -v --remove-orphans >/dev/null 2>&1 || true
+  dc --profile scaled --profile monitoring --profile voices down -v --remove-orphans >/dev/null 2>&1 || true
   dc config -q || die "docker-compose config"
   dc "$@" up -d --no-build >"$cache/compose-up.log" 2>&1 ||
     { tail -30 "$cache/compose-up.log" >&2; die "compose up $* (a published port taken? app $app_port, caddy $caddy_port/$caddy_tls_port, minio $minio_port/$minio_console_port, mailpit $mailpit_port)"; }
@@ -624,6 +630,59 @@ phase_compose() {
   fetch_minio "$link" "$cache/compose.mp3" "localhost:$minio_port" parla
   say "compose: text-to-speech delivered from MinIO ($(stat -c %s "$cache/compose.mp3") bytes, a redirect to localhost:$minio_port)"
   dc down -v >/dev/null 2>&1
+}
+
+# kokoro_stand_in builds the image the voices profile runs here in place of Kokoro-FastAPI's
+# (not pullable here): docker/kokoro-standin, a Go program of the standard library only that
+# answers its protocol, with espeak-ng and ffmpeg from Debian.
+kokoro_stand_in() {
+  local ctx="$cache/ctx-kokoro"
+  rm -rf "$ctx" && mkdir -p "$ctx"
+  (cd docker/kokoro-standin && CGO_ENABLED=0 go build -trimpath -o "$ctx/kokoro-standin" .) || die "building docker/kokoro-standin"
+  stand_in "$img_kokoro" "$ctx" "FROM $img_debian
+RUN apt-get update && apt-get install -y --no-install-recommends espeak-ng ffmpeg curl && rm -rf /var/lib/apt/lists/*
+COPY kokoro-standin /usr/local/bin/kokoro-standin
+EXPOSE 8880
+ENTRYPOINT [\"/usr/local/bin/kokoro-standin\"]
+# kokoro-standin $(cat docker/kokoro-standin/go.mod docker/kokoro-standin/*.go | sha256sum | cut -c1-16)"
+  rm -rf "$ctx"
+}
+
+# kokoro_calls prints the stand-in's log lines of the speech it made ("voice=… language=…").
+kokoro_calls() { dc logs --no-color --no-log-prefix kokoro 2>/dev/null | grep -F 'kokoro-standin: speech ' || true; }
+
+# voices_order LANGUAGE VOICE TEXT FILE: a paid order of TEXT in LANGUAGE, delivered from MinIO
+# into FILE; prints the stand-in's speech log lines it caused.
+voices_order() {
+  local before link
+  before=$(kokoro_calls | wc -l)
+  link=$(pay_and_wait "http://127.0.0.1:$app_port" tts "$(tts_order "$3" | jq -c --arg l "$1" --arg v "$2" '.order.language=$l | .order.voice=$v')")
+  fetch_minio "$link" "$4" "localhost:$minio_port" parla
+  kokoro_calls | tail -n +"$((before + 1))"
+}
+
+phase_voices() {
+  kokoro_stand_in
+  local compose_extra_env="KOKORO_IMAGE=$img_kokoro
+TTS_ENGINE=openai,espeak
+OPENAI_TTS_BASE_URL=http://kokoro:8880/v1
+OPENAI_TTS_MODEL=kokoro
+OPENAI_TTS_API_KEY=none"
+  compose_up --profile voices
+  local base=http://127.0.0.1:$app_port
+  wait_ready "$base"
+  ours "$base" "http://localhost:$app_port"
+  local calls
+  calls=$(voices_order en alloy "$speech" "$cache/voices-en.mp3")
+  grep -q 'voice=af_alloy language=en-us ' <<<"$calls" || die "the English order was not read by Kokoro's af_alloy: ${calls:-no call to the speech server}"
+  say "voices: English delivered, read through the speech server by af_alloy ($(stat -c %s "$cache/voices-en.mp3") bytes)"
+  calls=$(voices_order es echo "Hola. Esta es la prueba de despliegue del servicio de voz, con una frase corta en español." "$cache/voices-es.mp3")
+  grep -q 'voice=em_alex language=es ' <<<"$calls" || die "the Spanish order was not read by Kokoro's Spanish em_alex: ${calls:-no call to the speech server}"
+  say "voices: Spanish delivered, read through the speech server by em_alex ($(stat -c %s "$cache/voices-es.mp3") bytes)"
+  calls=$(voices_order tr alloy "Merhaba. Bu, konuşma hizmetinin dağıtım denetimidir ve kısa bir Türkçe cümle okur." "$cache/voices-tr.mp3")
+  [[ -z "$calls" ]] || die "the Turkish order went to the speech server, which does not speak Turkish: $calls"
+  say "voices: Turkish delivered, read by espeak-ng, no call to the speech server ($(stat -c %s "$cache/voices-tr.mp3") bytes)"
+  dc --profile voices down -v >/dev/null 2>&1
 }
 
 # pg SQL runs a query in the scaled profile's Postgres (within 60 s, as every dc exec).
@@ -729,7 +788,7 @@ cleanup() {
 trap cleanup EXIT
 
 phases=("$@")
-((${#phases[@]})) && [[ "${phases[0]}" != all ]] || phases=(host bases image notags alone tools sides compose scaled)
+((${#phases[@]})) && [[ "${phases[0]}" != all ]] || phases=(host bases image notags alone tools sides compose voices scaled)
 # DEPLOY_TIMINGS: where the phases' times go (.ci/run's background tools write elsewhere).
 timings=${DEPLOY_TIMINGS:-$cache/timings}
 : >"$timings"

@@ -424,8 +424,12 @@ fetch_minio() {
 
 # ours BASE PUBLIC_URL: the site at BASE is the app started here, not another program on that
 # port: its pages name PUBLIC_URL (a port chosen at run time) as their canonical address.
+# The page is read whole first: `curl | grep -q` fails under pipefail when grep, having found
+# it, stops reading before curl has written the rest (curl: (23) Failed writing body).
 ours() {
-  curl -sSf --max-time 30 "$1/tts" | grep -qF "href=\"$2/tts\"" ||
+  local page
+  page=$(curl -sSf --max-time 30 "$1/tts") || die "$1/tts did not answer"
+  grep -qF "href=\"$2/tts\"" <<<"$page" ||
     die "$1 does not answer as the app started here (no canonical $2/tts): another program on the port?"
 }
 

@@ -28,7 +28,8 @@
 #            (a redirect to MinIO's public endpoint, served by MinIO)
 #   voices   the voices profile with a stand-in for Kokoro-FastAPI's image (its protocol, espeak-ng
 #            and ffmpeg from Debian, docker/kokoro-standin): an order in English and one in Spanish
-#            read through it by those languages' Kokoro voices, one in Turkish by espeak-ng
+#            read through it by those languages' Kokoro voices, one in Turkish by espeak-ng, and
+#            the three in one order, one file (the speech router's join in the image)
 #   scaled   the scaled profile with 3 replicas behind Caddy: an order delivered through Caddy,
 #            and one delivered once although the replica running it was killed mid-job (one
 #            job, two River attempts, one "result stored" in all the replicas' logs, one letter)
@@ -103,7 +104,8 @@ img_kokoro=localhost/parla-kokoro-standin:ci
 
 phase_host() {
   # cmake and g++: libwhisper for the image, built on the host once (.ci/whisper.sh stage).
-  local want=(podman runc mmdebstrap netavark aardvark-dns iptables catatonit uidmap curl jq cmake g++) missing=() p
+  # ffmpeg: ffprobe measures a result (phase voices).
+  local want=(podman runc mmdebstrap netavark aardvark-dns iptables catatonit uidmap curl jq ffmpeg cmake g++) missing=() p
   for p in "${want[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
   if ((${#missing[@]})); then
     say "apt-get ${missing[*]}"
@@ -655,13 +657,15 @@ ENTRYPOINT [\"/usr/local/bin/kokoro-standin\"]
 # kokoro_calls prints the stand-in's log lines of the speech it made ("voice=… language=…").
 kokoro_calls() { dc logs --no-color --no-log-prefix kokoro 2>/dev/null | grep -F 'kokoro-standin: speech ' || true; }
 
-# voices_order LANGUAGE VOICE TEXT FILE: a paid order of TEXT in LANGUAGE, delivered from MinIO
-# into FILE; prints the stand-in's speech log lines it caused.
+# voices_order LANGUAGE VOICE TEXT FILE: a paid order of TEXT in LANGUAGE (empty: detected,
+# paragraph by paragraph), delivered from MinIO into FILE; prints the stand-in's speech log
+# lines it caused. (Run in $(…), where set -e does not hold: each failure exits by itself.)
 voices_order() {
   local before link
   before=$(kokoro_calls | wc -l)
-  link=$(pay_and_wait "http://127.0.0.1:$app_port" tts "$(tts_order "$3" | jq -c --arg l "$1" --arg v "$2" '.order.language=$l | .order.voice=$v')")
-  fetch_minio "$link" "$4" "localhost:$minio_port" parla
+  link=$(pay_and_wait "http://127.0.0.1:$app_port" tts "$(tts_order "$3" | jq -c --arg l "$1" --arg v "$2" \
+    'if $l == "" then del(.order.language) else .order.language = $l end | .order.voice = $v')") || exit 1
+  fetch_minio "$link" "$4" "localhost:$minio_port" parla || exit 1
   kokoro_calls | tail -n +"$((before + 1))"
 }
 
@@ -686,6 +690,18 @@ OPENAI_TTS_API_KEY=none"
   calls=$(voices_order tr alloy "Merhaba. Bu, konuşma hizmetinin dağıtım denetimidir ve kısa bir Türkçe cümle okur." "$cache/voices-tr.mp3")
   [[ -z "$calls" ]] || die "the Turkish order went to the speech server, which does not speak Turkish: $calls"
   say "voices: Turkish delivered, read by espeak-ng, no call to the speech server ($(stat -c %s "$cache/voices-tr.mp3") bytes)"
+  # Issue 31's "done when", deployed: one text of an English, a Spanish and a Turkish paragraph,
+  # its languages detected, is one file; the first two read through the speech server, and the
+  # Turkish by espeak-ng in it too (the file outlasts the server's parts by more than 2 s).
+  local mixed secs served
+  mixed=$'The weather is lovely today, and we are going for a long walk by the river.\nMañana vamos a visitar a nuestros abuelos en el pueblo, porque hace mucho que no los vemos.\nBugün hava çok güzel, öğleden sonra parkta uzun bir yürüyüş yapacağız.\n'
+  calls=$(voices_order "" nova "$mixed" "$cache/voices-mixed.mp3")
+  [[ "$(grep -o 'voice=[a-z_]* language=[a-z-]*' <<<"$calls" | paste -sd,)" == "voice=af_nova language=en-us,voice=ef_dora language=es" ]] ||
+    die "the three-language order's calls to the speech server, want af_nova's English then ef_dora's Spanish: ${calls:-none}"
+  served=$(grep -o 'seconds=[0-9.]*' <<<"$calls" | cut -d= -f2 | awk '{ s += $1 } END { print s }')
+  secs=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$cache/voices-mixed.mp3") || die "ffprobe $cache/voices-mixed.mp3"
+  awk -v f="$secs" -v s="$served" 'BEGIN { exit !(f > s + 2) }' || die "the three-language file lasts $secs s, the speech server's parts $served s: no Turkish part in it"
+  say "voices: English, Spanish and Turkish in one order: one file of $secs s, $served s of it from the speech server (af_nova, ef_dora), the rest espeak-ng's Turkish"
   dc --profile voices down -v >/dev/null 2>&1
 }
 

@@ -98,15 +98,15 @@ func speech(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, status, map[string]any{"detail": map[string]string{"error": code, "message": msg, "type": "invalid_request_error"}})
 		return
 	}
-	audio, err := speak(r.Context(), req, lang)
+	audio, seconds, err := speak(r.Context(), req, lang)
 	if err != nil {
 		log.Printf("kokoro-standin: processing_error: %v", err)
 		writeJSON(w, http.StatusInternalServerError, map[string]any{"detail": map[string]string{
 			"error": "processing_error", "message": err.Error(), "type": "server_error"}})
 		return
 	}
-	log.Printf("kokoro-standin: speech voice=%s language=%s model=%s format=%s speed=%g characters=%d bytes=%d",
-		req.Voice, lang, req.Model, req.ResponseFormat, *req.Speed, len([]rune(req.Input)), len(audio))
+	log.Printf("kokoro-standin: speech voice=%s language=%s model=%s format=%s speed=%g characters=%d seconds=%.2f bytes=%d",
+		req.Voice, lang, req.Model, req.ResponseFormat, *req.Speed, len([]rune(req.Input)), seconds, len(audio))
 	w.Header().Set("Content-Type", contentType(req.ResponseFormat))
 	w.Header().Set("X-Standin-Voice", req.Voice)
 	w.Header().Set("X-Standin-Language", lang)
@@ -148,8 +148,8 @@ func check(req *speechRequest) (lang string, status int, code, msg string) {
 }
 
 // speak runs espeak-ng (a female variant for a female voice) and encodes its WAV at
-// Kokoro's 24 kHz, mono.
-func speak(ctx context.Context, req speechRequest, lang string) ([]byte, error) {
+// Kokoro's 24 kHz, mono; it returns the audio and its length in seconds.
+func speak(ctx context.Context, req speechRequest, lang string) ([]byte, float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	voice := lang
@@ -158,10 +158,13 @@ func speak(ctx context.Context, req speechRequest, lang string) ([]byte, error) 
 	}
 	wav, err := run(ctx, nil, "espeak-ng", "-v", voice, "-s", strconv.Itoa(int(175**req.Speed)), "--stdout", "--", req.Input)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	// espeak-ng writes 16-bit mono at 22,050 Hz after a 44-byte header.
+	seconds := float64(max(len(wav)-44, 0)) / (2 * 22050)
 	args := append([]string{"-nostdin", "-v", "error", "-i", "pipe:0", "-ar", "24000", "-ac", "1"}, encodings[req.ResponseFormat]...)
-	return run(ctx, wav, "ffmpeg", append(args, "pipe:1")...)
+	audio, err := run(ctx, wav, "ffmpeg", append(args, "pipe:1")...)
+	return audio, seconds, err
 }
 
 func run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {

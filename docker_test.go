@@ -105,7 +105,11 @@ type composeFile struct {
 		Volumes     []string
 		Deploy      struct{ Replicas int }
 		Healthcheck struct{ Test []string }
-		Networks    map[string]struct {
+		DependsOn   map[string]struct {
+			Condition string
+			Required  *bool
+		} `yaml:"depends_on"`
+		Networks map[string]struct {
 			IPv4Address string `yaml:"ipv4_address"`
 		}
 	}
@@ -247,6 +251,39 @@ func TestComposeFile(t *testing.T) {
 
 // With no .env, compose publishes no side service on every interface, and no secret has a
 // default anyone could read here: each is required (${NAME:?…}) and listed in .env.example.
+// TestComposeVoices: the voices profile runs Kokoro-FastAPI's CPU image at a released tag
+// (KOKORO_IMAGE to change it), checked by its /health, on the compose network only; the app
+// waits for it only when the profile runs; .env.example names the settings that wire the app
+// to it (.ci/deploy.sh's phase voices runs them with a stand-in image).
+func TestComposeVoices(t *testing.T) {
+	c, raw := readCompose(t)
+	k := c.Services["kokoro"]
+	if !slices.Equal(k.Profiles, []string{"voices"}) || len(k.Ports) != 0 ||
+		!regexp.MustCompile(`^ghcr\.io/remsky/kokoro-fastapi-cpu:v[0-9]+\.[0-9]+\.[0-9]+$`).MatchString(k.Image) ||
+		!strings.Contains(raw, "${KOKORO_IMAGE:-") {
+		t.Errorf("kokoro: profiles %v, ports %v, image %q (want a released tag, KOKORO_IMAGE to change it)", k.Profiles, k.Ports, k.Image)
+	}
+	if !slices.Contains(k.Healthcheck.Test, "http://localhost:8880/health") {
+		t.Errorf("kokoro health check %v", k.Healthcheck.Test)
+	}
+	for _, name := range []string{"app", "node"} {
+		d, ok := c.Services[name].DependsOn["kokoro"]
+		if !ok || d.Condition != "service_healthy" || d.Required == nil || *d.Required {
+			t.Errorf("%s does not wait for a healthy kokoro only when the profile runs: %+v", name, d)
+		}
+	}
+	example, err := os.ReadFile(".env.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"COMPOSE_PROFILES=voices", "TTS_ENGINE=openai,espeak",
+		"OPENAI_TTS_BASE_URL=http://kokoro:8880/v1", "OPENAI_TTS_MODEL=kokoro", "OPENAI_TTS_API_KEY=none"} {
+		if !regexp.MustCompile(`(?m)^# ` + regexp.QuoteMeta(line) + `$`).Match(example) {
+			t.Errorf(".env.example does not show %s", line)
+		}
+	}
+}
+
 func TestComposeSafeByDefault(t *testing.T) {
 	c, raw := readCompose(t)
 	public := map[string]bool{"app": true, "caddy": true} // the site itself

@@ -5,7 +5,7 @@
 #
 #   .ci/deploy.sh [all]    every phase below, in order, each timed
 #   .ci/deploy.sh PHASE…   only those, in the order given (each needs the ones before it):
-#                          host bases image notags alone tools sides compose scaled
+#                          host bases image notags alone tools sides compose voices scaled
 #
 #   host     podman, mmdebstrap…, from Debian, and podman's settings for this sandbox
 #   bases    the base images the Dockerfile names, made here: debian from mmdebstrap; golang
@@ -26,6 +26,10 @@
 #            Grafana is not in Debian: the `monitoring` profile is not run here.
 #   compose  compose.yaml's default profile on free ports: one paid order delivered from MinIO
 #            (a redirect to MinIO's public endpoint, served by MinIO)
+#   voices   the voices profile with a stand-in for Kokoro-FastAPI's image (its protocol, espeak-ng
+#            and ffmpeg from Debian, docker/kokoro-standin): an order in English and one in Spanish
+#            read through it by those languages' Kokoro voices, one in Turkish by espeak-ng, and
+#            the three in one order, one file (the speech router's join in the image)
 #   scaled   the scaled profile with 3 replicas behind Caddy: an order delivered through Caddy,
 #            and one delivered once although the replica running it was killed mid-job (one
 #            job, two River attempts, one "result stored" in all the replicas' logs, one letter)
@@ -92,13 +96,16 @@ img_minio=docker.io/minio/minio:RELEASE.2025-09-07T16-13-09Z
 img_mailpit=docker.io/axllent/mailpit:v1.27
 img_prometheus=docker.io/prom/prometheus:v2.55.1
 img_app=localhost/parla:local
+# Not Kokoro-FastAPI's name: compose.yaml's KOKORO_IMAGE points the voices profile at it.
+img_kokoro=localhost/parla-kokoro-standin:ci
 
 # ---------------------------------------------------------------------------------------------
 # tools
 
 phase_host() {
   # cmake and g++: libwhisper for the image, built on the host once (.ci/whisper.sh stage).
-  local want=(podman runc mmdebstrap netavark aardvark-dns iptables catatonit uidmap curl jq cmake g++) missing=() p
+  # ffmpeg: ffprobe measures a result (phase voices).
+  local want=(podman runc mmdebstrap netavark aardvark-dns iptables catatonit uidmap curl jq ffmpeg cmake g++) missing=() p
   for p in "${want[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
   if ((${#missing[@]})); then
     say "apt-get ${missing[*]}"
@@ -419,8 +426,12 @@ fetch_minio() {
 
 # ours BASE PUBLIC_URL: the site at BASE is the app started here, not another program on that
 # port: its pages name PUBLIC_URL (a port chosen at run time) as their canonical address.
+# The page is read whole first: `curl | grep -q` fails under pipefail when grep, having found
+# it, stops reading before curl has written the rest (curl: (23) Failed writing body).
 ours() {
-  curl -sSf --max-time 30 "$1/tts" | grep -qF "href=\"$2/tts\"" ||
+  local page
+  page=$(curl -sSf --max-time 30 "$1/tts") || die "$1/tts did not answer"
+  grep -qF "href=\"$2/tts\"" <<<"$page" ||
     die "$1 does not answer as the app started here (no canonical $2/tts): another program on the port?"
 }
 
@@ -565,6 +576,7 @@ MINIO_PORT=$minio_port
 MINIO_CONSOLE_PORT=$minio_console_port
 MINIO_PUBLIC_ENDPOINT=localhost:$minio_port
 MAILPIT_PORT=$mailpit_port
+${compose_extra_env:-}
 EOF
   say "ports: app $app_port, caddy $caddy_port/$caddy_tls_port, minio $minio_port/$minio_console_port, mailpit $mailpit_port"
 }
@@ -596,7 +608,7 @@ compose_up() {
   start_ticker
   start_service
   compose_env
-  dc --profile scaled --profile monitoring down -v --remove-orphans >/dev/null 2>&1 || true
+  dc --profile scaled --profile monitoring --profile voices down -v --remove-orphans >/dev/null 2>&1 || true
   dc config -q || die "docker-compose config"
   dc "$@" up -d --no-build >"$cache/compose-up.log" 2>&1 ||
     { tail -30 "$cache/compose-up.log" >&2; die "compose up $* (a published port taken? app $app_port, caddy $caddy_port/$caddy_tls_port, minio $minio_port/$minio_console_port, mailpit $mailpit_port)"; }
@@ -624,6 +636,73 @@ phase_compose() {
   fetch_minio "$link" "$cache/compose.mp3" "localhost:$minio_port" parla
   say "compose: text-to-speech delivered from MinIO ($(stat -c %s "$cache/compose.mp3") bytes, a redirect to localhost:$minio_port)"
   dc down -v >/dev/null 2>&1
+}
+
+# kokoro_stand_in builds the image the voices profile runs here in place of Kokoro-FastAPI's
+# (not pullable here): docker/kokoro-standin, a Go program of the standard library only that
+# answers its protocol, with espeak-ng and ffmpeg from Debian.
+kokoro_stand_in() {
+  local ctx="$cache/ctx-kokoro"
+  rm -rf "$ctx" && mkdir -p "$ctx"
+  (cd docker/kokoro-standin && CGO_ENABLED=0 go build -trimpath -o "$ctx/kokoro-standin" .) || die "building docker/kokoro-standin"
+  stand_in "$img_kokoro" "$ctx" "FROM $img_debian
+RUN apt-get update && apt-get install -y --no-install-recommends espeak-ng ffmpeg curl && rm -rf /var/lib/apt/lists/*
+COPY kokoro-standin /usr/local/bin/kokoro-standin
+EXPOSE 8880
+ENTRYPOINT [\"/usr/local/bin/kokoro-standin\"]
+# kokoro-standin $(cat docker/kokoro-standin/go.mod docker/kokoro-standin/*.go | sha256sum | cut -c1-16)"
+  rm -rf "$ctx"
+}
+
+# kokoro_calls prints the stand-in's log lines of the speech it made ("voice=… language=…").
+kokoro_calls() { dc logs --no-color --no-log-prefix kokoro 2>/dev/null | grep -F 'kokoro-standin: speech ' || true; }
+
+# voices_order LANGUAGE VOICE TEXT FILE: a paid order of TEXT in LANGUAGE (empty: detected,
+# paragraph by paragraph), delivered from MinIO into FILE; prints the stand-in's speech log
+# lines it caused. (Run in $(…), where set -e does not hold: each failure exits by itself.)
+voices_order() {
+  local before link
+  before=$(kokoro_calls | wc -l)
+  link=$(pay_and_wait "http://127.0.0.1:$app_port" tts "$(tts_order "$3" | jq -c --arg l "$1" --arg v "$2" \
+    'if $l == "" then del(.order.language) else .order.language = $l end | .order.voice = $v')") || exit 1
+  fetch_minio "$link" "$4" "localhost:$minio_port" parla || exit 1
+  kokoro_calls | tail -n +"$((before + 1))"
+}
+
+phase_voices() {
+  kokoro_stand_in
+  local compose_extra_env="KOKORO_IMAGE=$img_kokoro
+TTS_ENGINE=openai,espeak
+OPENAI_TTS_BASE_URL=http://kokoro:8880/v1
+OPENAI_TTS_MODEL=kokoro
+OPENAI_TTS_API_KEY=none"
+  compose_up --profile voices
+  local base=http://127.0.0.1:$app_port
+  wait_ready "$base"
+  ours "$base" "http://localhost:$app_port"
+  local calls
+  calls=$(voices_order en alloy "$speech" "$cache/voices-en.mp3")
+  grep -q 'voice=af_alloy language=en-us ' <<<"$calls" || die "the English order was not read by Kokoro's af_alloy: ${calls:-no call to the speech server}"
+  say "voices: English delivered, read through the speech server by af_alloy ($(stat -c %s "$cache/voices-en.mp3") bytes)"
+  calls=$(voices_order es echo "Hola. Esta es la prueba de despliegue del servicio de voz, con una frase corta en español." "$cache/voices-es.mp3")
+  grep -q 'voice=em_alex language=es ' <<<"$calls" || die "the Spanish order was not read by Kokoro's Spanish em_alex: ${calls:-no call to the speech server}"
+  say "voices: Spanish delivered, read through the speech server by em_alex ($(stat -c %s "$cache/voices-es.mp3") bytes)"
+  calls=$(voices_order tr alloy "Merhaba. Bu, konuşma hizmetinin dağıtım denetimidir ve kısa bir Türkçe cümle okur." "$cache/voices-tr.mp3")
+  [[ -z "$calls" ]] || die "the Turkish order went to the speech server, which does not speak Turkish: $calls"
+  say "voices: Turkish delivered, read by espeak-ng, no call to the speech server ($(stat -c %s "$cache/voices-tr.mp3") bytes)"
+  # Issue 31's "done when", deployed: one text of an English, a Spanish and a Turkish paragraph,
+  # its languages detected, is one file; the first two read through the speech server, and the
+  # Turkish by espeak-ng in it too (the file outlasts the server's parts by more than 2 s).
+  local mixed secs served
+  mixed=$'The weather is lovely today, and we are going for a long walk by the river.\nMañana vamos a visitar a nuestros abuelos en el pueblo, porque hace mucho que no los vemos.\nBugün hava çok güzel, öğleden sonra parkta uzun bir yürüyüş yapacağız.\n'
+  calls=$(voices_order "" nova "$mixed" "$cache/voices-mixed.mp3")
+  [[ "$(grep -o 'voice=[a-z_]* language=[a-z-]*' <<<"$calls" | paste -sd,)" == "voice=af_nova language=en-us,voice=ef_dora language=es" ]] ||
+    die "the three-language order's calls to the speech server, want af_nova's English then ef_dora's Spanish: ${calls:-none}"
+  served=$(grep -o 'seconds=[0-9.]*' <<<"$calls" | cut -d= -f2 | awk '{ s += $1 } END { print s }')
+  secs=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$cache/voices-mixed.mp3") || die "ffprobe $cache/voices-mixed.mp3"
+  awk -v f="$secs" -v s="$served" 'BEGIN { exit !(f > s + 2) }' || die "the three-language file lasts $secs s, the speech server's parts $served s: no Turkish part in it"
+  say "voices: English, Spanish and Turkish in one order: one file of $secs s, $served s of it from the speech server (af_nova, ef_dora), the rest espeak-ng's Turkish"
+  dc --profile voices down -v >/dev/null 2>&1
 }
 
 # pg SQL runs a query in the scaled profile's Postgres (within 60 s, as every dc exec).
@@ -729,7 +808,7 @@ cleanup() {
 trap cleanup EXIT
 
 phases=("$@")
-((${#phases[@]})) && [[ "${phases[0]}" != all ]] || phases=(host bases image notags alone tools sides compose scaled)
+((${#phases[@]})) && [[ "${phases[0]}" != all ]] || phases=(host bases image notags alone tools sides compose voices scaled)
 # DEPLOY_TIMINGS: where the phases' times go (.ci/run's background tools write elsewhere).
 timings=${DEPLOY_TIMINGS:-$cache/timings}
 : >"$timings"

@@ -222,7 +222,8 @@ func requiredComponents() map[string][]string {
 	remux, _ := EncodeArgs(ADTS, EncodeOptions{Format: AAC}, "file:o")
 	lists = append(lists, remux, RemoteMeasureArgs("http://127.0.0.1/x"), PCMArgs("in", time.Hour),
 		ReencodeArgs("in", "out", SpeechBitrate, time.Hour), ChunkArgs("in", "out", time.Second, time.Second),
-		FetchAudioArgs("http://127.0.0.1/x", "out"), ProbeArgs("in"), RemoteProbeArgs("http://127.0.0.1/x"))
+		FetchAudioArgs("http://127.0.0.1/x", "out"), ProbeArgs("in"), RemoteProbeArgs("http://127.0.0.1/x"),
+		LoudPCMArgs("in", 24000))
 	need := map[string][]string{
 		// -ar and -ac insert aresample; f32le and null encode with their default encoders.
 		"filter":  {"aresample"},

@@ -135,3 +135,11 @@ func (s *f32Split) each(p []byte, fn func(float32)) {
 	}
 	s.nPart = copy(s.part[:], p)
 }
+
+// LoudPCMArgs decode a local file to raw mono 16-bit PCM at rate on stdout, matched in
+// loudness: EBU R128's loudnorm, one pass, to -18 LUFS. The speech router joins the parts of
+// different engines so (espeak-ng speaks much louder than the neural voices).
+func LoudPCMArgs(path string, rate int) []string {
+	return []string{"-nostdin", "-hide_banner", "-loglevel", "error", "-i", "file:" + path,
+		"-af", "loudnorm=I=-18:TP=-2:LRA=11", "-ac", "1", "-ar", strconv.Itoa(rate), "-f", "s16le", "pipe:1"}
+}

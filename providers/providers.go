@@ -20,6 +20,11 @@ import (
 // deployment: not compiled in, no API key, model missing. Callers close the service.
 var ErrUnavailable = errors.New("engine unavailable")
 
+// ErrRefused is returned (wrapped) by an engine whose server refused the request itself
+// (an HTTP 4xx other than 408, 409 and 429: an unknown model or voice, a bad key): asking
+// again gets the same answer, so the order book refunds at once instead of retrying.
+var ErrRefused = errors.New("refused")
+
 // SpeechRequest is one text-to-speech job, already validated by the order book.
 type SpeechRequest struct {
 	Voice  string  // one of Voices, lower case

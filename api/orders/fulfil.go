@@ -58,6 +58,17 @@ func (e *permanentError) Unwrap() error { return e.err }
 
 func permanent(reason string, err error) error { return &permanentError{reason, err} }
 
+// refusedIsFinal makes an engine's refusal (providers.ErrRefused: the server refused the
+// request itself, and will again) permanent, with the reason engine_refused; other errors
+// pass as they are.
+func refusedIsFinal(err error) error {
+	var pe *permanentError
+	if errors.Is(err, providers.ErrRefused) && !errors.As(err, &pe) {
+		return permanent("engine_refused", err)
+	}
+	return err
+}
+
 // fulfiller runs the one job of a paid order: produce → store → link → e-mail → done, or,
 // when that fails for good, refund and tell the visitor.
 type fulfiller struct {
@@ -182,7 +193,7 @@ func (f *fulfiller) produce(ctx context.Context, o Order, claim int64) (key, nam
 	defer progress.close()
 	kind, err := p.Produce(ctx, o, tmp, progress.set)
 	if err != nil {
-		return "", "", 0, err
+		return "", "", 0, refusedIsFinal(err)
 	}
 	size, err := tmp.Seek(0, io.SeekCurrent)
 	if err != nil {

@@ -48,11 +48,13 @@ parsers=(aac aac_latm ac3 mpegaudio opus vorbis flac dca mlp amr gsm h264 hevc m
 # decoded PCM for whisper (f32le) and the null muxer's default (pcm_s16le, the measure).
 encoders=(libmp3lame libopus aac flac pcm_f32le pcm_s16le)
 # Muxers: the orderable formats and their parts (mp3, ogg, mp4, adts, flac), the copied audio
-# of a link (matroska), whisper's PCM (f32le) and the measure (null).
-muxers=(mp3 ogg mp4 adts flac matroska pcm_f32le null)
+# of a link (matroska), whisper's PCM (f32le), the measure (null) and the engines' parts
+# decoded for their join (s16le: media.LoudPCMArgs).
+muxers=(mp3 ogg mp4 adts flac matroska pcm_f32le null pcm_s16le)
 # Filters: tempo (atempo), the measure (asetpts, silencedetect), the resampling -ar/-ac
-# insert (aresample); ffmpeg itself selects aformat, anull and atrim.
-filters=(atempo asetpts silencedetect aresample aformat anull atrim)
+# insert (aresample), the engines' parts matched in loudness (loudnorm); ffmpeg itself
+# selects aformat, anull and atrim.
+filters=(atempo asetpts silencedetect aresample aformat anull atrim loudnorm)
 # Bitstream filters: ADTS AAC copied into MP4 or Matroska.
 bsfs=(aac_adtstoasc)
 # Protocols: our pipes and temp files, and the loopback relay for links (http over tcp).

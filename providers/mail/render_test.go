@@ -222,7 +222,7 @@ func TestFormatDate(t *testing.T) {
 
 func TestRefundedSaysWhy(t *testing.T) {
 	for _, lng := range texts.Locales() {
-		for _, reason := range []string{"source_changed", "source_gone", "upload_missing", "payment_late", "upload_taken", "amount_mismatch", "no_speech", "translation_unavailable"} {
+		for _, reason := range []string{"source_changed", "source_gone", "upload_missing", "payment_late", "upload_taken", "amount_mismatch", "no_speech", "translation_unavailable", "engine_refused"} {
 			m, err := Render(Refunded, lng, Data{Service: "vtt", OrderRef: "ord_1", Reason: reason})
 			if err != nil {
 				t.Fatal(err)

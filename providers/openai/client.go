@@ -103,13 +103,27 @@ func (e *refusal) Error() string { return fmt.Sprintf("the server answered %d: %
 func (e *refusal) Unwrap() error { return e.err }
 
 // explain turns a refusal go-openai could not read into one that says what the server
-// said; other errors pass as they are.
+// said, and marks a final refusal (see final) as providers.ErrRefused; other errors pass as
+// they are.
 func explain(err error) error {
 	var reqErr *goopenai.RequestError
-	if !errors.As(err, &reqErr) || len(reqErr.Body) == 0 {
-		return err
+	if errors.As(err, &reqErr) && len(reqErr.Body) > 0 {
+		err = &refusal{status: reqErr.HTTPStatusCode, text: answerText(reqErr.Body), err: err}
 	}
-	return &refusal{status: reqErr.HTTPStatusCode, text: answerText(reqErr.Body), err: err}
+	if final(HTTPStatus(err)) {
+		return fmt.Errorf("%w: %w", providers.ErrRefused, err)
+	}
+	return err
+}
+
+// final says an HTTP status refuses the request itself, so that a retry gets the same
+// answer: a 4xx other than 408 (timeout), 409 (conflict) and 429 (rate limit or quota).
+func final(status int) bool {
+	switch status {
+	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooManyRequests:
+		return false
+	}
+	return status >= 400 && status < 500
 }
 
 // answerText is what an error answer says: FastAPI's detail ({"error","message"} as

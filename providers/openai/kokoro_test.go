@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -130,7 +131,8 @@ func TestKokoroAnswersStreamed(t *testing.T) {
 }
 
 // TestKokoroErrorsAreClear: Kokoro-FastAPI's refusals ({"detail":{…}}, not OpenAI's
-// {"error":{…}}) reach the operator's log with their status, code and message.
+// {"error":{…}}) reach the operator's log with their status, code and message, and are
+// final (providers.ErrRefused).
 func TestKokoroErrorsAreClear(t *testing.T) {
 	tests := []struct {
 		name, model string
@@ -155,6 +157,9 @@ func TestKokoroErrorsAreClear(t *testing.T) {
 			}
 			if HTTPStatus(err) != http.StatusBadRequest {
 				t.Errorf("HTTPStatus = %d", HTTPStatus(err))
+			}
+			if !errors.Is(err, providers.ErrRefused) {
+				t.Errorf("a refusal is not final: %v", err)
 			}
 			if err := s.Available(); err != nil {
 				t.Errorf("a refusal closed the engine: %v", err)

@@ -249,24 +249,28 @@ func TestSpeakLongText(t *testing.T) {
 	}
 }
 
+// TestSpeakAPIError: a failed call says the server's status and message, and a refusal of
+// the request itself (a 4xx but 408, 409 and 429) is providers.ErrRefused, which the order
+// book refunds at once, while a server error or a busy server is not, and is retried.
 func TestSpeakAPIError(t *testing.T) {
-	tests := []struct {
-		name string
-		text string
-	}{
-		{"one call", "Hello there."},
-		{"chunked", strings.Repeat("Hello there. ", 700)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			api, srv := newFakeAPI(t)
-			api.fail = http.StatusServiceUnavailable
-			s := newSpeaker(t, srv)
-			err := s.Speak(context.Background(), providers.SpeechRequest{Voice: "nova", Text: tt.text, Format: "mp3", Speed: 1}, &bytes.Buffer{})
-			if err == nil || !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "overloaded") {
-				t.Errorf("got %v, want the API's 503 and message", err)
-			}
-		})
+	texts := map[string]string{"one call": "Hello there.", "chunked": strings.Repeat("Hello there. ", 700)}
+	statuses := map[int]bool{400: true, 401: true, 404: true, 422: true,
+		408: false, 409: false, 429: false, 500: false, 503: false}
+	for name, text := range texts {
+		for status, refused := range statuses {
+			t.Run(fmt.Sprintf("%s %d", name, status), func(t *testing.T) {
+				api, srv := newFakeAPI(t)
+				api.fail = status
+				s := newSpeaker(t, srv)
+				err := s.Speak(context.Background(), providers.SpeechRequest{Voice: "nova", Text: text, Format: "mp3", Speed: 1}, &bytes.Buffer{})
+				if err == nil || !strings.Contains(err.Error(), strconv.Itoa(status)) || !strings.Contains(err.Error(), "overloaded") {
+					t.Errorf("got %v, want the API's %d and message", err, status)
+				}
+				if errors.Is(err, providers.ErrRefused) != refused {
+					t.Errorf("%d: ErrRefused is %v, want %v (%v)", status, !refused, refused, err)
+				}
+			})
+		}
 	}
 }
 

@@ -159,7 +159,7 @@ func (t *Transcriber) send(ctx context.Context, path, name string, fallback time
 	if translate {
 		resp, err := t.client.CreateTranslation(ctx, req)
 		if err != nil {
-			return providers.Transcript{}, fmt.Errorf("requesting a translation: %w", err)
+			return providers.Transcript{}, fmt.Errorf("requesting a translation: %w", explain(err))
 		}
 		tr := toTranscript(resp, english, fallback)
 		tr.Language = english // what the text is in, whatever was spoken
@@ -175,7 +175,7 @@ func (t *Transcriber) send(ctx context.Context, path, name string, fallback time
 	}
 	resp, err := t.client.CreateTranscription(ctx, req)
 	if err != nil {
-		return providers.Transcript{}, fmt.Errorf("requesting a transcription: %w", err)
+		return providers.Transcript{}, fmt.Errorf("requesting a transcription: %w", explain(err))
 	}
 	return toTranscript(resp, lang, fallback), nil
 }

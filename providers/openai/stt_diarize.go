@@ -49,7 +49,7 @@ func (t *Transcriber) sendDiarized(ctx context.Context, req goopenai.AudioReques
 	req.TimestampGranularities = nil
 	resp, err := t.client.CreateTranscription(ctx, req)
 	if err != nil {
-		return providers.Transcript{}, fmt.Errorf("requesting a diarized transcription: %w", err)
+		return providers.Transcript{}, fmt.Errorf("requesting a diarized transcription: %w", explain(err))
 	}
 	return fromDiarized(resp.Text, req.Language, fallback)
 }

@@ -683,6 +683,8 @@ func TestTranscribeAnswerWithoutSegments(t *testing.T) {
 	}
 }
 
+// TestTranscribeServerErrors: a failed call says the status; a refusal (401 here) is
+// providers.ErrRefused, refunded at once, while 429 and 5xx are not, and are retried.
 func TestTranscribeServerErrors(t *testing.T) {
 	wav := speechWAV(t)
 	for _, status := range []int{http.StatusUnauthorized, http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway} {
@@ -703,6 +705,9 @@ func TestTranscribeServerErrors(t *testing.T) {
 				}
 				if chunked && !strings.Contains(err.Error(), "chunk ") {
 					t.Errorf("error %q does not name the chunk", err)
+				}
+				if refused := status == http.StatusUnauthorized; errors.Is(err, providers.ErrRefused) != refused {
+					t.Errorf("%d: ErrRefused is %v, want %v (a refusal is final, the others are retried)", status, !refused, refused)
 				}
 			})
 		}

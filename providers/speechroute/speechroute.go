@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 
 	"parla/media"
 	"parla/providers"
@@ -220,12 +219,9 @@ func (r *Router) tempFile(ext string, write func(*os.File) error) (string, error
 // joinRate is the sample rate parts are joined at: OpenAI's and Kokoro's own.
 const joinRate = 24000
 
-// joinArgs decode one part to raw mono PCM at joinRate, matched in loudness: EBU R128's
-// loudnorm, one pass, to -18 LUFS (espeak-ng speaks much louder than the neural voices).
-func joinArgs(path string) []string {
-	return []string{"-nostdin", "-hide_banner", "-loglevel", "error", "-i", "file:" + path,
-		"-af", "loudnorm=I=-18:TP=-2:LRA=11", "-ac", "1", "-ar", strconv.Itoa(joinRate), "-f", "s16le", "pipe:1"}
-}
+// joinArgs decode one part to raw mono PCM at joinRate, matched in loudness
+// (media.LoudPCMArgs: the image's ffmpeg is checked against it).
+func joinArgs(path string) []string { return media.LoudPCMArgs(path, joinRate) }
 
 func removeAll(files []string) {
 	for _, f := range files {

@@ -178,7 +178,7 @@ export default function Confirmation({ service }) {
 /** What a refunded order's page says besides the refund: how much, why, and that nothing was kept. */
 function RefundDetails({ order }) {
   const { t, i18n } = useTranslation();
-  const reasons = ["source_changed", "source_gone", "upload_missing", "payment_late", "upload_taken", "no_speech", "translation_unavailable", "production_failed", "amount_mismatch"];
+  const reasons = ["source_changed", "source_gone", "upload_missing", "payment_late", "upload_taken", "no_speech", "translation_unavailable", "engine_refused", "production_failed", "amount_mismatch"];
   const reason = reasons.includes(order?.error) ? order.error : "other";
   // A mismatched payment was not the order's price: the letter names no amount either.
   const amount = reason !== "amount_mismatch" && order?.amount > 0 ? formatMoney(order.amount, order.currency || "eur", languageById(i18n.language).tag) : "";

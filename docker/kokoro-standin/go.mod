@@ -1,0 +1,3 @@
+module parla-kokoro-standin
+
+go 1.26

@@ -143,23 +143,19 @@ func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.W
 // ffmpeg (about 60 ms of CPU together).
 const minChunk = 1500
 
-// chunkSize returns the largest chunk, in characters, for a text of n characters read by
-// workers parallel workers, at most maxChars. The text is shared out evenly in whole rounds
-// (a multiple of workers chunks, at least two rounds), so that no core idles at the end
-// while another encodes a last big chunk; chunks are never smaller than minChunk (unless
-// maxChars is). Measured on 50,000 characters of mp3 with 2 workers on an idle machine
-// (BenchmarkSpeak50kChunkSize, 4 runs each): 4 chunks 3.76 s, 8 chunks 4.03 s, 34 chunks
-// 4.85 s: every chunk costs an espeak-ng and an ffmpeg start and an encoder warm-up, and
-// two rounds already keep both cores busy to the end. (Under heavy load from other work
-// 8 chunks did better; the default follows the machine as it runs in production.)
+// chunkSize returns the size of a chunk, in characters, for a text of n characters read
+// by workers parallel workers, at most maxChars: the text is shared out evenly (plan cuts
+// it with media.SplitEven) in the fewest whole rounds of workers chunks that keep chunks
+// within maxChars, at least two rounds, so that every worker gets the same work and none
+// idles at the end while another still encodes; chunks are never smaller than minChunk
+// (unless maxChars is). Before, the text was cut greedily into full chunks and a short
+// last one (50,000 characters into 13,750 × 3 and 8,750 for 2 workers: one worker read
+// 27,500 characters while the other read 22,500, 10 % past an even share).
 func chunkSize(n, workers, maxChars int) int {
 	workers = max(workers, 1)
 	parts := max(2*workers, ceilDiv(n, maxChars))
 	parts = ceilDiv(parts, workers) * workers
-	// Sentence cuts fall short of the limit; a 10 % margin keeps them from making one more,
-	// small, chunk at the end.
-	size := ceilDiv(n, parts) * 11 / 10
-	return min(maxChars, max(minChunk, size))
+	return min(maxChars, max(minChunk, ceilDiv(n, parts)))
 }
 
 func ceilDiv(a, b int) int {

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -144,11 +143,8 @@ func barePipeline(b *testing.B, text, format string) {
 
 // childCPU is the user and system time of this process's finished child processes.
 func childCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	_, children := testkit.CPU()
+	return children
 }
 
 // sumRatio is sum(a) / sum(b).

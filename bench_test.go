@@ -192,14 +192,17 @@ func BenchmarkTTSLinkReady50000CharsVsBare(b *testing.B) {
 			b.ReportMetric(float64(medianOf(ratios))/1000, "paired-link/bare")
 			b.ReportMetric(float64(medianOf(link.cpu).Milliseconds()), "link-cpu-ms")
 			b.ReportMetric(float64(medianOf(bare.cpu).Milliseconds()), "bare-cpu-ms")
+			b.ReportMetric(float64(medianOf(link.self).Milliseconds()), "link-go-cpu-ms")
+			b.ReportMetric(float64(medianOf(bare.self).Milliseconds()), "bare-go-cpu-ms")
 			b.ReportMetric(link.cores(), "link-cores")
 			b.ReportMetric(bare.cores(), "bare-cores")
 		})
 	}
 }
 
-// timedRuns are the wall-clock and CPU times of a benchmark's runs of one thing.
-type timedRuns struct{ wall, cpu []time.Duration }
+// timedRuns are the wall-clock and CPU times of a benchmark's runs of one thing: cpu is
+// this process's and its children's, self this process's alone.
+type timedRuns struct{ wall, cpu, self []time.Duration }
 
 // measure runs f and records how long it took and the CPU time this process and its
 // children used meanwhile.
@@ -210,6 +213,7 @@ func (r *timedRuns) measure(f func()) {
 	r.wall = append(r.wall, time.Since(start))
 	self2, children2 := testkit.CPU()
 	r.cpu = append(r.cpu, self2-self+children2-children)
+	r.self = append(r.self, self2-self)
 }
 
 // cores is the CPU time of all runs over their wall-clock time: the cores kept busy.

@@ -295,15 +295,16 @@ func TestChunkSize(t *testing.T) {
 	}{
 		{1000, 2, 8000, 1500},     // short: one chunk, no split below minChunk
 		{3000, 2, 8000, 1500},     // two chunks of minChunk
-		{10000, 2, 8000, 2500},    // 4 chunks: two rounds of 2 workers
+		{10000, 2, 8000, 5000},    // one round of 2 workers
 		{50000, 2, 8000, 6250},    // 7 chunks of 8000 would leave a core idle: 8 of 6250
 		{50000, 4, 8000, 6250},    // 4 workers: 2 rounds of 4
 		{200000, 2, 8000, 7693},   // long: 26 chunks within the maximum
 		{780, 2, 120, 120},        // a small maximum wins over minChunk
 		{50000, 0, 8000, 7143},    // no workers means one: 7 chunks
-		{50000, 1, 100000, 25000}, // one worker: two chunks
-		{50000, 2, 14000, 12500},  // the default maximum: two rounds of 2 workers
-		{100000, 2, 14000, 12500}, // four rounds
+		{50000, 1, 100000, 50000}, // one worker, one chunk
+		{50000, 2, 14000, 12500},  // two rounds of 2 workers
+		{50000, 2, 25000, 25000},  // the default maximum: one round of 2 workers
+		{100000, 2, 25000, 25000}, // two rounds
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.n, "/", tt.workers, "/", tt.max), func(t *testing.T) {
@@ -319,7 +320,7 @@ func TestChunkSize(t *testing.T) {
 func TestPlanEvenChunks(t *testing.T) {
 	const sentence = "Some words make a sentence here. "
 	text := strings.Repeat(sentence, 1516)[:50000]
-	for _, max := range []int{8000, 14000} {
+	for _, max := range []int{8000, 14000, 25000} {
 		chunks, err := plan(providers.SpeechRequest{Voice: "alloy", Text: text}, chunkSize(50000, 2, max))
 		if err != nil {
 			t.Fatal(err)

@@ -128,17 +128,19 @@ func BenchmarkSpeak50kChunkSize(b *testing.B) {
 	}
 }
 
-// barePipeline runs espeak-ng on the whole text piped into one ffmpeg encode to a file.
-func barePipeline(b *testing.B, text, format string) {
-	b.Helper()
+// barePipeline runs espeak-ng on the whole text piped into one ffmpeg encode to a file,
+// and returns the file's path.
+func barePipeline(tb testing.TB, text, format string) string {
+	tb.Helper()
 	f, _ := media.Format(format)
-	out := filepath.Join(b.TempDir(), "bare."+f.Ext)
+	out := filepath.Join(tb.TempDir(), "bare."+f.Ext)
 	args, err := media.EncodeArgs(media.WAV, media.EncodeOptions{Format: format}, "file:"+out)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	espeak := exec.Command("espeak-ng", Args("en-us", normalWPM)...)
-	testkit.Pipe(b, text, espeak, exec.Command("ffmpeg", args...))
+	testkit.Pipe(tb, text, espeak, exec.Command("ffmpeg", args...))
+	return out
 }
 
 // childCPU is the user and system time of this process's finished child processes.

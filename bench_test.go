@@ -12,7 +12,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -143,37 +145,104 @@ func BenchmarkStartupToHealthz(b *testing.B) {
 
 // BenchmarkTTSLinkReady50000CharsVsBare measures payment → link for 50,000 characters of
 // English with espeak-ng in every format, next to the bare pipeline (one espeak-ng piped
-// into one ffmpeg encode with the same settings, to a file), interleaved in the same run so
-// that load from elsewhere weighs on both alike. Target on 2 cores: the link within 0.75×
-// the bare pipeline for mp3 and opus, whose one encoder bounds the bare pipeline.
+// into one ffmpeg encode with the same settings, to a file), alternated in the same run
+// (the bare pipeline first in even runs, the order first in odd ones) so that load from
+// elsewhere weighs on both alike. Target on 2 cores (issue 32): the link within 0.6× the
+// bare pipeline for mp3 (medians), 0.7× in a single run.
 //
-//	go test -run '^$' -bench TTSLinkReady50000CharsVsBare -benchtime 3x .
+// Besides the medians and their ratio it reports the median of each pair's ratio, the CPU
+// time of each (this process and its finished children: the bare pipeline's two
+// processes; the order's espeak-ng, ffmpeg and ffprobe runs and the server's own work),
+// which load from elsewhere moves far less than the wall-clock time, and the cores each
+// kept busy on average (CPU time over wall-clock time; a busy machine lends fewer).
+//
+//	go test -run '^$' -bench TTSLinkReady50000CharsVsBare/mp3 -benchtime 6x .
 func BenchmarkTTSLinkReady50000CharsVsBare(b *testing.B) {
 	requireMediaTools(b)
-	h := startApp(b, map[string]string{"TTS_MAX_CHARS": "100000"})
+	// The link is ready once the result is stored: the benchmark hears that step instead
+	// of asking for the link every 20 ms (testkit.PollInterval), which cost the server
+	// 0.7–0.9 s of CPU over a 20-second order, beside the order's own work on 2 cores (a
+	// visitor's page asks once a second).
+	stored := make(chan string, 16)
+	h := startAppTuned(b, map[string]string{"TTS_MAX_CHARS": "100000"},
+		slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		func(c *Config) {
+			c.checkpoint = func(id, step string) {
+				if step == "stored" {
+					stored <- id
+				}
+			}
+		})
 	text := benchText(50000)
 	for _, format := range providers.SpeechFormats {
 		b.Run(format, func(b *testing.B) {
-			var link, bare []time.Duration
-			for b.Loop() {
-				start := time.Now()
-				bareTTS(b, text, format)
-				bare = append(bare, time.Since(start))
-
+			var link, bare timedRuns
+			bareRun := func() { bare.measure(func() { bareTTS(b, text, format) }) }
+			linkRun := func() {
 				b.StopTimer()
 				sessionID, url := h.checkout(ttsOrder(text, "alloy", format, 1, "bench@example.com", "en"))
 				b.StartTimer()
-				start = time.Now()
-				h.wantStatus(h.do("POST", url+"/pay", "", nil, nil), 303)
-				h.waitForLink(sessionID, 2*time.Minute)
-				link = append(link, time.Since(start))
+				link.measure(func() {
+					h.wantStatus(h.do("POST", url+"/pay", "", nil, nil), 303)
+					select {
+					case <-stored:
+					case <-time.After(2 * time.Minute):
+						b.Fatal("no result stored within 2 minutes")
+					}
+					h.waitForLink(sessionID, 10*time.Second) // answered at the first ask
+				})
 			}
-			ml, mb := medianOf(link), medianOf(bare)
+			for i := 0; b.Loop(); i++ {
+				if i%2 == 0 {
+					bareRun()
+					linkRun()
+				} else {
+					linkRun()
+					bareRun()
+				}
+			}
+			ml, mb := medianOf(link.wall), medianOf(bare.wall)
 			b.ReportMetric(float64(ml.Milliseconds()), "median-ms-to-link")
 			b.ReportMetric(float64(mb.Milliseconds()), "median-ms-bare")
 			b.ReportMetric(float64(ml)/float64(mb), "link/bare")
+			ratios := make([]time.Duration, len(link.wall))
+			for i := range ratios {
+				ratios[i] = link.wall[i] * 1000 / bare.wall[i]
+			}
+			b.ReportMetric(float64(medianOf(ratios))/1000, "paired-link/bare")
+			b.ReportMetric(float64(medianOf(link.cpu).Milliseconds()), "link-cpu-ms")
+			b.ReportMetric(float64(medianOf(bare.cpu).Milliseconds()), "bare-cpu-ms")
+			b.ReportMetric(float64(medianOf(link.self).Milliseconds()), "link-go-cpu-ms")
+			b.ReportMetric(float64(medianOf(bare.self).Milliseconds()), "bare-go-cpu-ms")
+			b.ReportMetric(link.cores(), "link-cores")
+			b.ReportMetric(bare.cores(), "bare-cores")
 		})
 	}
+}
+
+// timedRuns are the wall-clock and CPU times of a benchmark's runs of one thing: cpu is
+// this process's and its children's, self this process's alone.
+type timedRuns struct{ wall, cpu, self []time.Duration }
+
+// measure runs f and records how long it took and the CPU time this process and its
+// children used meanwhile.
+func (r *timedRuns) measure(f func()) {
+	self, children := testkit.CPU()
+	start := time.Now()
+	f()
+	r.wall = append(r.wall, time.Since(start))
+	self2, children2 := testkit.CPU()
+	r.cpu = append(r.cpu, self2-self+children2-children)
+	r.self = append(r.self, self2-self)
+}
+
+// cores is the CPU time of all runs over their wall-clock time: the cores kept busy.
+func (r *timedRuns) cores() float64 {
+	var cpu, wall time.Duration
+	for i := range r.wall {
+		cpu, wall = cpu+r.cpu[i], wall+r.wall[i]
+	}
+	return float64(cpu) / float64(wall)
 }
 
 // bareTTS runs espeak-ng on the whole text piped into one ffmpeg encode to a file.

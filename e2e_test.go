@@ -42,6 +42,13 @@ func startApp(t testing.TB, env map[string]string) *harness {
 // startAppLogging is startApp with the app's log going to log.
 func startAppLogging(t testing.TB, env map[string]string, log *slog.Logger) *harness {
 	t.Helper()
+	return startAppTuned(t, env, log, nil)
+}
+
+// startAppTuned is startAppLogging with tune (if not nil) given the loaded configuration
+// before the app is built, to set what no environment variable sets (checkpoint).
+func startAppTuned(t testing.TB, env map[string]string, log *slog.Logger, tune func(*Config)) *harness {
+	t.Helper()
 	addr := testkit.FreePort(t)
 	all := map[string]string{"ADDR": addr, "DATA_DIR": t.TempDir(), "PUBLIC_URL": "http://" + addr,
 		"RATE_LIMIT": "0", "FULFIL_RETRY_BASE": "100ms", "LOG_LEVEL": "warn"}
@@ -51,6 +58,9 @@ func startAppLogging(t testing.TB, env map[string]string, log *slog.Logger) *har
 	cfg, err := loadConfig(envOf(all))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tune != nil {
+		tune(&cfg)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	app, err := build(ctx, cfg, log)

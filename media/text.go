@@ -1,6 +1,8 @@
 package media
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -126,4 +128,89 @@ func spaceCut(s string, end int) int {
 		}
 	}
 	return best
+}
+
+// SplitEven cuts text into n pieces of about equal length, in characters (Unicode code
+// points), for an engine that speaks the pieces in parallel: the time of the whole is
+// the time of its longest piece, so SplitText's pieces (full ones and a short last one)
+// would leave a core idle at the end. Each cut falls at the sentence end (see SentenceEnd)
+// or newline nearest to its ideal place, k·len/n characters in, when one lies within half
+// a piece of it; else at the nearest whitespace within that distance; else exactly there
+// (a multi-byte character is never split). Whitespace around a cut is dropped, as in
+// SplitText; blank pieces are left out, so a short text may give fewer than n pieces.
+func SplitEven(text string, n int) []string {
+	total := utf8.RuneCountInString(text)
+	if n <= 1 || total <= n {
+		return SplitText(text, max(total, 1))
+	}
+	sentences, spaces := cutCandidates(text)
+	reach := total / (2 * n)
+	var pieces []string
+	start, startRune := 0, 0
+	for k := 1; k <= n; k++ {
+		end := len(text)
+		if k < n {
+			target := k * total / n
+			c, ok := nearestCut(sentences, target, reach, startRune)
+			if !ok {
+				c, ok = nearestCut(spaces, target, reach, startRune)
+			}
+			if !ok {
+				c = textCut{at: byteIndexOfRune(text, target), rune: target}
+			}
+			end, startRune = c.at, c.rune
+		}
+		if p := strings.TrimSpace(text[start:end]); p != "" {
+			pieces = append(pieces, p)
+		}
+		start = end
+	}
+	return pieces
+}
+
+// textCut is a place text may be cut: the byte offset and the character index it falls at.
+type textCut struct{ at, rune int }
+
+// cutCandidates lists, in order, the places after each sentence end or newline, and the
+// places of each whitespace character, in text.
+func cutCandidates(text string) (sentences, spaces []textCut) {
+	ri := 0
+	for i, r := range text {
+		switch {
+		case r == '\n':
+			sentences = append(sentences, textCut{i + 1, ri + 1})
+		case unicode.IsSpace(r):
+			spaces = append(spaces, textCut{i, ri})
+		default:
+			if k, ok := SentenceEnd(text, i, len(text)); ok {
+				sentences = append(sentences, textCut{k, ri + utf8.RuneCountInString(text[i:k])})
+			}
+		}
+		ri++
+	}
+	return sentences, spaces
+}
+
+// nearestCut returns the cut of cuts (in order) nearest to character target, at most reach
+// characters from it and after character after.
+func nearestCut(cuts []textCut, target, reach, after int) (textCut, bool) {
+	i, _ := slices.BinarySearchFunc(cuts, target, func(c textCut, t int) int { return cmp.Compare(c.rune, t) })
+	best, found := textCut{}, false
+	for _, j := range []int{i - 1, i} {
+		if j < 0 || j >= len(cuts) || cuts[j].rune <= after {
+			continue
+		}
+		d := abs(cuts[j].rune - target)
+		if d <= reach && (!found || d < abs(best.rune-target)) {
+			best, found = cuts[j], true
+		}
+	}
+	return best, found
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

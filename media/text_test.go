@@ -120,3 +120,60 @@ func TestSentenceEnd(t *testing.T) {
 		t.Errorf(`"Hi." with its quote: %d %v, want 4 true`, k, ok)
 	}
 }
+
+func TestSplitEven(t *testing.T) {
+	tests := []struct {
+		name string
+		text string
+		n    int
+		want []string
+	}{
+		{"one piece", "Hello there. How are you?", 1, []string{"Hello there. How are you?"}},
+		{"blank", "  \n ", 3, nil},
+		{"sentence nearest the middle", "One two. Three four. Five six. Seven.", 2, []string{"One two. Three four.", "Five six. Seven."}},
+		// SplitText with a maximum of 20 gives "One two. Three four." and a short rest.
+		{"thirds", "Aa bb. Cc dd. Ee ff. Gg hh. Ii jj. Kk ll.", 3, []string{"Aa bb. Cc dd.", "Ee ff. Gg hh.", "Ii jj. Kk ll."}},
+		{"sentence end within half a piece", "alpha beta gamma delta. epsilon zeta eta theta iota kappa", 2, []string{"alpha beta gamma delta.", "epsilon zeta eta theta iota kappa"}},
+		{"no sentence end near: a space", "Alpha. beta gamma delta epsilon zeta eta theta iota kappa", 2, []string{"Alpha. beta gamma delta epsilon", "zeta eta theta iota kappa"}},
+		{"no space: exact", "abcdefghij", 2, []string{"abcde", "fghij"}},
+		{"multibyte exact", "éééééé", 3, []string{"éé", "éé", "éé"}},
+		{"cjk full stop", "你好。世界你好。再见你好。", 2, []string{"你好。世界你好。", "再见你好。"}},
+		{"newline", "first line here\nsecond line here", 2, []string{"first line here", "second line here"}},
+		{"more pieces than characters", "ab", 5, []string{"ab"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := SplitEven(tt.text, tt.n)
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) {
+				t.Errorf("SplitEven(%q, %d) = %q, want %q", tt.text, tt.n, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSplitEvenBalance: on prose, n pieces whose lengths differ from an even share by at
+// most a sentence, each ending a sentence, and nothing lost but whitespace at the cuts.
+func TestSplitEvenBalance(t *testing.T) {
+	const sentence = "Each sentence here is ordinary prose, with commas, 42 and 2026, and questions? Yes. "
+	text := strings.Repeat(sentence, 600)[:50000]
+	total := utf8.RuneCountInString(text)
+	for _, n := range []int{2, 3, 4, 8} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			pieces := SplitEven(text, n)
+			if len(pieces) != n {
+				t.Fatalf("%d pieces, want %d", len(pieces), n)
+			}
+			for i, p := range pieces {
+				if d := utf8.RuneCountInString(p) - total/n; d > len(sentence) || d < -len(sentence) {
+					t.Errorf("piece %d has %d characters, an even share is %d", i, utf8.RuneCountInString(p), total/n)
+				}
+				if i < n-1 && !EndsSentence([]rune(p)[utf8.RuneCountInString(p)-1]) {
+					t.Errorf("piece %d ends %q, not a sentence", i, p[len(p)-10:])
+				}
+			}
+			if squash(strings.Join(pieces, "")) != squash(text) {
+				t.Fatal("rejoined text differs from input")
+			}
+		})
+	}
+}

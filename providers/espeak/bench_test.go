@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -129,26 +128,25 @@ func BenchmarkSpeak50kChunkSize(b *testing.B) {
 	}
 }
 
-// barePipeline runs espeak-ng on the whole text piped into one ffmpeg encode to a file.
-func barePipeline(b *testing.B, text, format string) {
-	b.Helper()
+// barePipeline runs espeak-ng on the whole text piped into one ffmpeg encode to a file,
+// and returns the file's path.
+func barePipeline(tb testing.TB, text, format string) string {
+	tb.Helper()
 	f, _ := media.Format(format)
-	out := filepath.Join(b.TempDir(), "bare."+f.Ext)
+	out := filepath.Join(tb.TempDir(), "bare."+f.Ext)
 	args, err := media.EncodeArgs(media.WAV, media.EncodeOptions{Format: format}, "file:"+out)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	espeak := exec.Command("espeak-ng", Args("en-us", normalWPM)...)
-	testkit.Pipe(b, text, espeak, exec.Command("ffmpeg", args...))
+	testkit.Pipe(tb, text, espeak, exec.Command("ffmpeg", args...))
+	return out
 }
 
 // childCPU is the user and system time of this process's finished child processes.
 func childCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	_, children := testkit.CPU()
+	return children
 }
 
 // sumRatio is sum(a) / sum(b).

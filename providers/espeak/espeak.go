@@ -55,8 +55,9 @@ type Config struct {
 	// its cap on concurrent ffmpeg processes covers this engine too.
 	Media *media.Runner
 	// ChunkChars is the largest piece of text one espeak-ng process and its ffmpeg encode
-	// get. Default 14000 (about 14 minutes of speech). Texts are cut into fewer, evenly sized
-	// chunks when that keeps every worker busy (see chunkSize).
+	// get. Default 25000 (about 25 minutes of speech: 50,000 characters are one chunk for
+	// each of 2 workers). Texts are cut into even chunks, in whole rounds of Workers (see
+	// chunkSize).
 	ChunkChars int
 	// Workers is how many chunks are synthesised and encoded at once for one request (each
 	// one espeak-ng and one ffmpeg process; the media Runner's cap on ffmpeg processes
@@ -84,7 +85,7 @@ func New(cfg Config) *Speaker {
 		cfg.Media = media.New(media.Config{})
 	}
 	if cfg.ChunkChars <= 0 {
-		cfg.ChunkChars = 14000
+		cfg.ChunkChars = 25000
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = runtime.NumCPU()
@@ -143,23 +144,22 @@ func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.W
 // ffmpeg (about 60 ms of CPU together).
 const minChunk = 1500
 
-// chunkSize returns the largest chunk, in characters, for a text of n characters read by
-// workers parallel workers, at most maxChars. The text is shared out evenly in whole rounds
-// (a multiple of workers chunks, at least two rounds), so that no core idles at the end
-// while another encodes a last big chunk; chunks are never smaller than minChunk (unless
-// maxChars is). Measured on 50,000 characters of mp3 with 2 workers on an idle machine
-// (BenchmarkSpeak50kChunkSize, 4 runs each): 4 chunks 3.76 s, 8 chunks 4.03 s, 34 chunks
-// 4.85 s: every chunk costs an espeak-ng and an ffmpeg start and an encoder warm-up, and
-// two rounds already keep both cores busy to the end. (Under heavy load from other work
-// 8 chunks did better; the default follows the machine as it runs in production.)
+// chunkSize returns the size of a chunk, in characters, for a text of n characters read
+// by workers parallel workers, at most maxChars: the text is shared out evenly (plan cuts
+// it with media.SplitEven) in the fewest whole rounds of workers chunks that keep chunks
+// within maxChars, so that every worker gets the same work and none idles at the end
+// while another still encodes; chunks are never smaller than minChunk (unless maxChars
+// is). Before, the text was cut greedily into full chunks and a short last one (50,000
+// characters into 13,750 × 3 and 8,750 for 2 workers: one worker read 27,500 characters
+// while the other read 22,500, 10 % past an even share). Even chunks need no second
+// round: each chunk costs an espeak-ng and an ffmpeg start (about 0.3 s of CPU here), and
+// on 50,000 characters of mp3 (BenchmarkSpeak50kVsBare, 3 runs each, load 10–12) one
+// round of 2 used 0.2 % more CPU than the bare pipeline and took 0.51 of its time, two
+// rounds of 2 2.3 % more and 0.72.
 func chunkSize(n, workers, maxChars int) int {
 	workers = max(workers, 1)
-	parts := max(2*workers, ceilDiv(n, maxChars))
-	parts = ceilDiv(parts, workers) * workers
-	// Sentence cuts fall short of the limit; a 10 % margin keeps them from making one more,
-	// small, chunk at the end.
-	size := ceilDiv(n, parts) * 11 / 10
-	return min(maxChars, max(minChunk, size))
+	parts := ceilDiv(max(workers, ceilDiv(n, maxChars)), workers) * workers
+	return min(maxChars, max(minChunk, ceilDiv(n, parts)))
 }
 
 func ceilDiv(a, b int) int {

@@ -169,7 +169,7 @@ func TestSpeakSpeeds(t *testing.T) {
 func TestSpeakChunked(t *testing.T) {
 	s := setup(t, Config{ChunkChars: 120})
 	text := strings.Repeat("The rain in Spain stays mainly in the plain. Where does it rain? ", 12)
-	chunks := media.SplitText(text, 120)
+	chunks := planned(t, text, 120)
 	if len(chunks) < 6 {
 		t.Fatalf("only %d chunks", len(chunks))
 	}
@@ -276,7 +276,7 @@ func TestSpeakChunkFails(t *testing.T) {
 	s := setup(t, Config{Binary: fake, ChunkChars: 60})
 	text := "The first chunk is fine and ends right here. Broken is the second one, it fails. " +
 		"The third chunk would be fine again but never counts."
-	if n := len(media.SplitText(text, 60)); n != 3 {
+	if n := len(planned(t, text, 60)); n != 3 {
 		t.Fatalf("%d chunks, want 3", n)
 	}
 	var out bytes.Buffer
@@ -295,15 +295,16 @@ func TestChunkSize(t *testing.T) {
 	}{
 		{1000, 2, 8000, 1500},     // short: one chunk, no split below minChunk
 		{3000, 2, 8000, 1500},     // two chunks of minChunk
-		{10000, 2, 8000, 2750},    // 4 chunks: two rounds of 2 workers
-		{50000, 2, 8000, 6875},    // 7 chunks of 8000 would leave a core idle: 8 of 6250 + 10 %
-		{50000, 4, 8000, 6875},    // 4 workers: 2 rounds of 4
-		{200000, 2, 8000, 8000},   // long: the maximum holds
+		{10000, 2, 8000, 5000},    // one round of 2 workers
+		{50000, 2, 8000, 6250},    // 7 chunks of 8000 would leave a core idle: 8 of 6250
+		{50000, 4, 8000, 6250},    // 4 workers: 2 rounds of 4
+		{200000, 2, 8000, 7693},   // long: 26 chunks within the maximum
 		{780, 2, 120, 120},        // a small maximum wins over minChunk
-		{50000, 0, 8000, 7857},    // no workers means one: 7 chunks
-		{50000, 1, 100000, 27500}, // one worker: two chunks
-		{50000, 2, 14000, 13750},  // the default maximum: two rounds of 2 workers
-		{100000, 2, 14000, 13750}, // four rounds
+		{50000, 0, 8000, 7143},    // no workers means one: 7 chunks
+		{50000, 1, 100000, 50000}, // one worker, one chunk
+		{50000, 2, 14000, 12500},  // two rounds of 2 workers
+		{50000, 2, 25000, 25000},  // the default maximum: one round of 2 workers
+		{100000, 2, 25000, 25000}, // two rounds
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.n, "/", tt.workers, "/", tt.max), func(t *testing.T) {
@@ -312,12 +313,42 @@ func TestChunkSize(t *testing.T) {
 			}
 		})
 	}
-	// The point of the margin: a 50,000-character text makes whole rounds of chunks.
-	for _, max := range []int{8000, 14000} {
-		if n := len(media.SplitText(strings.Repeat("Some words make a sentence here. ", 1516)[:50000], chunkSize(50000, 2, max))); n%2 != 0 {
-			t.Errorf("maximum %d: %d chunks for 2 workers", max, n)
+}
+
+// TestPlanEvenChunks: a 50,000-character text is planned as whole rounds of chunks for 2
+// workers, each within a sentence of an even share, so both workers end together.
+func TestPlanEvenChunks(t *testing.T) {
+	const sentence = "Some words make a sentence here. "
+	text := strings.Repeat(sentence, 1516)[:50000]
+	for _, max := range []int{8000, 14000, 25000} {
+		chunks, err := plan(providers.SpeechRequest{Voice: "alloy", Text: text}, chunkSize(50000, 2, max))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(chunks)%2 != 0 {
+			t.Errorf("maximum %d: %d chunks for 2 workers", max, len(chunks))
+		}
+		for i, c := range chunks {
+			if d := len(c.Text) - 50000/len(chunks); d > len(sentence) || d < -len(sentence) {
+				t.Errorf("maximum %d: chunk %d of %d has %d characters", max, i, len(chunks), len(c.Text))
+			}
 		}
 	}
+}
+
+// planned is the text of each chunk that plan makes of an English text for chunks of
+// size characters: what Speak gives espeak-ng when its ChunkChars is size (under 1500).
+func planned(t *testing.T, text string, size int) []string {
+	t.Helper()
+	chunks, err := plan(providers.SpeechRequest{Voice: "alloy", Text: text}, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := make([]string, len(chunks))
+	for i, c := range chunks {
+		texts[i] = c.Text
+	}
+	return texts
 }
 
 func TestArgs(t *testing.T) {
@@ -336,7 +367,7 @@ func TestSpeakLongFormats(t *testing.T) {
 	const size = 200
 	s := setup(t, Config{ChunkChars: size, Workers: 3})
 	text := strings.Repeat("The rain in Spain stays mainly in the plain. Where does it rain? ", 14)
-	chunks := media.SplitText(text, size)
+	chunks := planned(t, text, size)
 	if len(chunks) < 5 {
 		t.Fatalf("only %d chunks", len(chunks))
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"parla/media"
 	"parla/providers"
@@ -107,14 +108,16 @@ type chunk struct {
 var detector = speechlang.New(Languages())
 
 // plan cuts a request's text into the chunks espeak-ng speaks, in order: by language
-// first, then on sentence boundaries into pieces of at most maxChars characters.
+// first, then on sentence boundaries into even pieces of about size characters
+// (media.SplitEven: as many as a piece of size needs, so a piece may pass size by up to
+// half a piece's length, never more).
 //
 // req.Language is the language the order book settled on. With req.DetectParagraphs the
 // text's paragraphs are detected again (the same detector gives the same answer), each
 // spoken in its own language, and those that cannot be told in req.Language; without it
 // the whole text is spoken in req.Language. Japanese is converted to kana (kana.go) first,
 // as espeak-ng's ja voice reads no kanji, and Chinese to pinyin (pinyin.go).
-func plan(req providers.SpeechRequest, maxChars int) ([]chunk, error) {
+func plan(req providers.SpeechRequest, size int) ([]chunk, error) {
 	lang := texts.LanguageCode(speechlang.Normalize(req.Language), false)
 	spans, err := detector.Spans(req.Text, lang, req.DetectParagraphs)
 	if err != nil {
@@ -135,7 +138,7 @@ func plan(req providers.SpeechRequest, maxChars int) ([]chunk, error) {
 		case "zh":
 			text = toPinyin(text)
 		}
-		for _, t := range media.SplitText(text, maxChars) {
+		for _, t := range media.SplitEven(text, ceilDiv(utf8.RuneCountInString(text), max(size, 1))) {
 			if strings.TrimSpace(t) != "" {
 				chunks = append(chunks, chunk{Text: t, Voice: v})
 			}

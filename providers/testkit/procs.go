@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -92,4 +93,19 @@ func Pipe(tb testing.TB, input string, first, second *exec.Cmd) {
 	if err := first.Wait(); err != nil {
 		tb.Fatalf("%s: %v", first.Path, err)
 	}
+}
+
+// CPU returns the user and system time this process has used (self) and that of its
+// finished, waited-for child processes (children), from getrusage. Benchmarks take the
+// difference over a run to compare CPU time, which other work on a shared machine moves
+// far less than wall-clock time.
+func CPU() (self, children time.Duration) {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) == nil {
+		children = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return self, children
 }

@@ -317,6 +317,20 @@ stage_prebuilt() {
   say "image: ffmpeg prebuilt: $(cat "$prebuilt/prebuilt/ffmpeg/RECIPE" 2>/dev/null || echo none yet)"
 }
 
+# stage_origin NAME STEP says where the image's NAME came from, from the build log: the
+# stage's own line (not the log's copy of the RUN command, which holds "($recipe)"), or
+# the layer cache's answer on the line after the step.
+stage_origin() {
+  local log="$cache/image-build.log"
+  if grep -q "^$1: prebuilt, not compiled again ($1 " "$log"; then
+    echo "prebuilt, not compiled again"
+  elif grep -F -A1 "$2" "$log" | grep -q -- '--> Using cache'; then
+    echo "from an earlier build's layer (cache)"
+  else
+    echo "compiled in the image (its recipe differs from the prebuilt one, or no prebuilt)"
+  fi
+}
+
 # keep_ffmpeg copies the image's ffmpeg, ffprobe and their recipe line into the prebuilt context.
 keep_ffmpeg() {
   local c recipe
@@ -338,8 +352,8 @@ phase_image() {
   nice podman build --format docker --build-context vendor="$vendor_dir" --build-context prebuilt="$prebuilt" \
     -t "$img_app" -f docker/Dockerfile . >"$cache/image-build.log" 2>&1 ||
     { tail -40 "$cache/image-build.log" >&2; die "image build"; }
-  say "image: $(grep -o 'whisper.cpp: prebuilt, not compiled again' "$cache/image-build.log" | head -1 || true)$(grep -q 'whisper.cpp: prebuilt' "$cache/image-build.log" || echo 'whisper.cpp compiled in the image (its recipe differs from the prebuilt one)')"
-  grep -q 'ffmpeg: prebuilt' "$cache/image-build.log" && say "image: ffmpeg prebuilt, not compiled again" || true
+  say "image: whisper.cpp $(stage_origin 'whisper.cpp' 'RUN --mount=type=bind,from=vendor')"
+  say "image: ffmpeg $(stage_origin 'ffmpeg' 'RUN recipe="ffmpeg')"
   keep_ffmpeg
   local size
   size=$(podman image inspect --format '{{.Size}}' "$img_app")

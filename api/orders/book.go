@@ -99,9 +99,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 	if l, ok := deps.Speaker.(languageLister); ok {
 		languages = speechlang.New(l.Languages())
 	}
-	var engineFor func(string) string
+	var engineFor func() func(string) string
 	if n, ok := deps.Speaker.(engineNamer); ok {
-		engineFor = n.EngineFor
+		engineFor = n.Namer
 	}
 	intake := &Intake{cfg: cfg, services: producers, uploads: uploads, audio: deps.Audio, links: deps.Links,
 		observer: deps.Observer, log: deps.Log}

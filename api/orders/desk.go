@@ -27,9 +27,9 @@ type Desk struct {
 	// languages tells the language of texts among the speech engine's; nil when the
 	// engine names none (it then speaks its default).
 	languages *speechlang.Detector
-	// engineFor names the engine that reads a language, when several share the languages
-	// out (readers.go); nil with one engine.
-	engineFor func(lang string) string
+	// engineFor returns what names the engine that reads a language, when several share the
+	// languages out (readers.go); nil with one engine.
+	engineFor func() func(lang string) string
 	// translator, when set, says whether the transcription engine can translate.
 	translator translationChecker
 	observer   Observer

@@ -66,7 +66,7 @@ func TestReaders(t *testing.T) {
 		return "eSpeak NG"
 	}
 	langs := speechlang.New([]string{"en", "es", "tr"})
-	two := &Desk{cfg: cfg, languages: langs, engineFor: engineFor, services: services{TTS: ttsProducer{&scriptedSpeaker{}}}}
+	two := &Desk{cfg: cfg, languages: langs, engineFor: func() func(string) string { return engineFor }, services: services{TTS: ttsProducer{&scriptedSpeaker{}}}}
 	one := &Desk{cfg: cfg, languages: langs}
 	if got := two.SpeechReaders(); !slices.EqualFunc(got, []Reader{{"Kokoro", []string{"en", "es"}}, {"eSpeak NG", []string{"tr"}}}, readerEqual) {
 		t.Errorf("SpeechReaders = %+v", got)

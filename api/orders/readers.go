@@ -9,7 +9,8 @@ import (
 // engineNamer is a speech engine made of several (providers/speechroute, TTS_ENGINE as a
 // list) that names, as visitors read it, the engine that reads a language now.
 type engineNamer interface {
-	EngineFor(lang string) string
+	// Namer returns what names the engine of a language, each engine's state read once.
+	Namer() func(lang string) string
 }
 
 // Reader is one engine, as visitors read its name, and the languages it reads.
@@ -45,7 +46,7 @@ func (d *Desk) SpeechReaders() []Reader {
 	if d.engineFor == nil || d.languages == nil {
 		return nil
 	}
-	return readersOf(d.languages.Languages(), d.engineFor)
+	return readersOf(d.languages.Languages(), d.engineFor())
 }
 
 // spanReaders says which engine reads each language of a text's spans; nil with a single
@@ -58,7 +59,7 @@ func (d *Desk) spanReaders(spans []speechlang.Span) []Reader {
 	for i, s := range spans {
 		langs[i] = s.Language
 	}
-	return readersOf(langs, d.engineFor)
+	return readersOf(langs, d.engineFor())
 }
 
 // engineNames are the names of readers' engines, in order.

@@ -79,12 +79,26 @@ func (r *Router) Available() error {
 
 // EngineFor is the Label of the engine that reads lang now (the first open one that speaks
 // it, as Speak chooses), or "" when none does.
-func (r *Router) EngineFor(lang string) string {
-	i := Choose(r.engines, lang, r.open)
-	if i < 0 {
+func (r *Router) EngineFor(lang string) string { return r.Namer()(lang) }
+
+// Namer returns EngineFor for naming many languages at once (a page's ~110): each engine
+// is asked whether it is open at most once, not once a language (espeak-ng's answer looks
+// for four programs on the PATH).
+func (r *Router) Namer() func(lang string) string {
+	asked := make([]bool, len(r.engines))
+	open := make([]bool, len(r.engines))
+	isOpen := func(i int) bool {
+		if !asked[i] {
+			asked[i], open[i] = true, r.open(i)
+		}
+		return open[i]
+	}
+	return func(lang string) string {
+		if i := Choose(r.engines, lang, isOpen); i >= 0 {
+			return r.engines[i].Label
+		}
 		return ""
 	}
-	return r.engines[i].Label
 }
 
 // open reports whether engine i can speak now.

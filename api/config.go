@@ -63,7 +63,7 @@ func (s *server) configData() fiber.Map {
 		"tts":       tts,
 		// translate: whether an English translation can be ordered from the engine.
 		"sst": fiber.Map{"formats": providers.TranscriptFormats, "translate": translates, "maxUploadBytes": s.cfg.MaxUploadBytes,
-			"acceptedFormats": acceptedAudio, "engine": s.cfg.STTEngine, "languages": orders.TranscriptLanguages,
+			"maxSeconds": int64(bc.STTMaxDuration.Seconds()), "acceptedFormats": acceptedAudio, "engine": s.cfg.STTEngine, "languages": orders.TranscriptLanguages,
 			"price": price(orders.STT, "perSeconds")},
 		"vtt": fiber.Map{"formats": providers.TranscriptFormats, "maxSeconds": int64(bc.VTTMaxDuration.Seconds()),
 			"engine": s.cfg.STTEngine, "languages": orders.TranscriptLanguages, "translate": translates,

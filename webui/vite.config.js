@@ -2,9 +2,10 @@ import { defineConfig } from "vite";
 import react from "@vitejs/plugin-react";
 import { writeFileSync } from "node:fs";
 
-// The Go server (port 4000 by default) serves the API; in development Vite
-// forwards API calls to it and keeps serving the app for page navigations.
-const api = process.env.PARLA_API || "http://127.0.0.1:4000";
+// The Go server (port 8080 by default: defaultPort in ../config.go; PARLA_API names
+// another) serves the API; in development Vite forwards API calls to it and keeps
+// serving the app for page navigations.
+const api = process.env.PARLA_API || "http://127.0.0.1:8080";
 const toApi = { target: api, changeOrigin: true };
 // /payment/success and /payment/error are app routes; the rest of /payment is API.
 const toApiExceptPages = {

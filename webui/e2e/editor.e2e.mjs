@@ -2,7 +2,7 @@
 // and its stand-in engine (fake-openai.mjs, which hears CLIP_TEXT in any audio as two
 // cues, one per sentence, spread over the recording):
 //
-//   BASE_URL=http://127.0.0.1:4000 SCREENSHOT_DIR=test-artifacts/screenshots node webui/e2e/editor.e2e.mjs
+//   BASE_URL=http://127.0.0.1:8080 SCREENSHOT_DIR=test-artifacts/screenshots node webui/e2e/editor.e2e.mjs
 //
 // An audio-to-text order is placed and paid over the API (the sst journey walks the order
 // form itself); then, as the visitor: the link page's Edit link, the recording picked from

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 
-export const BASE = (process.env.BASE_URL || "http://127.0.0.1:4000").replace(/\/$/, "");
+export const BASE = (process.env.BASE_URL || "http://127.0.0.1:8080").replace(/\/$/, "");
 export const OUTBOX = process.env.OUTBOX_DIR || "";
 export const SHOTS = process.env.SCREENSHOT_DIR || "test-artifacts/screenshots";
 export const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";

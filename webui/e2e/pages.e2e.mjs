@@ -2,7 +2,7 @@
 // address per language, its server-rendered metadata without JavaScript, a real 404, and
 // the legal pages reachable from the footer.
 //
-//   BASE_URL=http://127.0.0.1:4000 SCREENSHOT_DIR=test-artifacts/screenshots node webui/e2e/pages.e2e.mjs
+//   BASE_URL=http://127.0.0.1:8080 SCREENSHOT_DIR=test-artifacts/screenshots node webui/e2e/pages.e2e.mjs
 import { abort, assert, BASE, check, facts, finish, openBrowser, until } from "./harness.mjs";
 
 const HREFLANGS = ["en", "ja", "es", "ru", "zh", "ar", "x-default"];

@@ -3,7 +3,7 @@
 // (element boxes measured against the viewport, the page no wider than 320 px, and no select
 // whose chosen label is cut), and Russian plural forms.
 //
-//   BASE_URL=http://127.0.0.1:4000 node webui/e2e/polish.e2e.mjs
+//   BASE_URL=http://127.0.0.1:8080 node webui/e2e/polish.e2e.mjs
 import { abort, assert, BASE, check, facts, finish, openBrowser, SHOTS } from "./harness.mjs";
 import { firstVisit } from "./pagecheck.mjs";
 import { readFileSync } from "node:fs";

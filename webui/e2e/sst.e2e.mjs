@@ -2,7 +2,7 @@
 // running Parla server with the built-in test checkout and a speech-to-text
 // engine (in CI: STT_ENGINE=openai against fake-openai.mjs).
 //
-//   BASE_URL=http://127.0.0.1:4000 OUTBOX_DIR=$DATA_DIR/outbox \
+//   BASE_URL=http://127.0.0.1:8080 OUTBOX_DIR=$DATA_DIR/outbox \
 //   SCREENSHOT_DIR=test-artifacts/screenshots node webui/e2e/sst.e2e.mjs
 //
 // The audio is made here with espeak-ng + ffmpeg. Prints one line per check

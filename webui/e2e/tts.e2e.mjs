@@ -1,7 +1,7 @@
 // Browser test of the text-to-speech journey, as a visitor does it, against a
 // running Parla server with the built-in test checkout.
 //
-//   BASE_URL=http://127.0.0.1:4000 OUTBOX_DIR=$DATA_DIR/outbox \
+//   BASE_URL=http://127.0.0.1:8080 OUTBOX_DIR=$DATA_DIR/outbox \
 //   SCREENSHOT_DIR=test-artifacts/screenshots node webui/e2e/tts.e2e.mjs
 //
 // Drives Debian's chromium (CHROMIUM, default /usr/bin/chromium) through

@@ -4,7 +4,7 @@
 // (fake-openai.mjs serves one at /media/clip.mp4), so the server must accept
 // private addresses (ALLOW_PRIVATE_URLS=1).
 //
-//   BASE_URL=http://127.0.0.1:4000 OUTBOX_DIR=$DATA_DIR/outbox \
+//   BASE_URL=http://127.0.0.1:8080 OUTBOX_DIR=$DATA_DIR/outbox \
 //   MEDIA_URL=http://127.0.0.1:18090/media/clip.mp4 node webui/e2e/vtt.e2e.mjs
 //
 // Prints one line per check and a final "N passed, M failed"; exits non-zero on any failure.

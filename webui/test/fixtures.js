@@ -25,6 +25,7 @@ export const CONFIG = {
   sst: {
     formats: TRANSCRIPT_FORMATS,
     maxUploadBytes: 26214400,
+    maxSeconds: 10800,
     acceptedFormats: ["mp3", "mp4", "mpeg", "mpga", "m4a", "wav", "webm"],
     engine: "whisper",
     languages: STT_LANGUAGES,

@@ -13,6 +13,7 @@ describe("canPayTts (the pay section's conditions)", () => {
     ["unverified e-mail", { emailVerify: "" }],
     ["different e-mails", { emailVerify: "b@example.com" }],
     ["text above the maximum", { chars: 100001, costCents: 9999 }],
+    ["a text of white space alone (the server's empty_text)", { blank: true }],
   ])("refuses with %s", (_, change) => {
     expect(canPayTts({ ...ok, ...change })).toBe(false);
   });

@@ -1,7 +1,7 @@
 // @vitest-environment node
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { countChars, formatMoney, perMinuteCents, priceCents } from "../src/lib/pricing.js";
+import { blankText, countChars, formatMoney, perMinuteCents, priceCents } from "../src/lib/pricing.js";
 import { CONFIG } from "./fixtures.js";
 
 // The boundary cases the server's Rule.Amount passes too (api/orders/pricing_cases_test.go).
@@ -12,6 +12,21 @@ const tts = CONFIG.tts.price;
 const sst = CONFIG.sst.price;
 const vtt = CONFIG.vtt.price;
 const sameRule = (a, b) => RULE_KEYS.every((k) => a[k] === b[k]);
+
+// The texts the server refuses as empty_text, and some it takes (api/orders/blank_text_cases_test.go).
+const BLANK = JSON.parse(readFileSync(new URL("../../api/orders/testdata/blank_text_cases.json", import.meta.url), "utf8")).cases;
+
+describe("blankText: the shared table api/orders/testdata/blank_text_cases.json", () => {
+  it("holds cases of both kinds", () => {
+    expect(BLANK.filter((c) => c.blank).length).toBeGreaterThan(3);
+    expect(BLANK.filter((c) => !c.blank).length).toBeGreaterThan(3);
+  });
+  // Named with every character outside printable ASCII as \uXXXX, so the names can be read.
+  const named = (s) => [...s].map((ch) => (/[!-~]/.test(ch) ? ch : `\\u${ch.codePointAt(0).toString(16).padStart(4, "0")}`)).join("");
+  it.each(BLANK.map((c) => [`"${named(c.text)}"`, c.blank, c.text]))("%s is blank: %s", (_, blank, text) => {
+    expect(blankText(text)).toBe(blank);
+  });
+});
 
 describe("countChars", () => {
   it.each([

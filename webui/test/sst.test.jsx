@@ -54,6 +54,9 @@ describe("audio-to-text page", () => {
     expect(input.getAttribute("type")).toBe("file");
     expect(input.getAttribute("accept")).toBe("audio/*,.mp3,.mp4,.mpeg,.mpga,.m4a,.wav,.webm");
     expect(nb(screen.getByText(/Maximum size/).textContent)).toBe("Maximum size: 25 MB.");
+    expect(nb(screen.getByText(/Maximum length/).textContent)).toBe("Maximum length: 3 hr.");
+    expect(screen.getByLabelText("Audio file").getAttribute("aria-describedby")).toBe("audio-limits");
+    expect(screen.getByText(/Maximum length/).closest("#audio-limits")).toBeTruthy();
     expect(screen.getByText("Accepted formats: mp3, mp4, mpeg, mpga, m4a, wav, webm.")).toBeTruthy();
     expect(screen.getByText("Supported languages (57)")).toBeTruthy();
     expect(screen.getByTestId("price-info").textContent).toBe(

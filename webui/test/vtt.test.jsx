@@ -88,6 +88,17 @@ describe("video-to-text page", () => {
     expect(screen.getByTestId("error").textContent).toBe("Please enter a video link.");
   });
 
+  it("leaves a link without a scheme to the app's check, not the browser's, and says the server's refusal", async () => {
+    renderVtt();
+    expect(screen.getByTestId("analyze").closest("form").noValidate).toBe(true);
+    const fetch = vi.fn(async () => json(400, { ok: false, error: { code: "unsupported_link", message: "x" } }));
+    vi.stubGlobal("fetch", fetch);
+    typeLink("example.com/video.mp4");
+    await act(async () => fireEvent.click(screen.getByTestId("analyze")));
+    expect(JSON.parse(fetch.mock.calls[0][1].body)).toEqual({ video: "example.com/video.mp4" });
+    expect(screen.getByTestId("error").textContent).toBe("This link is not supported. Please use an http or https link to a video.");
+  });
+
   it("withdraws the quote when the link is edited", async () => {
     renderVtt();
     await analyze();

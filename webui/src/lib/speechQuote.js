@@ -1,5 +1,6 @@
 import { useEffect, useState } from "react";
 import { quoteTts } from "../api.js";
+import { blankText } from "./pricing.js";
 
 /** How long the page waits after the last keystroke before asking for a quote. */
 export const QUOTE_DELAY_MS = 400;
@@ -16,7 +17,7 @@ export function useSpeechQuote({ text, language, locale, enabled }) {
   const [quote, setQuote] = useState(null);
   useEffect(() => {
     setQuote(null);
-    if (!enabled || !text.trim()) return undefined;
+    if (!enabled || blankText(text)) return undefined;
     const ctl = new AbortController();
     const timer = setTimeout(async () => {
       try {

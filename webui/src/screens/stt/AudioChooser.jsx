@@ -1,14 +1,15 @@
 import { useTranslation } from "react-i18next";
+import { formatLimit } from "../../lib/duration.js";
 import Field from "../order/Field.jsx";
 import Duration from "../transcription/Duration.jsx";
 
 /**
  * Step 1 of /sst: the file chooser (audio types plus the accepted extensions),
  * the stated limits and price, the spoken language, and the chosen file's
- * duration as the browser reads it. The limits are stated, not enforced
- * (spec: "Validation rules"); the server enforces them.
+ * duration as the browser reads it. The limits (size, and the longest recording: config's
+ * sst.maxSeconds) are stated, not enforced (spec: "Validation rules"); the server enforces them.
  */
-export default function AudioChooser({ accepted, onChoose, chosen, maxSize, tooLarge, estimate, locale }) {
+export default function AudioChooser({ accepted, onChoose, chosen, maxSize, maxSeconds, tooLarge, estimate, locale }) {
   const { t } = useTranslation();
   const accept = ["audio/*", ...accepted.map((f) => `.${f}`)].join(",");
   return (
@@ -36,6 +37,7 @@ export default function AudioChooser({ accepted, onChoose, chosen, maxSize, tooL
       </Field>
       <div id="audio-limits">
         <p className="hint">{t("sst.maxSize", { size: maxSize })}</p>
+        {maxSeconds > 0 && <p className="hint">{t("sst.maxDuration", { duration: formatLimit(maxSeconds, locale) })}</p>}
         <p className="hint">{t("sst.accepted", { formats: accepted.join(", ") })}</p>
       </div>
       {chosen && (

@@ -88,6 +88,7 @@ export default function Stt() {
       onChoose={choose}
       chosen={chosen}
       maxSize={formatSize(sst.maxUploadBytes, locale)}
+      maxSeconds={sst.maxSeconds}
       tooLarge={chosen && sst.maxUploadBytes > 0 && chosen.file.size > sst.maxUploadBytes}
       estimate={estimate ? money(estimate) : ""}
       locale={locale}

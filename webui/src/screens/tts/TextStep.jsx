@@ -9,9 +9,9 @@ import LanguageField from "./LanguageField.jsx";
  * reads which: config's tts.engines), the language of the
  * text (detected or chosen), the price rule (config's tts.price: per started
  * block of characters, or charged by the character, and any minimum), the text
- * and its live cost.
+ * and its live cost; a `blank` text (only white space) has no cost, and says why.
  */
-export default function TextStep({ text, onText, chars, costText, price, money, maxChars, locale, languages, readers, language, onLanguage, quote }) {
+export default function TextStep({ text, onText, chars, blank, costText, price, money, maxChars, locale, languages, readers, language, onLanguage, quote }) {
   const { t } = useTranslation();
   const nf = useMemo(() => new Intl.NumberFormat(locale), [locale]);
   const tooLong = maxChars > 0 && chars > maxChars;
@@ -35,7 +35,7 @@ export default function TextStep({ text, onText, chars, costText, price, money, 
         placeholder={t("tts.placeholder")}
         onChange={(e) => onText(e.target.value)}
         aria-describedby="tts-max tts-count"
-        aria-invalid={tooLong || undefined}
+        aria-invalid={tooLong || blank || undefined}
       />
       <p id="tts-max" className="hint">
         {t("tts.maxChars", { max: nf.format(maxChars), count: maxChars })}
@@ -44,10 +44,19 @@ export default function TextStep({ text, onText, chars, costText, price, money, 
         {chars > 0 && (
           <p className="count">
             <span data-testid="char-count">{t("tts.charCount", { n: nf.format(chars) })}</span>
-            <span className="sep" aria-hidden="true">
-              ·
-            </span>
-            <strong data-testid="cost">{t("tts.cost", { price: costText })}</strong>
+            {!blank && (
+              <>
+                <span className="sep" aria-hidden="true">
+                  ·
+                </span>
+                <strong data-testid="cost">{t("tts.cost", { price: costText })}</strong>
+              </>
+            )}
+          </p>
+        )}
+        {blank && (
+          <p className="warning" role="alert" data-testid="blank-text">
+            {t("tts.blankText")}
           </p>
         )}
       </div>

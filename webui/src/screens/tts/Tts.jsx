@@ -2,7 +2,7 @@ import { useEffect, useMemo, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useConfig } from "../../config.jsx";
 import { canPayTts } from "../../lib/payButton.js";
-import { countChars, priceCents } from "../../lib/pricing.js";
+import { blankText, countChars, priceCents } from "../../lib/pricing.js";
 import { parseSpeed } from "../../lib/speed.js";
 import { useSpeechQuote } from "../../lib/speechQuote.js";
 import { voiceName } from "../../lib/voices.js";
@@ -57,8 +57,10 @@ export default function Tts() {
   if (!open) return <ServiceClosed service="tts" reason={config.services.tts.reason} />;
 
   const chars = countChars(text);
-  const costCents = priceCents(chars, tts.price);
-  const payable = canPayTts({ costCents, chars, maxChars: tts.maxChars, email, emailVerify }) && !quote?.error && !paid;
+  // Only white space: the server would refuse it (empty_text), so it has no price.
+  const blank = chars > 0 && blankText(text);
+  const costCents = blank ? 0 : priceCents(chars, tts.price);
+  const payable = canPayTts({ costCents, chars, maxChars: tts.maxChars, blank, email, emailVerify }) && !quote?.error && !paid;
 
   const pay = () => order.pay({ voice, input: text, format, speed }, costCents, { description: t("tts.productDescription", { n: chars, voice: voiceName(voice), format }) });
 
@@ -80,6 +82,7 @@ export default function Tts() {
           text={text}
           onText={setText}
           chars={chars}
+          blank={blank}
           costText={money(costCents)}
           price={tts.price}
           money={money}
@@ -99,7 +102,7 @@ export default function Tts() {
             format={format}
             language={language}
             locale={i18n.language}
-            disabled={chars === 0 || (tts.maxChars > 0 && chars > tts.maxChars) || !!quote?.error}
+            disabled={chars === 0 || blank || (tts.maxChars > 0 && chars > tts.maxChars) || !!quote?.error}
           />
         </FormatStep>
         <EmailStep n={4} title={t("tts.step4")} email={email} emailVerify={emailVerify} onEmail={setEmail} onEmailVerify={setEmailVerify} />

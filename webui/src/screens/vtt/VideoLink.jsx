@@ -14,8 +14,12 @@ export default function VideoLink({ link, onLink, onAnalyze, analyzing, error, q
   const { t } = useTranslation();
   return (
     <>
+      {/* noValidate: the browser's own check of type="url" would stop a link without a scheme with
+          a tooltip in the browser's language; the app's check (the server's, unsupported_link)
+          answers it in the visitor's. */}
       <form
         className="link-form"
+        noValidate
         onSubmit={(e) => {
           e.preventDefault();
           onAnalyze();

@@ -21,10 +21,15 @@ GO="${GO:-go}"
 FUZZTIME="${FUZZTIME:-5s}"
 FUZZMINIMIZETIME="${FUZZMINIMIZETIME:-2s}"
 
-# Packages with a fuzz target: the directories of test files that declare one. `go test
-# -list` then names the targets exactly.
-mapfile -t pkgs < <(grep -rlE --include='*_test.go' --exclude-dir=node_modules --exclude-dir=.git \
-	'^func Fuzz[A-Z0-9_]' . | xargs -r -n1 dirname | sort -u)
+# Packages with a fuzz target: the directories of test files that declare one (or the
+# packages named as arguments: `bash .ci/fuzz.sh ./media ./media/links`). `go test -list`
+# then names the targets exactly.
+if (($#)); then
+	pkgs=("$@")
+else
+	mapfile -t pkgs < <(grep -rlE --include='*_test.go' --exclude-dir=node_modules --exclude-dir=.git \
+		'^func Fuzz[A-Z0-9_]' . | xargs -r -n1 dirname | sort -u)
+fi
 
 passed=0
 failed=0
@@ -60,6 +65,13 @@ for pkg in "${pkgs[@]}"; do
 			failures+=("${pkg#./}.$name")
 			echo "fuzz: FAIL ${pkg#./}.$name ($((SECONDS - start))s)"
 			tail -n 60 "$log"
+			# The input Go wrote, printed whole, and the command that runs it again.
+			for input in $(comm -13 <(echo "$before") <(ls "$corpus" 2>/dev/null | sort)); do
+				echo "fuzz: failing input $corpus/$input:"
+				cat "$corpus/$input"
+				echo "fuzz: to reproduce: go test -count=1 -run '^$name/$input\$' $pkg"
+				echo "fuzz: commit it with the fix: it is a regression test from then on"
+			done
 		fi
 	done
 done

@@ -17,10 +17,14 @@ var (
 )
 
 // RemoteMeasureArgs is PCMArgs for a relayed link (url must be a relay URL, never a
-// visitor's link): the samples the engine will get, which the measure counts.
+// visitor's link): the samples the engine will get, which the measure counts. The decode
+// does not estimate the length from the timestamps at the file's end (the probe read it):
+// in an MPEG-TS whose clock restarts, that estimate reads the file again and again from its
+// end and ran through the relay's byte allowance before a sample was decoded.
 func RemoteMeasureArgs(url string) []string {
 	args := append([]string{}, globalArgs...)
-	args = append(args, "-protocol_whitelist", relayWhitelist, "-format_whitelist", MediaFormats, "-i", url)
+	args = append(args, "-protocol_whitelist", relayWhitelist, "-format_whitelist", MediaFormats,
+		"-skip_estimate_duration_from_pts", "1", "-i", url)
 	return append(args, pcmOutput(0)...)
 }
 
@@ -39,16 +43,6 @@ func (r *Runner) Measure(ctx context.Context, path string) (Measurement, error) 
 	scan := &silenceScan{}
 	if err := r.FFmpeg(ctx, PCMArgs(abs, 0), nil, scan); err != nil {
 		return Measurement{}, fmt.Errorf("measuring %s: %w", filepath.Base(path), err)
-	}
-	return scan.measurement(), nil
-}
-
-// MeasureRemote is Measure for a relayed link (url must be a relay URL). The whole audio
-// is decoded, so the whole file is read.
-func (r *Runner) MeasureRemote(ctx context.Context, url string) (Measurement, error) {
-	scan := &silenceScan{}
-	if err := r.FFmpeg(ctx, RemoteMeasureArgs(url), nil, scan); err != nil {
-		return Measurement{}, err
 	}
 	return scan.measurement(), nil
 }

@@ -14,11 +14,12 @@ import (
 	"parla/providers/testkit"
 )
 
-// A relayed link is measured on the samples the engine gets, as a local file is.
+// A relayed link is measured on the samples the engine gets, as a local file is, whole
+// (no -t), without the length estimate that reads the file again from its end.
 func TestRemoteMeasureArgs(t *testing.T) {
 	got := RemoteMeasureArgs("http://127.0.0.1:9/r/x")
 	want := []string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-protocol_whitelist", relayWhitelist,
-		"-format_whitelist", MediaFormats, "-i", "http://127.0.0.1:9/r/x",
+		"-format_whitelist", MediaFormats, "-skip_estimate_duration_from_pts", "1", "-i", "http://127.0.0.1:9/r/x",
 		"-map", "0:a:0", "-ac", "1", "-ar", "16000", "-f", "f32le", "pipe:1"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("args\n got %q\nwant %q", got, want)

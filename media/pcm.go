@@ -33,8 +33,9 @@ func pcmOutput(limit time.Duration) []string {
 	// however big the picture, and no second soundtrack.
 	out := []string{"-map", "0:a:0"}
 	if limit > 0 {
-		// ffmpeg stops decoding here; the reader stops at it as well (pcmSink,
-		// silenceScan), since -t goes by timestamps, which a file can bend.
+		// An engine's cap (EngineLimit): ffmpeg stops decoding here, and the reader
+		// (pcmSink) at as many samples, since -t goes by timestamps, which a file can
+		// bend. No measure passes a limit here: a price counts every sample.
 		out = append(out, "-t", seconds(limit))
 	}
 	return append(out,

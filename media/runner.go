@@ -8,18 +8,19 @@
 // Runner executes them with a context, a cap on concurrent ffmpeg processes and a bounded
 // stderr tail folded into errors.
 //
-// Measuring a file has one entry point per use, each with its bounds:
+// Measuring a file has one entry point per use, each with its bounds. Every one counts
+// the samples ffmpeg decodes from the whole file (never cut by -t, which goes by the file's
+// own timestamps), and stops reading as soon as they pass its limit:
 //
-//   - a visitor's upload: CheckUpload. At most the longest duration given and DensityLimit
-//     of the file's size, decoding stopped just past either (ErrTooLong, ErrTooDense), in
-//     the visitors' own pool (Config.MaxVisitors), for at most MeasureDeadline of its size.
-//   - a video link, before it is ordered: MeasureRemote, over a relay URL only (the guard's
-//     bounds on addresses, bytes and time apply); the whole audio is read, no other bound.
-//   - an engine's input, the audio fetched for a paid order: CheckSpeech, unbounded (the
-//     order is paid and its length was bounded when it was taken); a fetched link's file is
-//     held against its analysis with CheckAudio, which is CheckSpeech's length alone.
-//
-// Measure is the one decoding pass under all of them, not an entry point of its own.
+//   - a visitor's upload: CheckUpload. At most the longest duration given, DensityLimit of
+//     the file's size and twice the header's claim (ErrTooLong, ErrTooDense,
+//     ErrDurationMismatch), in the visitors' own pool (Config.MaxVisitors), for at most
+//     MeasureDeadline of its size in CPU time.
+//   - a video link, before it is ordered: MeasureRemoteBounded, over a relay URL only, the
+//     same bounds from the header's claim, the service's maximum and the announced size.
+//   - media fetched after payment: CheckPaid, stopped just past EngineLimit of the paid
+//     length (ErrTooLong, refunded). The engines' own decodes are capped at EngineLimit
+//     too, a backstop against a file that changed, never the way a price is made.
 package media
 
 import (

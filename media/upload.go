@@ -81,9 +81,11 @@ func (r *Runner) CheckUpload(ctx context.Context, path string, longest time.Dura
 	return m, err
 }
 
-// checkBounded is CheckUpload's work once it has its slot: probe, then decode at most
-// limit and a second (so that reaching limit is told from ending at it), refusing with
-// past what reaches it. A header that claims more than longest is refused at once.
+// checkBounded is CheckUpload's work once it has its slot: probe, then decode the whole
+// file, counting its samples and stopping as soon as they pass limit (refused with past).
+// The decode itself is never cut short by the file's own clock (ffmpeg's -t goes by
+// timestamps, which a file can squeeze): what is priced is every sample the engine would
+// decode from the whole file. A header that claims more than longest is refused at once.
 func (r *Runner) checkBounded(ctx context.Context, abs string, longest, limit time.Duration, past error) (Measurement, error) {
 	info, err := r.Probe(ctx, abs)
 	if err != nil {
@@ -97,8 +99,8 @@ func (r *Runner) checkBounded(ctx context.Context, abs string, longest, limit ti
 		return Measurement{}, fmt.Errorf("%w: the header says %s", ErrTooLong, info.Duration.Round(time.Second))
 	}
 	limit, past = uploadHeaderLimit(info.Duration, limit, past)
-	scan := &silenceScan{limit: int64((limit + time.Second) / (time.Second / PCMRate))}
-	err = runIdle(ctx, r.ffmpeg, PCMArgs(abs, limit+time.Second), nil, scan)
+	scan := &silenceScan{limit: samplesOf(limit) + 1}
+	err = runIdle(ctx, r.ffmpeg, PCMArgs(abs, 0), nil, scan)
 	m := scan.measurement()
 	if m.Length > limit {
 		// ffmpeg's error, if any, is only that the scan stopped reading.

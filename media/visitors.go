@@ -209,7 +209,7 @@ func (r *Runner) MeasureRemoteBounded(ctx context.Context, url string, b RemoteB
 	}
 	mctx := withCPUBudget(ctx, func() time.Duration { return MeasureDeadline(bytesRead()) })
 	scan := &silenceScan{limit: samplesOf(limit) + 1}
-	err := runIdle(mctx, r.ffmpeg, RemoteMeasureLimitArgs(url, limit+time.Second), nil, scan)
+	err := runIdle(mctx, r.ffmpeg, RemoteMeasureArgs(url), nil, scan)
 	m := scan.measurement()
 	switch {
 	case m.Length > limit:
@@ -227,14 +227,6 @@ func (r *Runner) MeasureRemoteBounded(ctx context.Context, url string, b RemoteB
 			b.Claimed.Round(time.Second), m.Length.Round(time.Millisecond))
 	}
 	return m, nil
-}
-
-// RemoteMeasureLimitArgs is RemoteMeasureArgs that decodes at most limit (by timestamps;
-// the reader counts samples and stops at its own limit too).
-func RemoteMeasureLimitArgs(url string, limit time.Duration) []string {
-	args := append([]string{}, globalArgs...)
-	args = append(args, "-protocol_whitelist", relayWhitelist, "-format_whitelist", MediaFormats, "-i", url)
-	return append(args, pcmOutput(limit)...)
 }
 
 // samplesOf is how many samples at PCMRate d lasts.

@@ -161,24 +161,6 @@ func (r *Resolver) analyzeDirect(ctx context.Context, raw string) (LinkInfo, err
 	return info, nil
 }
 
-// measureSpeech decodes the audio of a direct link of the given size through a fresh relay
-// and records its speech in info. The relay lets ffmpeg read the file twice over: an MP4
-// indexed at its end is read at the end, then from the start. Any failure (the source cut off, the analysis out of
-// time) leaves the speech unmeasured: the probe already found the link good, and the
-// audio is measured again, with its speech, when it is fetched after payment.
-func (r *Resolver) measureSpeech(ctx context.Context, u *url.URL, size int64, info *LinkInfo) {
-	rl, err := r.cfg.Guard.Relay(ctx, u, 2*size+1)
-	if err != nil {
-		return
-	}
-	defer rl.Close()
-	m, err := r.cfg.Runner.MeasureRemote(ctx, rl.URL)
-	if err != nil || rl.Stats.Err() != nil || m.Length <= 0 {
-		return
-	}
-	info.Speech, info.SpeechMeasured = min(m.Speech, info.Duration), true
-}
-
 // runError explains a failed ffmpeg/ffprobe run on a relayed link: the source's own failure
 // first, then a timeout, then the tool's complaint (the file is not media we can read).
 // The relay URL is scrubbed from the message: it names a token, not the source.

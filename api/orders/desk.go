@@ -123,8 +123,8 @@ type TTSQuote struct {
 func (d *Desk) QuoteSpeech(text, chosen, locale string) (TTSQuote, error) {
 	n := CountChars(text)
 	q := TTSQuote{Chars: n, Amount: d.cfg.Pricing.Quote(TTS, n), Currency: d.cfg.Pricing.Currency}
-	if strings.TrimSpace(text) == "" {
-		return q, bad("empty_text", "the text is empty")
+	if Unspeakable(text) {
+		return q, bad("empty_text", "the text has nothing to speak")
 	}
 	if n > d.cfg.TTS.MaxChars {
 		return q, bad("text_too_long", "the text has %d characters; the maximum is %d", n, d.cfg.TTS.MaxChars)

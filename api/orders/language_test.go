@@ -3,6 +3,7 @@ package orders
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"parla/providers/speechlang"
@@ -31,7 +32,7 @@ func TestQuoteSpeechLanguage(t *testing.T) {
 		{"cannot tell: jp is ja", engine, "東京", "", "jp", "ja", true, false, ""},
 		{"chosen, not spoken", engine, spanish, "fr", "en", "", false, false, "language_unsupported"},
 		{"script not read", engine, "ภาษาไทยเป็นภาษาราชการของประเทศไทย", "", "en", "", false, false, "language_unsupported"},
-		{"too long", engine, string(make([]byte, 1001)), "", "en", "", false, false, "text_too_long"},
+		{"too long", engine, strings.Repeat("a", 1001), "", "en", "", false, false, "text_too_long"},
 		{"engine without languages", bare, spanish, "", "en", "", false, false, ""},
 		{"engine without languages, chosen", bare, spanish, "es", "en", "", false, false, "language_unsupported"},
 	}

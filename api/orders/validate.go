@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"parla/providers/mail"
@@ -99,8 +100,8 @@ func (l TTSLimits) ValidateTTS(p TTSParams) (TTSParams, error) {
 	if math.IsNaN(p.Speed) || p.Speed < l.MinSpeed || p.Speed > l.MaxSpeed {
 		return p, bad("invalid_speed", "speed must be between %g and %g", l.MinSpeed, l.MaxSpeed)
 	}
-	if strings.TrimSpace(p.Text) == "" {
-		return p, bad("empty_text", "the text is empty")
+	if Unspeakable(p.Text) {
+		return p, bad("empty_text", "the text has nothing to speak")
 	}
 	if n := CountChars(p.Text); n > l.MaxChars {
 		return p, bad("text_too_long", "the text has %d characters; the maximum is %d", n, l.MaxChars)
@@ -158,4 +159,12 @@ func displayName(name string) string {
 		name = name[:len(name)-size]
 	}
 	return name
+}
+
+// Unspeakable reports a text with nothing an engine could read: no letter and no digit
+// (white space, punctuation, symbols and emoji alone). Such a text is refused as
+// empty_text before any price is shown; the page applies the same rule
+// (webui/src/lib/pricing.js, blankText; the shared cases in testdata/blank_text_cases.json).
+func Unspeakable(text string) bool {
+	return !strings.ContainsFunc(text, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) })
 }

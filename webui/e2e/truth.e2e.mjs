@@ -74,12 +74,14 @@ async function main() {
       });
     }
 
-    await check("the server refuses a text of white space alone as empty_text, and takes punctuation alone", async () => {
+    await check("the server refuses a text of white space or punctuation alone as empty_text, and takes a word", async () => {
       const quote = (text) => page.request.post(`${BASE}/api/tts/quote`, { data: { text, locale: "en" } });
       const blank = await quote(" \n\t\u3000 ");
       assert(blank.status() === 400 && (await blank.json()).error?.code === "empty_text", `blank: ${blank.status()} ${await blank.text()}`);
       const dots = await quote(" ... ");
-      assert(dots.ok(), `punctuation: ${dots.status()} ${await dots.text()}`);
+      assert(dots.status() === 400 && (await dots.json()).error?.code === "empty_text", `punctuation: ${dots.status()} ${await dots.text()}`);
+      const word = await quote(" ...a ");
+      assert(word.ok(), `a word: ${word.status()} ${await word.text()}`);
     });
 
     for (const id of ["en", "ar"]) {

@@ -96,7 +96,7 @@ describe("text-to-speech page", () => {
     expect(screen.getByText(PROMPT)).toBeTruthy();
   });
 
-  it("gives a text of white space alone no price and no pay button, and says why; punctuation is priced", () => {
+  it("gives a text with nothing speakable no price and no pay button, and says why; a word is priced", () => {
     renderTts();
     typeEmails("a@example.com", "a@example.com");
     typeText(" \n\t\u3000 ");
@@ -105,11 +105,14 @@ describe("text-to-speech page", () => {
     expect(screen.queryByTestId("pay")).toBeNull();
     expect(screen.getByText(PROMPT)).toBeTruthy();
     expect(screen.getByTestId("blank-text").textContent).toBe(
-      "There is nothing to read in this text: it holds only spaces or line breaks. Enter some words to see the price.",
+      "There is nothing to read in this text: it holds no words or numbers, only spaces, punctuation or symbols. Enter some words to see the price.",
     );
     expect(screen.getByRole("button", { name: "Preview free" }).disabled).toBe(true);
-    // The server takes punctuation alone (api/orders/testdata/blank_text_cases.json).
+    // Punctuation alone is refused as well (api/orders/testdata/blank_text_cases.json).
     typeText(" ... ");
+    expect(screen.queryByTestId("cost")).toBeNull();
+    expect(screen.getByTestId("blank-text")).toBeTruthy();
+    typeText(" ...a ");
     expect(screen.queryByTestId("blank-text")).toBeNull();
     expect(screen.getByTestId("cost").textContent).toBe("Cost: €0.99");
     expect(screen.getByTestId("pay").textContent).toBe("Pay €0.99 and generate");

@@ -3,17 +3,15 @@
 // priceCents applies it as the server does (Rule.Amount in api/orders/pricing.go),
 // so the page shows exactly what the checkout charges. No price lives here.
 
-// White space as Go's unicode.IsSpace reads it (the server's strings.TrimSpace): JavaScript's
-// \s differs (it takes U+FEFF, which Go keeps, and leaves U+0085, which Go trims).
-const GO_SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$/;
+/** A letter or a digit in any script: what makes a text speakable (Go's unicode.IsLetter, IsNumber). */
+const SPEAKABLE = /[\p{L}\p{N}]/u;
 
 /**
- * Whether the server refuses a text to speak as empty_text: nothing but white space
- * (api/orders: strings.TrimSpace(text) == ""). Punctuation alone is not refused there,
- * so it is not here either.
+ * Whether the server refuses a text to speak as empty_text: nothing speakable, no letter and
+ * no digit (api/orders: Unspeakable): white space, punctuation, symbols or emoji alone.
  */
 export function blankText(text) {
-  return GO_SPACE.test(text || "");
+  return !SPEAKABLE.test(text || "");
 }
 
 /** Number of characters as the server counts them: Unicode code points. */

@@ -76,8 +76,10 @@ func ReencodeArgs(in, out string, bitrate int, limit time.Duration) []string {
 		"-map", "0:a:0",
 	)
 	if limit > 0 {
-		// Never more than was paid for goes to the engine, whatever the measure said.
-		args = append(args, "-t", seconds(limit))
+		// Never more than was paid for goes to the engine, whatever the measure said: -t
+		// goes by the file's timestamps, which a file can slow down, so the encoded frames
+		// are counted too (a fixed number of samples each), and the smaller bound holds.
+		args = append(args, "-t", seconds(limit), "-frames:a", strconv.FormatInt(mp3FramesOf(limit), 10))
 	}
 	args = append(args,
 		"-ac", "1",
@@ -94,6 +96,17 @@ func ReencodeArgs(in, out string, bitrate int, limit time.Duration) []string {
 		"-f", "mp3", fileURL(out),
 	)
 	return args
+}
+
+// mp3FramesOf is how many MP3 frames at SpeechSampleRate hold d: 576 samples a frame below
+// 32 kHz (MPEG-2 and 2.5 Layer III), 1152 from it (MPEG-1), rounded up.
+func mp3FramesOf(d time.Duration) int64 {
+	perFrame := int64(1152)
+	if SpeechSampleRate < 32000 {
+		perFrame = 576
+	}
+	samples := int64(d.Seconds()*SpeechSampleRate + 0.5)
+	return (samples + perFrame - 1) / perFrame
 }
 
 // ChunkArgs builds the ffmpeg arguments that copy the audio of the local MP3 file in from

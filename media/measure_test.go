@@ -293,20 +293,21 @@ func FuzzMeasureMixedStream(f *testing.F) {
 		if m.Length < heard-time.Millisecond {
 			t.Fatalf("priced %v, the engine hears %v", m.Length, heard)
 		}
-		// The cap, counted on what ffmpeg itself produces with the engines' arguments, not
-		// on DecodePCM's result: its pcmSink drops whatever lies past the limit, so counting
-		// its samples would only restate that truncation. Whisper's decode (PCMArgs: bytes
-		// of float32 at PCMRate) and the file re-encoded for OpenAI (ReencodeArgs, decoded
-		// whole; an MP3 frame of encoder padding allowed). Paid half the measured length,
-		// so that the cap bites (the measure is at least what the engine hears) on any
-		// file longer than about 4 s.
+		// The cap, counted on what each engine is given. Whisper's decode (DecodePCM at
+		// EngineLimit: ffmpeg's -t, which goes by timestamps a file can slow down, and the
+		// samples kept, counted in Go) and the file re-encoded for OpenAI (ReencodeArgs:
+		// -t and a count of MP3 frames; decoded whole, an MP3 frame of encoder padding
+		// allowed). Paid half the measured length, so that the cap bites (the measure is at
+		// least what the engine hears) on any file longer than about 4 s. Before issue 36,
+		// ffmpeg's own output under -t alone went past the cap (paid 3.86 s, limit 5.90 s,
+		// 6.15 s decoded: testdata/fuzz/FuzzMeasureMixedStream/ba279d2ddb8ae945).
 		limit := EngineLimit(m.Length / 2)
-		var produced byteCount
-		if err := r.FFmpeg(ctx, PCMArgs(path, limit), nil, &produced); err != nil {
+		given, err := r.DecodePCM(ctx, path, m.Length/2, limit)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if got := time.Duration(produced/4) * time.Second / PCMRate; got > limit {
-			t.Fatalf("paid %v (limit %v), ffmpeg decodes %v for whisper", m.Length/2, limit, got)
+		if got := time.Duration(len(given)) * time.Second / PCMRate; got > limit {
+			t.Fatalf("paid %v (limit %v), whisper is given %v", m.Length/2, limit, got)
 		}
 		out := filepath.Join(t.TempDir(), "speech.mp3")
 		if err := r.FFmpeg(ctx, ReencodeArgs(path, out, SpeechBitrate, limit), nil, nil); err != nil {
@@ -320,12 +321,4 @@ func FuzzMeasureMixedStream(f *testing.F) {
 			t.Fatalf("paid %v (limit %v), the file re-encoded for OpenAI holds %v", m.Length/2, limit, got)
 		}
 	})
-}
-
-// byteCount counts what is written to it.
-type byteCount int64
-
-func (c *byteCount) Write(p []byte) (int, error) {
-	*c += byteCount(len(p))
-	return len(p), nil
 }

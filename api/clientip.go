@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+
+	"parla/api/orders"
 )
 
 // trustedNets parses TRUSTED_PROXIES (IPs and CIDRs, checked at boot) into prefixes.
@@ -51,13 +53,21 @@ func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
 	return false
 }
 
-// ClientIP returns the function that names a request's client as the rate limits do,
-// believing X-Forwarded-For only from the trusted proxies (for the admin area's limits and
-// audit log).
+// ClientIP returns the function that names a request's client by its full address,
+// believing X-Forwarded-For only from the trusted proxies (for the admin area's audit log;
+// its limits key the address with orders.ClientKey, as ClientKeyOf does).
 func ClientIP(trustedProxies []string) func(c *fiber.Ctx) string {
 	trusted := trustedNets(trustedProxies)
 	return func(c *fiber.Ctx) string {
 		remote, _ := netip.AddrFromSlice(c.Context().RemoteIP())
 		return clientIP(remote, c.Get(fiber.HeaderXForwardedFor), trusted)
 	}
+}
+
+// ClientKeyOf returns the function that names a request's client as every visitor limit
+// counts it: ClientIP's address as orders.ClientKey keys it (an IPv4 address, or an IPv6
+// /64), so forty addresses of one /64 are one client.
+func ClientKeyOf(trustedProxies []string) func(c *fiber.Ctx) string {
+	ip := ClientIP(trustedProxies)
+	return func(c *fiber.Ctx) string { return orders.ClientKey(ip(c)) }
 }

@@ -1,9 +1,12 @@
 package api
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 )
@@ -98,5 +101,38 @@ func TestRenderBucketSurvivesAFloodOfAddresses(t *testing.T) {
 	}
 	if !rc.allow("192.0.2.1", limit, now.Add(time.Minute+time.Second)) {
 		t.Error("a new client is refused after the flood's minute has passed")
+	}
+}
+
+// A request with X-Forwarded-For from a peer TRUSTED_PROXIES does not name is warned of
+// once (behind such a proxy every visitor is one client); none from a trusted proxy, none
+// without the header.
+func TestUntrustedProxyIsWarnedOfOnce(t *testing.T) {
+	const warning = "X-Forwarded-For from a peer TRUSTED_PROXIES does not name"
+	send := func(trusted []string, headers ...string) string {
+		var logs bytes.Buffer
+		app := New(Config{TrustedProxies: trusted}, Deps{Log: slog.New(slog.NewTextHandler(&logs, nil))})
+		for _, xff := range headers {
+			req := httptest.NewRequest("GET", "/healthz", nil)
+			if xff != "" {
+				req.Header.Set("X-Forwarded-For", xff)
+			}
+			resp, err := app.Test(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		return logs.String()
+	}
+	if got := strings.Count(send(nil, "198.51.100.4", "198.51.100.5", "203.0.113.1"), warning); got != 1 {
+		t.Errorf("TRUSTED_PROXIES empty, three proxied requests: warned %d times, want once", got)
+	}
+	if got := send(nil, ""); strings.Contains(got, warning) {
+		t.Errorf("no X-Forwarded-For: warned: %s", got)
+	}
+	// app.Test's requests come from 0.0.0.0.
+	if got := send([]string{"0.0.0.0"}, "198.51.100.4"); strings.Contains(got, warning) {
+		t.Errorf("from a trusted proxy: warned: %s", got)
 	}
 }

@@ -1,8 +1,10 @@
 package api
 
 import (
+	"log/slog"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -70,4 +72,31 @@ func ClientIP(trustedProxies []string) func(c *fiber.Ctx) string {
 func ClientKeyOf(trustedProxies []string) func(c *fiber.Ctx) string {
 	ip := ClientIP(trustedProxies)
 	return func(c *fiber.Ctx) string { return orders.ClientKey(ip(c)) }
+}
+
+// untrustedProxyWarning logs once, at the first request that carries X-Forwarded-For from
+// a peer TRUSTED_PROXIES does not name: behind such a proxy (TRUSTED_PROXIES empty behind
+// Caddy, say) every visitor is the proxy's address, one client for every limit. A private
+// or loopback peer is named (a proxy of ours); a public one is not (it may be a visitor
+// writing the header itself).
+func untrustedProxyWarning(trustedProxies []string, log *slog.Logger) func(c *fiber.Ctx) error {
+	trusted := trustedNets(trustedProxies)
+	var warned atomic.Bool
+	return func(c *fiber.Ctx) error {
+		if warned.Load() || len(c.Request().Header.Peek(fiber.HeaderXForwardedFor)) == 0 {
+			return c.Next()
+		}
+		remote, _ := netip.AddrFromSlice(c.Context().RemoteIP())
+		if remote = remote.Unmap(); isTrusted(remote, trusted) || !warned.CompareAndSwap(false, true) {
+			return c.Next()
+		}
+		peer := "a public address (not logged)"
+		if remote.IsLoopback() || remote.IsPrivate() {
+			peer = remote.String()
+		}
+		log.Warn("a request carried X-Forwarded-For from a peer TRUSTED_PROXIES does not name: "+
+			"if it is your proxy, every visitor behind it counts as one client for the rate limits "+
+			"and quotas; add its address to TRUSTED_PROXIES (said once)", "peer", peer)
+		return c.Next()
+	}
 }

@@ -174,6 +174,7 @@ func (s *server) newApp() *fiber.App {
 		return c.Next()
 	})
 	app.Use(requestid.New())
+	app.Use(untrustedProxyWarning(cfg.TrustedProxies, deps.Log))
 	if deps.Count != nil {
 		app.Use(deps.Count)
 	}

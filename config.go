@@ -259,9 +259,39 @@ func baseURLError(name, v string) error {
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return fmt.Errorf("%s=%q: must be an absolute http(s) URL including the API version, "+
-			"such as https://api.openai.com/v1 or http://kokoro:8880/v1", name, v)
+			"such as https://api.openai.com/v1 or http://kokoro:8880/v1", name, redactURL(v))
 	}
 	return nil
+}
+
+// redactURL is a configured URL as a log line, an error or a page may show it: a user name
+// and password, the query's values and a fragment (where tokens ride) replaced by xxxxx. One
+// that cannot be read, and holds an @ or a ?, is not shown at all.
+func redactURL(v string) string {
+	u, err := url.Parse(v)
+	if err != nil {
+		if strings.ContainsAny(v, "@?#") {
+			return "(unreadable URL, not shown)"
+		}
+		return v
+	}
+	if u.User == nil && u.RawQuery == "" && u.Fragment == "" && u.RawFragment == "" {
+		return v // nothing to hide: as it was written
+	}
+	if u.User != nil {
+		u.User = url.User("xxxxx")
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"xxxxx"}
+		}
+		u.RawQuery = q.Encode()
+	}
+	if u.Fragment != "" || u.RawFragment != "" {
+		u.Fragment, u.RawFragment = "xxxxx", ""
+	}
+	return u.String()
 }
 
 // readPayments reads the Stripe keys, the test checkout's permission and the prices.

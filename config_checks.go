@@ -44,7 +44,7 @@ func addressErrors(c Config) []error {
 	}
 	u, err := url.Parse(c.PublicURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
-		errs = append(errs, fmt.Errorf("PUBLIC_URL=%q: must be an absolute http(s) URL such as https://parla.example", c.PublicURL))
+		errs = append(errs, fmt.Errorf("PUBLIC_URL=%q: must be an absolute http(s) URL such as https://parla.example", redactURL(c.PublicURL)))
 	}
 	if a, err := netmail.ParseAddress(c.ContactEmail); err != nil || a.Address != c.ContactEmail {
 		errs = append(errs, fmt.Errorf("CONTACT_EMAIL=%q: must be a bare e-mail address", c.ContactEmail))
@@ -74,7 +74,7 @@ func paymentErrors(c Config, public bool) []error {
 	if c.StripeSecretKey == "" {
 		if public && !c.AllowTestCheckout {
 			return []error{fmt.Errorf("PUBLIC_URL=%s is public but no STRIPE_SECRET_KEY is set: "+
-				"the built-in test checkout would give results away; set Stripe keys or ALLOW_TEST_CHECKOUT=1", c.PublicURL)}
+				"the built-in test checkout would give results away; set Stripe keys or ALLOW_TEST_CHECKOUT=1", redactURL(c.PublicURL))}
 		}
 		return nil
 	}
@@ -95,7 +95,7 @@ func privateURLErrors(c Config, public bool) []error {
 		return nil
 	}
 	return []error{fmt.Errorf("ALLOW_PRIVATE_URLS=1 with the public PUBLIC_URL=%s: visitors' links could reach "+
-		"this machine and its private network; it is for local development only", c.PublicURL)}
+		"this machine and its private network; it is for local development only", redactURL(c.PublicURL))}
 }
 
 // jobErrors checks that a job is taken over by another node only once it cannot be running.
@@ -162,7 +162,7 @@ func stripeKeyErrors(c Config, public bool) []error {
 	isTest := strings.HasPrefix(c.StripeSecretKey, "sk_test_") || strings.HasPrefix(c.StripeSecretKey, "rk_test_")
 	if public && isTest && !c.AllowTestCheckout {
 		errs = append(errs, fmt.Errorf("PUBLIC_URL=%s is public but STRIPE_SECRET_KEY is a test key: nobody would be "+
-			"charged; use live keys or ALLOW_TEST_CHECKOUT=1", c.PublicURL))
+			"charged; use live keys or ALLOW_TEST_CHECKOUT=1", redactURL(c.PublicURL)))
 	}
 	return errs
 }

@@ -80,7 +80,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	served := make(chan error, 1)
 	guarded := api.NewListener(ln, api.DefaultPerAddress, a.log)
 	go func() { served <- a.http.Listener(guarded) }()
-	a.log.Info("parla is up", "addr", ln.Addr().String(), "public_url", a.cfg.PublicURL,
+	a.log.Info("parla is up", "addr", ln.Addr().String(), "public_url", redactURL(a.cfg.PublicURL),
 		"tts", a.cfg.TTSEngine, "storage", a.cfg.Storage, "payments", a.cfg.PaymentMode(),
 		"database", a.db.Dialect.String(), "node", a.book.Config().NodeID)
 	var serveErr error

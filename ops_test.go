@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -307,17 +308,42 @@ func TestReadyz(t *testing.T) {
 	}
 }
 
-// Wrong bearer tokens on /metrics count toward the admin area's limit of wrong attempts per
-// address: past it even the right token is refused there, and /admin answers 429.
-func TestMetricsWrongTokensAreRateLimited(t *testing.T) {
-	h := startApp(t, map[string]string{"ADMIN_TOKEN": testAdminToken})
-	right := map[string]string{"Authorization": "Bearer " + testAdminToken}
-	h.wantStatus(h.do("GET", "/metrics", "", nil, right), 200)
-	for i := 0; i < 10; i++ {
-		h.wantStatus(h.do("GET", "/metrics", "", nil, map[string]string{"Authorization": "Bearer wrong-token-0123456789abcdef-0123456789"}), 401)
+// Wrong tokens at /metrics and /readyz are limited on their own: past 10 from an address
+// even the right token is refused there, but the admin area's count is untouched. After
+// 200 wrong bearer and basic tokens at both from 20 addresses, the right password from a
+// new address signs in (issue 40: it got 429).
+func TestMetricsWrongTokensAreRateLimitedOnTheirOwn(t *testing.T) {
+	h := startApp(t, adminEnv(t, map[string]string{"TRUSTED_PROXIES": "127.0.0.1,::1"}))
+	from := func(ip string, header map[string]string) map[string]string {
+		out := map[string]string{"X-Forwarded-For": ip}
+		for k, v := range header {
+			out[k] = v
+		}
+		return out
 	}
-	h.wantStatus(h.do("GET", "/metrics", "", nil, right), 401)
-	h.wantStatus(h.do("GET", "/admin/orders", "", nil, map[string]string{"Authorization": "Bearer wrong"}), 429)
+	right := map[string]string{"Authorization": "Bearer " + e2eAdminToken}
+	h.wantStatus(h.do("GET", "/metrics", "", nil, from("198.51.100.1", right)), 200)
+	for i := range 200 {
+		auth := "Bearer wrong-token-0123456789abcdef-0123456789"
+		if i%2 == 1 {
+			auth = "Basic b3BlcmF0b3I6Z3Vlc3M="
+		}
+		path := "/metrics"
+		if i%4 >= 2 {
+			path = "/readyz"
+		}
+		r := h.do("GET", path, "", nil, from(fmt.Sprintf("198.51.100.%d", i%20), map[string]string{"Authorization": auth}))
+		if path == "/metrics" {
+			h.wantStatus(r, 401)
+		}
+	}
+	h.wantStatus(h.do("GET", "/metrics", "", nil, from("198.51.100.1", right)), 401)
+	h.wantStatus(h.do("GET", "/admin/orders", "", nil, from("198.51.100.1", map[string]string{"Authorization": "Bearer " + e2eAdminToken, "Accept": "application/json"})), 200)
+	r := h.do("POST", "/admin/sign-in", "application/x-www-form-urlencoded",
+		[]byte(url.Values{"password": {e2eAdminPassword}}.Encode()), from("203.0.113.77", nil))
+	if r.status != 303 {
+		t.Errorf("the right password from a new address after 200 bad tokens at /metrics and /readyz: %d %s, want 303", r.status, r.body)
+	}
 }
 
 func TestHealthURL(t *testing.T) {

@@ -1,10 +1,14 @@
 package api
 
 import (
+	"log/slog"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gofiber/fiber/v2"
+
+	"parla/api/orders"
 )
 
 // trustedNets parses TRUSTED_PROXIES (IPs and CIDRs, checked at boot) into prefixes.
@@ -51,13 +55,48 @@ func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
 	return false
 }
 
-// ClientIP returns the function that names a request's client as the rate limits do,
-// believing X-Forwarded-For only from the trusted proxies (for the admin area's limits and
-// audit log).
+// ClientIP returns the function that names a request's client by its full address,
+// believing X-Forwarded-For only from the trusted proxies (for the admin area's audit log;
+// its limits key the address with orders.ClientKey, as ClientKeyOf does).
 func ClientIP(trustedProxies []string) func(c *fiber.Ctx) string {
 	trusted := trustedNets(trustedProxies)
 	return func(c *fiber.Ctx) string {
 		remote, _ := netip.AddrFromSlice(c.Context().RemoteIP())
 		return clientIP(remote, c.Get(fiber.HeaderXForwardedFor), trusted)
+	}
+}
+
+// ClientKeyOf returns the function that names a request's client as every visitor limit
+// counts it: ClientIP's address as orders.ClientKey keys it (an IPv4 address, or an IPv6
+// /64), so forty addresses of one /64 are one client.
+func ClientKeyOf(trustedProxies []string) func(c *fiber.Ctx) string {
+	ip := ClientIP(trustedProxies)
+	return func(c *fiber.Ctx) string { return orders.ClientKey(ip(c)) }
+}
+
+// untrustedProxyWarning logs once, at the first request that carries X-Forwarded-For from
+// a peer TRUSTED_PROXIES does not name: behind such a proxy (TRUSTED_PROXIES empty behind
+// Caddy, say) every visitor is the proxy's address, one client for every limit. A private
+// or loopback peer is named (a proxy of ours); a public one is not (it may be a visitor
+// writing the header itself).
+func untrustedProxyWarning(trustedProxies []string, log *slog.Logger) func(c *fiber.Ctx) error {
+	trusted := trustedNets(trustedProxies)
+	var warned atomic.Bool
+	return func(c *fiber.Ctx) error {
+		if warned.Load() || len(c.Request().Header.Peek(fiber.HeaderXForwardedFor)) == 0 {
+			return c.Next()
+		}
+		remote, _ := netip.AddrFromSlice(c.Context().RemoteIP())
+		if remote = remote.Unmap(); isTrusted(remote, trusted) || !warned.CompareAndSwap(false, true) {
+			return c.Next()
+		}
+		peer := "a public address (not logged)"
+		if remote.IsLoopback() || remote.IsPrivate() {
+			peer = remote.String()
+		}
+		log.Warn("a request carried X-Forwarded-For from a peer TRUSTED_PROXIES does not name: "+
+			"if it is your proxy, every visitor behind it counts as one client for the rate limits "+
+			"and quotas; add its address to TRUSTED_PROXIES (said once)", "peer", peer)
+		return c.Next()
 	}
 }

@@ -8,20 +8,23 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"parla/api/orders"
 )
 
 // Listener guards the accept loop. Running out of file descriptors (or the kernel
 // refusing one connection) is waited out with back-off instead of ending the server, and
-// no single address may hold more than PerAddress connections at once: a connection over
-// that is closed as soon as it is accepted, so a few hundred idle sockets from one host
-// cannot use up the process's descriptors. Loopback is not exempt.
+// no single client (an IPv4 address, or an IPv6 /64: orders.ClientKey) may hold more than
+// PerAddress connections at once: a connection over that is closed as soon as it is
+// accepted, so a few hundred idle sockets from one host cannot use up the process's
+// descriptors. Loopback is not exempt.
 type Listener struct {
 	net.Listener
 	perAddress int
 	log        *slog.Logger
 
 	mu   sync.Mutex
-	open map[netip.Addr]int
+	open map[string]int // by orders.ClientKey
 }
 
 // DefaultPerAddress is well above what a browser opens to one site (6 to 8 over HTTP/1.1)
@@ -39,7 +42,7 @@ func NewListener(ln net.Listener, perAddress int, log *slog.Logger) *Listener {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Listener{Listener: ln, perAddress: perAddress, log: log, open: map[netip.Addr]int{}}
+	return &Listener{Listener: ln, perAddress: perAddress, log: log, open: map[string]int{}}
 }
 
 // Accept returns the next connection within its address's cap, retrying errors that pass.
@@ -82,14 +85,15 @@ func retryable(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-func remoteAddr(c net.Conn) netip.Addr {
+// remoteAddr is the client a connection counts under: its address's orders.ClientKey.
+func remoteAddr(c net.Conn) string {
 	if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil {
-		return ap.Addr().Unmap()
+		return orders.ClientKey(ap.Addr().Unmap().String())
 	}
-	return netip.Addr{}
+	return ""
 }
 
-func (l *Listener) take(a netip.Addr) bool {
+func (l *Listener) take(a string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.open[a] >= l.perAddress {
@@ -99,7 +103,7 @@ func (l *Listener) take(a netip.Addr) bool {
 	return true
 }
 
-func (l *Listener) give(a netip.Addr) {
+func (l *Listener) give(a string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.open[a]--; l.open[a] <= 0 {
@@ -107,11 +111,11 @@ func (l *Listener) give(a netip.Addr) {
 	}
 }
 
-// Open is how many connections an address holds now.
+// Open is how many connections an address's client (its IPv6 /64 too) holds now.
 func (l *Listener) Open(a netip.Addr) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.open[a]
+	return l.open[orders.ClientKey(a.Unmap().String())]
 }
 
 // countedConn gives its place back once, when it is closed.

@@ -28,8 +28,11 @@ const (
 	// renderBucketTimes: rendered downloads per client a minute, in RateLimits (the
 	// editor's saves have 4 too).
 	renderBucketTimes = 4
-	// renderBucketClients bounds the bucket's table; past it, it starts afresh.
+	// renderBucketClients bounds the bucket's table. A full table drops only clients whose
+	// minute has passed (their bucket is full again); while none has, new clients share one
+	// bucket (renderOverflow), so a flood of addresses never gives anyone a fresh budget.
 	renderBucketClients = 10000
+	renderOverflow      = "\x00overflow"
 )
 
 // renderKey names one rendering: the order, the version of its text, its stored result
@@ -55,8 +58,14 @@ type renderCache struct {
 	order   []renderKey // oldest first
 	bytes   int64
 
-	window  time.Time
-	clients map[string]int
+	clients   map[string]*renderBucket // by orders.ClientKey
+	fullUntil time.Time                // a sweep of the full table freed nothing before then
+}
+
+// renderBucket is one client's count of rendered downloads in its minute.
+type renderBucket struct {
+	start time.Time
+	n     int
 }
 
 // allow counts one rendered download of client's and reports whether it is within
@@ -67,11 +76,50 @@ func (rc *renderCache) allow(client string, limit int, now time.Time) bool {
 	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	if now.Sub(rc.window) >= time.Minute || len(rc.clients) >= renderBucketClients {
-		rc.window, rc.clients = now, map[string]int{}
+	if rc.clients == nil {
+		rc.clients = map[string]*renderBucket{}
 	}
-	rc.clients[client]++
-	return rc.clients[client] <= limit
+	b, ok := rc.clients[client]
+	if !ok {
+		if !rc.makeRoom(now) {
+			client = renderOverflow
+		}
+		if b = rc.clients[client]; b == nil {
+			b = &renderBucket{start: now}
+			rc.clients[client] = b
+		}
+	}
+	if now.Sub(b.start) >= time.Minute {
+		b.start, b.n = now, 0
+	}
+	b.n++
+	return b.n <= limit
+}
+
+// makeRoom frees a place in a full table (rc.mu held) by dropping the clients whose minute
+// has passed, and reports whether one is free. A sweep that frees nothing is not repeated
+// before the earliest minute ends.
+func (rc *renderCache) makeRoom(now time.Time) bool {
+	if len(rc.clients) < renderBucketClients {
+		return true
+	}
+	if now.Before(rc.fullUntil) {
+		return false
+	}
+	var earliest time.Time
+	for k, b := range rc.clients {
+		end := b.start.Add(time.Minute)
+		if !now.Before(end) {
+			delete(rc.clients, k)
+		} else if earliest.IsZero() || end.Before(earliest) {
+			earliest = end
+		}
+	}
+	if len(rc.clients) < renderBucketClients {
+		return true
+	}
+	rc.fullUntil = earliest
+	return false
 }
 
 func (rc *renderCache) get(k renderKey, now time.Time) (*rendered, bool) {

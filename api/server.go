@@ -82,7 +82,8 @@ type server struct {
 	samples  *sampleCache
 	previews *previewCache
 	pages    *pageRenderer // nil without locales: index.html is served as built
-	// clientOf names a request's client as the rate limits and upload quotas count it.
+	// clientOf names a request's client as every limit counts it (ClientKeyOf): its IPv4
+	// address, or its IPv6 /64.
 	clientOf func(c *fiber.Ctx) string
 	renders  renderCache // rendered downloads (render_cache.go)
 }
@@ -121,7 +122,7 @@ func newServer(cfg Config, deps Deps) *server {
 	if cfg.MaxUploadBytes <= 0 {
 		cfg.MaxUploadBytes = DefaultMaxUploadBytes
 	}
-	s := &server{cfg: cfg, deps: deps, log: deps.Log, clientOf: ClientIP(cfg.TrustedProxies)}
+	s := &server{cfg: cfg, deps: deps, log: deps.Log, clientOf: ClientKeyOf(cfg.TrustedProxies)}
 	s.samples = newSampleCache(cfg.SamplesDir, deps.Speaker)
 	s.previews = newPreviewCache(cfg.PreviewsDir, deps.Speaker)
 	if deps.Locales != nil {
@@ -173,6 +174,7 @@ func (s *server) newApp() *fiber.App {
 		return c.Next()
 	})
 	app.Use(requestid.New())
+	app.Use(untrustedProxyWarning(cfg.TrustedProxies, deps.Log))
 	if deps.Count != nil {
 		app.Use(deps.Count)
 	}

@@ -26,7 +26,7 @@ func (s orderHandlers) uploadAudio(c *fiber.Ctx) error {
 	}
 	// A client whose unpaid uploads fill its quota (or everyone's) is refused before its
 	// bytes are read; the upload is counted again, with its size, when it is kept.
-	client := orders.ClientKey(s.clientOf(c))
+	client := s.clientOf(c)
 	if err := book.Intake.UploadAllowed(c.UserContext(), client); err != nil {
 		return refuseBody(c, err)
 	}

@@ -115,11 +115,13 @@ func (a *Admin) Mount(app fiber.Router) {
 }
 
 // Authorized reports whether the request carries the admin token (Authorization: Bearer)
-// or a signed-in admin session: for /metrics and other operator-only answers. A wrong
-// token counts toward the limit of failed attempts, as it does in the admin area; past it
-// even the right token is refused until the minute ends.
+// or a signed-in admin session: for /metrics, /readyz's reasons and other operator-only
+// answers. A wrong token counts toward a limit of failed attempts of their own (as many as
+// the sign-in's), never the sign-in's: a flood of bad tokens there cannot lock the
+// operator out of /admin. Past it even the right token is refused from that address until
+// the minute ends.
 func (a *Admin) Authorized(c *fiber.Ctx) bool {
-	_, ok, _ := a.door.who(c)
+	_, ok, _ := a.door.whoCounted(c, a.door.opsLimiter)
 	return ok
 }
 

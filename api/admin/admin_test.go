@@ -45,6 +45,7 @@ func (fakeSpeaker) Speak(_ context.Context, req providers.SpeechRequest, w io.Wr
 type fixture struct {
 	t      testing.TB
 	app    *fiber.App
+	admin  *Admin
 	book   *orders.Book
 	test   *stripe.TestCheckout
 	outbox string
@@ -93,8 +94,9 @@ func newFixture(t testing.TB, cfg Config) *fixture {
 		cfg.Jobs = jobs
 	}
 	app := fiber.New()
-	New(cfg, book.Operator()).Mount(app)
-	return &fixture{t: t, app: app, book: book, test: tc, outbox: outbox, db: db}
+	a := New(cfg, book.Operator())
+	a.Mount(app)
+	return &fixture{t: t, app: app, admin: a, book: book, test: tc, outbox: outbox, db: db}
 }
 
 func openConfig(t testing.TB) Config {

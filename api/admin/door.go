@@ -17,35 +17,45 @@ type door struct {
 	op       *orders.Operator
 	keys     keys
 	sessions *sessionKeys
+	devices  *sessionKeys // the device cookies' signer (door_guard.go)
 	limiter  *limiter
-	guard    *guard
-	pages    *pages
+	// opsLimiter counts the wrong tokens sent to /metrics and /readyz (Authorized): a
+	// flood there is refused on its own and never counts against the sign-in.
+	opsLimiter *limiter
+	guard      *guard
+	pages      *pages
 }
 
 func newDoor(cfg *Config, op *orders.Operator, p *pages) *door {
 	return &door{cfg: cfg, op: op, keys: newKeys(cfg.PasswordHash, cfg.Token), pages: p,
-		sessions: &sessionKeys{load: op.SessionSecret, fixed: cfg.SessionKey},
-		limiter:  newLimiter(cfg.SignInPerMinute, cfg.SignInGlobalPerMinute, time.Minute), guard: newGuard(cfg.PasswordChecked)}
+		sessions:   &sessionKeys{load: op.SessionSecret, fixed: cfg.SessionKey},
+		devices:    &sessionKeys{load: op.DeviceSecret, fixed: cfg.SessionKey},
+		limiter:    newLimiter(cfg.SignInPerMinute, cfg.SignInGlobalPerMinute, time.Minute),
+		opsLimiter: newLimiter(cfg.SignInPerMinute, cfg.SignInGlobalPerMinute, time.Minute),
+		guard:      newGuard(cfg.PasswordChecked)}
 }
 
 const cookieName = "parla_admin"
 
-// who is the signed-in operator of a request: a valid bearer token, or a session cookie.
-// A wrong token counts as a failed attempt; limited says the address is past its limit
-// (its token then goes unchecked) or this failure is past the global one.
-func (d *door) who(c *fiber.Ctx) (s session, ok, limited bool) {
+// who is the signed-in operator of a request to the admin area: a valid bearer token, or a
+// session cookie. A wrong token counts as a failed sign-in attempt (whoCounted).
+func (d *door) who(c *fiber.Ctx) (s session, ok, limited bool) { return d.whoCounted(c, d.limiter) }
+
+// whoCounted is who with a wrong token counted by l; limited says the address is past l's
+// limit (its token then goes unchecked) or this failure is past the global one.
+func (d *door) whoCounted(c *fiber.Ctx, l *limiter) (s session, ok, limited bool) {
 	if !d.keys.open() {
 		return session{}, false, false
 	}
 	if tok, has := bearer(c); has {
 		ip, now := d.cfg.ClientIP(c), d.cfg.Now()
-		if d.limiter.blocked(ip, now) {
+		if l.blocked(ip, now) {
 			return session{}, false, true
 		}
 		if d.keys.tokenOK(tok) {
 			return session{Who: "token"}, true, false
 		}
-		return session{}, false, !d.limiter.fail(ip, now)
+		return session{}, false, !l.fail(ip, now)
 	}
 	v := c.Cookies(cookieName)
 	if v == "" {
@@ -211,7 +221,7 @@ func (d *door) signIn(c *fiber.Ctx) error {
 	}
 	s := session{Who: who, Nonce: randomToken(), Issued: now, Expires: now.Add(d.cfg.SessionTTL)}
 	c.Cookie(d.sessionCookie(c, k.cookie(s), s.Expires))
-	d.markDevice(c, k, now)
+	d.markDevice(c, now)
 	return c.Redirect("/admin/orders", fiber.StatusSeeOther)
 }
 
@@ -226,7 +236,9 @@ func (d *door) signOut(c *fiber.Ctx) error {
 }
 
 // signOutEveryone replaces the session secret (audited): every session ends, this one's
-// too, on this node at once and on the others within keyRefresh.
+// too, on this node at once and on the others within keyRefresh. Device cookies stay
+// valid, so the operator's browser still gets in during a flood, unless the form's
+// "devices" box (or field) asks to revoke them too.
 func (d *door) signOutEveryone(c *fiber.Ctx) error {
 	by := orders.Actor{Who: current(c).Who, IP: d.cfg.ClientIP(c), Once: c.FormValue("once")}
 	if by.Once == "" {
@@ -235,8 +247,12 @@ func (d *door) signOutEveryone(c *fiber.Ctx) error {
 	if len(by.Once) > 100 {
 		return d.pages.refuse(c, fiber.StatusBadRequest, "bad_request", "The once key is too long.")
 	}
-	out, err := d.op.SignEveryoneOut(c.UserContext(), by)
+	devices := c.FormValue("devices") != ""
+	out, err := d.op.SignEveryoneOut(c.UserContext(), by, devices)
 	d.sessions.forget()
+	if devices {
+		d.devices.forget()
+	}
 	if err != nil {
 		return d.pages.failed(c, "signing everyone out", err)
 	}

@@ -72,8 +72,9 @@ func (g *guard) check(ctx context.Context, k keys, password string, allowed func
 }
 
 // deviceCookie is the signed mark a browser gets when its sign-in succeeded:
-// d1.<issued unix>.<nonce>.<mac>. It is signed under the session key, so signing everyone
-// out voids every device cookie too.
+// d1.<issued unix>.<nonce>.<mac>. It is signed under a key of its own (the stored device
+// secret, door.devices), so signing everyone out leaves it valid unless the operator
+// revokes the device cookies too.
 func (k signer) deviceCookie(nonce string, issued time.Time) string {
 	payload := []string{"d1", strconv.FormatInt(issued.Unix(), 10), nonce}
 	return strings.Join(append(payload, k.mac(append([]string{"device"}, payload...)...)), ".")
@@ -102,12 +103,17 @@ func (d *door) knownDevice(c *fiber.Ctx, now time.Time) bool {
 	if v == "" {
 		return false
 	}
-	k, err := d.sessions.current(c.UserContext(), now)
+	k, err := d.devices.current(c.UserContext(), now)
 	return err == nil && k.deviceOK(v, now)
 }
 
 // markDevice leaves the device cookie on a browser that just signed in.
-func (d *door) markDevice(c *fiber.Ctx, k signer, now time.Time) {
+func (d *door) markDevice(c *fiber.Ctx, now time.Time) {
+	k, err := d.devices.current(c.UserContext(), now)
+	if err != nil {
+		d.cfg.Log.Error("reading the admin device key", "err", err)
+		return
+	}
 	expires := now.Add(deviceTTL)
 	c.Cookie(&fiber.Cookie{Name: deviceCookieName, Value: k.deviceCookie(randomToken(), now), Path: "/admin",
 		Expires: expires, HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode,

@@ -235,7 +235,9 @@ ol.timeline{background:#fff;margin:0;padding:.7rem .7rem .7rem 2rem}
 {{if .CSRF}}<h2>Sessions</h2>
 <form class="act" method="post" action="/admin/sign-out-everyone">
 <input type="hidden" name="csrf" value="{{.CSRF}}">
-<p>End every operator's session on every node (within 10 seconds), this one's too.</p>
+<p>End every operator's session on every node (within 10 seconds), this one's too.
+Browsers that signed in before keep their device cookie, which lets them sign in again during a flood of wrong passwords.</p>
+<label><input type="checkbox" name="devices" value="1"> Revoke the device cookies too (every browser is then a stranger until it signs in again)</label>
 <button type="submit">Sign everyone out</button></form>{{end}}
 {{template "foot" .}}{{end}}
 

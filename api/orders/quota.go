@@ -120,9 +120,12 @@ func (u *Uploads) fits(ctx context.Context, client string, size int64) error {
 	return u.checkLocked(ctx, client, size)
 }
 
-// ClientKey is what a client's address is counted under, by the upload quotas and by the
-// admin area's limits on failed sign-ins: an IPv4 address as it is, an IPv6 one by its /64,
-// the block one subscriber's host may pick any address from. Anything else stays as given.
+// ClientKey is what a client's address is counted under by every limit on visitors: the
+// upload quotas, the rate limits' buckets (previews, quotes, analyses, checkouts, session
+// lookups, the editor), the render bucket, the connection cap per address and the admin
+// area's limits on failed sign-ins. One client is an IPv4 address as it is, or an IPv6 /64,
+// the block one subscriber's host may pick any address from. Anything else stays as given,
+// and a key given again is itself (ClientKey(ClientKey(ip)) == ClientKey(ip)).
 func ClientKey(ip string) string {
 	a, err := netip.ParseAddr(ip)
 	if err != nil {

@@ -35,8 +35,8 @@ func newService(apiKey, baseURL string, hc *http.Client, model string, runner *m
 		runner = media.New(media.Config{})
 	}
 	baseURL = strings.TrimRight(cmp.Or(baseURL, DefaultBaseURL), "/")
-	srv := newServer(baseURL, apiKey, hc)
-	return service{client: newClient(apiKey, baseURL, srv.client()), server: srv,
+	srv := newServer(baseURL, apiKey, hc) // the user info, if any, kept apart (server.user)
+	return service{client: newClient(apiKey, srv.base, srv.client()), server: srv,
 		hasKey: apiKey != "", model: model, media: runner}
 }
 
@@ -61,7 +61,8 @@ func (s service) available(engine string) error {
 // answer closes or opens the engine (Available) until the next check or call.
 func (s service) Check(ctx context.Context) error { return s.server.Check(ctx) }
 
-// BaseURL is the server the engine calls, for the operator.
+// BaseURL is the server the engine calls, for the operator: without the user name and
+// password a configured base URL may hold.
 func (s service) BaseURL() string { return s.server.base }
 
 // newClient builds the go-openai client for a key, a base URL and an optional HTTP client.

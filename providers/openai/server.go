@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -26,7 +27,11 @@ const probeTimeout = 5 * time.Second
 // server is the OpenAI-compatible server one engine calls, and what is known of it: the
 // last time it was asked and what came of it.
 type server struct {
-	base string // base URL including the version, without a trailing slash
+	base string // base URL including the version, without a trailing slash or user info
+	// user is the base URL's user name and password (http://user:pass@host/v1), sent as
+	// basic auth by RoundTrip when a call has no Authorization header of its own, as Go's
+	// client would; kept out of base, so that no error, log line or page shows them.
+	user *url.Userinfo
 	key  string
 	hc   *http.Client
 	now  func() time.Time
@@ -41,7 +46,31 @@ func newServer(base, key string, hc *http.Client) *server {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return &server{base: strings.TrimRight(base, "/"), key: key, hc: hc, now: time.Now}
+	base, user := splitUserinfo(strings.TrimRight(base, "/"))
+	return &server{base: base, user: user, key: key, hc: hc, now: time.Now}
+}
+
+// splitUserinfo takes a base URL's user name and password out of it.
+func splitUserinfo(base string) (string, *url.Userinfo) {
+	u, err := url.Parse(base)
+	if err != nil || u.User == nil {
+		return base, nil
+	}
+	user := u.User
+	u.User = nil
+	return u.String(), user
+}
+
+// authorize gives req the base URL's user info as basic auth when it has no Authorization
+// header (a key's Bearer wins, as it does in Go's client); req is cloned, never changed.
+func (s *server) authorize(req *http.Request) *http.Request {
+	if s.user == nil || req.Header.Get("Authorization") != "" {
+		return req
+	}
+	req = req.Clone(req.Context())
+	pass, _ := s.user.Password()
+	req.SetBasicAuth(s.user.Username(), pass)
+	return req
 }
 
 // Check asks the server for GET {base}/models, which OpenAI, Kokoro-FastAPI, speaches and
@@ -63,7 +92,7 @@ func (s *server) ask(ctx context.Context) error {
 	if s.key != "" {
 		req.Header.Set("Authorization", "Bearer "+s.key)
 	}
-	resp, err := s.hc.Do(req)
+	resp, err := s.hc.Do(s.authorize(req))
 	if err != nil {
 		return fmt.Errorf("server %s does not answer: %w", s.base, err)
 	}
@@ -91,7 +120,7 @@ func (s *server) RoundTrip(req *http.Request) (*http.Response, error) {
 	if transport == nil {
 		transport = http.DefaultTransport
 	}
-	resp, err := transport.RoundTrip(req)
+	resp, err := transport.RoundTrip(s.authorize(req))
 	switch {
 	case err == nil && resp.StatusCode < 500:
 		s.note(nil)

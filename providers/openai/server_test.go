@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -70,5 +71,52 @@ func TestNoKey(t *testing.T) {
 	speak(t, s, providers.SpeechRequest{Voice: "alloy", Text: "No key here.", Format: "mp3", Speed: 1})
 	if calls := api.received(); len(calls) != 1 || calls[0].Auth != "" {
 		t.Errorf("calls %+v, want one without Authorization", calls)
+	}
+}
+
+// A base URL's user name and password (http://user:pass@host/v1) reach the server as basic
+// auth on every request (the check and the calls), and never the operator's eyes: not the
+// base URL shown, not the check's error, not the closed engine's reason, not a failed call.
+func TestBaseURLCredentialsAreSentNeverShown(t *testing.T) {
+	var auths []string
+	var status atomic.Int64
+	status.Store(http.StatusOK)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auths = append(auths, r.Header.Get("Authorization"))
+		w.WriteHeader(int(status.Load()))
+	}))
+	defer srv.Close()
+	base := strings.Replace(srv.URL, "http://", "http://alice:s3cret-pw@", 1) + "/v1"
+	s := NewSpeaker(Config{BaseURL: base})
+	ctx := context.Background()
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	status.Store(http.StatusBadGateway)
+	checkErr := s.Check(ctx)
+	srv.Close()
+	callErr := s.Speak(ctx, providers.SpeechRequest{Voice: "alloy", Text: "Hi.", Format: "mp3", Speed: 1}, &strings.Builder{})
+	downErr := s.Check(ctx)
+	if want := "Basic YWxpY2U6czNjcmV0LXB3"; len(auths) < 2 || auths[0] != want || auths[1] != want {
+		t.Errorf("Authorization headers %q, want basic auth alice:s3cret-pw", auths)
+	}
+	for name, shown := range map[string]string{"BaseURL": s.BaseURL(), "a 502 check": fmt.Sprint(checkErr),
+		"a failed call": fmt.Sprint(callErr), "a check with no answer": fmt.Sprint(downErr), "Available": fmt.Sprint(s.Available())} {
+		if strings.Contains(shown, "s3cret") || strings.Contains(shown, "alice") {
+			t.Errorf("%s shows the base URL's credentials: %s", name, shown)
+		}
+	}
+	if s.BaseURL() != srv.URL+"/v1" {
+		t.Errorf("BaseURL() = %q, want %q", s.BaseURL(), srv.URL+"/v1")
+	}
+	// A key's Bearer wins over the user info, as in Go's client.
+	srv2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auths = append(auths, r.Header.Get("Authorization"))
+	}))
+	defer srv2.Close()
+	auths = nil
+	keyed := NewSpeaker(Config{APIKey: "sk-test", BaseURL: strings.Replace(srv2.URL, "http://", "http://alice:s3cret-pw@", 1) + "/v1"})
+	if err := keyed.Check(ctx); err != nil || len(auths) != 1 || auths[0] != "Bearer sk-test" {
+		t.Errorf("with a key: %v, Authorization %q", err, auths)
 	}
 }

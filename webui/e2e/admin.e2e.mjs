@@ -1,6 +1,7 @@
 // Browser test of the admin area (issue 15), as an operator does it, with the keyboard
 // where a keyboard user would: sign in, search an order by its checkout session, open its
-// timeline, resend the delivery e-mail to a typed address, and read the page at 320 px.
+// timeline, resend the delivery e-mail to a typed address, read the page at 320 px, and sign
+// everyone out (the device cookie kept).
 // Needs the server started with ADMIN_PASSWORD_HASH (.ci/e2e.sh makes it with
 // `parla hash-password`) and ADMIN_PASSWORD, OUTBOX_DIR in the environment.
 import { readdirSync, readFileSync } from "node:fs";
@@ -98,6 +99,22 @@ async function main() {
       const res = await page.request.get(`${BASE}/admin/jobs/api/jobs?state=completed`);
       assert(res.ok(), `status ${res.status()}`);
       assert((await res.text()).includes('"fulfil"'), "no fulfil job listed");
+    });
+
+    await check("signing everyone out keeps this browser's device cookie unless the box asks to revoke it", async () => {
+      await page.goto(`${BASE}/admin/audit`);
+      const box = page.getByLabel(/Revoke the device cookies too/);
+      assert(!(await box.isChecked()), "the revoke box starts checked");
+      const device = async () => (await page.context().cookies()).find((c) => c.name === "parla_admin_device");
+      const before = await device();
+      assert(before, "no device cookie after signing in");
+      await page.getByRole("button", { name: "Sign everyone out" }).click();
+      await page.waitForURL(`${BASE}/admin/sign-in`);
+      const after = await device();
+      assert(after && after.value === before.value, "the device cookie went or changed");
+      await page.getByLabel("Password").fill(PASSWORD);
+      await page.keyboard.press("Enter");
+      await page.waitForURL(`${BASE}/admin/orders`);
     });
 
     await check("no uncaught errors or unexpected dialogs in the page", async () => {

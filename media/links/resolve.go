@@ -88,8 +88,8 @@ func NewResolver(cfg ResolverConfig) *Resolver {
 // comes with the LinkInfo, so the caller can say how long the video is.
 func (r *Resolver) Analyze(ctx context.Context, raw string) (LinkInfo, error) {
 	raw = strings.TrimSpace(raw)
-	if raw == "" || len(raw) > maxLinkLength {
-		return LinkInfo{}, fmt.Errorf("%w: empty or longer than %d characters", ErrUnsupportedLink, maxLinkLength)
+	if err := checkLength(raw); err != nil {
+		return LinkInfo{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.AnalyzeTimeout)
 	defer cancel()
@@ -107,6 +107,34 @@ func (r *Resolver) Analyze(ctx context.Context, raw string) (LinkInfo, error) {
 		return info, fmt.Errorf("%w: %s is longer than %s", ErrTooLong, info.Duration.Round(time.Second), r.cfg.MaxDuration)
 	}
 	return info, nil
+}
+
+// checkLength refuses an empty link, or one longer than maxLinkLength.
+func checkLength(raw string) error {
+	if raw == "" || len(raw) > maxLinkLength {
+		return fmt.Errorf("%w: empty or longer than %d characters", ErrUnsupportedLink, maxLinkLength)
+	}
+	return nil
+}
+
+// checkLink makes the checks Analyze makes before reading anything — the link's length
+// first, then its form — and returns the link normalised: a site's name for the video
+// (its place in Sites and the video's id), or the direct link as CheckURL writes it.
+func (r *Resolver) checkLink(raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if err := checkLength(raw); err != nil {
+		return "", err
+	}
+	for i, s := range r.cfg.Sites {
+		if id, ok := s.Match(raw); ok {
+			return fmt.Sprintf("site %d: %s", i, id), nil
+		}
+	}
+	u, err := r.cfg.Guard.CheckURL(raw)
+	if err != nil {
+		return "", err
+	}
+	return u.String(), nil
 }
 
 // match returns the first site that reads raw.

@@ -28,6 +28,9 @@ const maxLinkLength = 2048
 // Defaults for ResolverConfig.
 const (
 	defaultAnalyzeTimeout = 15 * time.Second
+	// A media host answers a request's first byte in well under a second; one that has
+	// said nothing after five is not going to be analysed within the fifteen.
+	defaultFirstByteTimeout = 5 * time.Second
 	// ffprobe reads a few hundred KB of a well-made file; a moov-at-end MP4 on a server
 	// without Range support must be read up to its index, which this bounds.
 	defaultAnalyzeMaxBytes int64 = 64 << 20
@@ -49,6 +52,11 @@ type ResolverConfig struct {
 	MaxDuration time.Duration
 	// AnalyzeTimeout bounds one Analyze. Default 15 s.
 	AnalyzeTimeout time.Duration
+	// FirstByteTimeout bounds the wait for a direct link's first byte, and, while the
+	// analysis reads it, for the answer to each of its requests: a source that accepts and
+	// never answers is refused as unreachable, and never holds a place in the visitors'
+	// pool while it is silent. Default 5 s.
+	FirstByteTimeout time.Duration
 	// AnalyzeMaxBytes bounds what one analysis of a direct link may read. Default 64 MiB.
 	AnalyzeMaxBytes int64
 	// SpeechMaxBytes: a direct link whose size is known and at most this is decoded whole
@@ -73,6 +81,9 @@ func NewResolver(cfg ResolverConfig) *Resolver {
 	}
 	if cfg.AnalyzeTimeout <= 0 {
 		cfg.AnalyzeTimeout = defaultAnalyzeTimeout
+	}
+	if cfg.FirstByteTimeout <= 0 {
+		cfg.FirstByteTimeout = defaultFirstByteTimeout
 	}
 	if cfg.AnalyzeMaxBytes <= 0 {
 		cfg.AnalyzeMaxBytes = defaultAnalyzeMaxBytes
@@ -147,18 +158,23 @@ func (r *Resolver) match(raw string) (Site, string, bool) {
 	return nil, "", false
 }
 
-// analyzeDirect runs ffprobe on the relayed link.
+// analyzeDirect runs ffprobe on the relayed link, once the source has sent its first byte.
 func (r *Resolver) analyzeDirect(ctx context.Context, raw string) (LinkInfo, error) {
 	u, err := r.cfg.Guard.CheckURL(raw)
 	if err != nil {
 		return LinkInfo{}, err
 	}
-	rl, err := r.cfg.Guard.Relay(ctx, u, r.cfg.AnalyzeMaxBytes)
+	if err := r.firstByte(ctx, u); err != nil {
+		return LinkInfo{}, err
+	}
+	rl, err := r.cfg.Guard.relayAnswering(ctx, u, r.cfg.AnalyzeMaxBytes, r.cfg.FirstByteTimeout)
 	if err != nil {
 		return LinkInfo{}, err
 	}
 	defer rl.Close()
-	// The probe and the decode hold one place in the visitors' pool (visitor.go).
+	// The probe and the decode hold one place in the visitors' pool (visitor.go), taken
+	// once the source has shown it answers: the pool is shared with uploads, and a source
+	// that is silent must not keep them waiting.
 	release, err := r.cfg.Runner.VisitorSlot(ctx)
 	if err != nil {
 		return LinkInfo{}, err
@@ -187,6 +203,39 @@ func (r *Resolver) analyzeDirect(ctx context.Context, raw string) (LinkInfo, err
 		}
 	}
 	return info, nil
+}
+
+// firstByte asks the source for its first byte, within FirstByteTimeout: a link whose
+// host accepts and never answers (or answers an error) is refused before the analysis
+// waits for a place in the visitors' pool. The byte read is a ranged request's one byte,
+// or the first of a host's whole file when it ignores ranges (the rest is not read).
+func (r *Resolver) firstByte(ctx context.Context, u *url.URL) error {
+	wait, cancel := context.WithTimeout(ctx, r.cfg.FirstByteTimeout)
+	defer cancel()
+	silent := func(err error) error {
+		if ctx.Err() == nil && errors.Is(wait.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("%w: %s sent nothing within %s", ErrSourceUnreachable, u.Hostname(), r.cfg.FirstByteTimeout)
+		}
+		return sourceFailure(u, err)
+	}
+	req, err := http.NewRequestWithContext(wait, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnsupportedLink, err)
+	}
+	req.Header.Set("Range", "bytes=0-0")
+	req.Header.Set("Accept-Encoding", "identity")
+	resp, err := r.cfg.Guard.Client().Do(req)
+	if err != nil {
+		return silent(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 && resp.StatusCode != http.StatusRequestedRangeNotSatisfiable {
+		return fmt.Errorf("%w: %s answered %s", ErrSourceUnreachable, u.Hostname(), resp.Status)
+	}
+	if _, err := resp.Body.Read(make([]byte, 1)); err != nil && err != io.EOF {
+		return silent(err)
+	}
+	return nil
 }
 
 // runError explains a failed ffmpeg/ffprobe run on a relayed link: the source's own failure

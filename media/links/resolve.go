@@ -196,7 +196,7 @@ func (r *Resolver) analyzeDirect(ctx context.Context, raw string) (LinkInfo, err
 	case p.Duration == 0:
 		return LinkInfo{}, fmt.Errorf("%w: %s has no duration", ErrNotMedia, u.Hostname())
 	}
-	info := LinkInfo{Site: SiteDirect, URL: u.String(), Duration: p.Duration}
+	info := LinkInfo{Site: SiteDirect, URL: u.String(), Duration: p.Duration, Size: max(rl.Stats.Length(), 0)}
 	if size := rl.Stats.Length(); size >= 0 && size <= r.cfg.SpeechMaxBytes && !r.tooLong(info.Duration) {
 		if err := r.measureBounded(ctx, u, size, &info); err != nil {
 			return LinkInfo{}, err
@@ -318,7 +318,8 @@ func (r *Resolver) servesRanges(ctx context.Context, u *url.URL) (bool, error) {
 }
 
 // fetchWhole downloads a video from a host without byte ranges to scratch space next to
-// dst (at most GuardConfig.MaxBytes, all of it or an error), then copies its audio out
+// dst (at most what its paid length can hold, fetchBound: all of it or an error — a file
+// bigger than that is refused with ErrTooLong before anything is decoded), then copies its audio out
 // locally. Through the relay, ffmpeg's seeks on such a host (an MP4 indexed at its end)
 // would restart the transfer and write a broken file.
 func (r *Resolver) fetchWhole(ctx context.Context, u *url.URL, info LinkInfo, dst string) error {
@@ -340,13 +341,16 @@ func (r *Resolver) fetchWhole(ctx context.Context, u *url.URL, info LinkInfo, ds
 	if err != nil {
 		return fmt.Errorf("downloading from %s: %w", u.Hostname(), err)
 	}
-	limit := r.cfg.Guard.cfg.MaxBytes
+	limit, paidFor := fetchBound(info, r.cfg.Guard.cfg.MaxBytes)
 	n, err := io.Copy(f, io.LimitReader(resp.Body, limit+1))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	var cut error // the transfer ended early: the audio is kept only if it is all there
 	switch {
+	case n > limit && paidFor:
+		return fmt.Errorf("%w: %s sends more than the %d bytes its paid %s can hold", ErrTooLong, u.Hostname(),
+			limit, info.Duration.Round(time.Second))
 	case n > limit:
 		return fmt.Errorf("%w: %s sends more than %d bytes", ErrSourceUnreachable, u.Hostname(), limit)
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -366,6 +370,36 @@ func (r *Resolver) fetchWhole(ctx context.Context, u *url.URL, info LinkInfo, ds
 		return fmt.Errorf("%w: copying the audio of %s: %v", ErrNotMedia, u.Hostname(), err)
 	}
 	return r.trustFetched(ctx, cut, info, dst)
+}
+
+// Bounds on what a host without byte ranges may send after payment, before the paid
+// length is checked: the analysed file's own rate with room to spare, or, when its size
+// was not announced, a rate no video a visitor could mean to transcribe reaches.
+const (
+	fetchRateFactor = 2
+	// fetchMaxRate is 64 Mbit/s, a 4K video's.
+	fetchMaxRate = 8 << 20
+	fetchSlack   = 1 << 20
+)
+
+// fetchBound is how many bytes of a whole file (a host without byte ranges) are read
+// after payment: what the paid length and its margin (media.EngineLimit) can hold at
+// twice the rate the analysed size and length give, or at fetchMaxRate when the size is
+// unknown, and never more than most (GuardConfig.MaxBytes). paidFor says the bound came
+// from the paid length: a file past it is longer than what was paid for, or not that file.
+func fetchBound(info LinkInfo, most int64) (limit int64, paidFor bool) {
+	if info.Duration <= 0 {
+		return most, false
+	}
+	held := media.EngineLimit(info.Duration).Seconds()
+	rate := float64(fetchMaxRate)
+	if info.Size > 0 {
+		rate = fetchRateFactor * float64(info.Size) / info.Duration.Seconds()
+	}
+	if b := held*rate + fetchSlack; b < float64(most) {
+		return int64(b), true
+	}
+	return most, false
 }
 
 // sourceFailure explains a failed request to the source: the guard's refusals as they are,

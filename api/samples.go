@@ -12,9 +12,10 @@ import (
 	"parla/providers/texts"
 )
 
-// sampleCache produces each voice's sample once per interface language with the
-// configured engine and keeps it on disk, so a visitor hears the voice they will pay for,
-// in their own language.
+// sampleCache produces each voice's sample once per interface language and engine and
+// keeps it on disk, so a visitor hears the voice they will pay for, in their own language,
+// from the engine that would read it now: with several engines (TTS_ENGINE=openai,espeak)
+// the sample a fallback spoke while the first was down is not served once it is back.
 type sampleCache struct {
 	speech *speechCache
 }
@@ -36,15 +37,33 @@ func (sc *sampleCache) sample(voice, locale string, languages []string) (key, la
 }
 
 // path returns the cached sample of a voice in an interface language, producing it
-// first if needed.
-func (sc *sampleCache) path(ctx context.Context, voice, locale string, languages []string) (string, error) {
+// first if needed. engineFor names the engine that reads a language now ("" with one
+// engine): the sample is kept under its name, which path returns.
+func (sc *sampleCache) path(ctx context.Context, voice, locale string, languages []string, engineFor func(lang string) string) (p, engine string, err error) {
 	key, lang, text := sc.sample(voice, locale, languages)
+	if engine = engineFor(lang); engine != "" {
+		key += "-" + fileName(engine)
+	}
 	if len(languages) == 0 {
 		lang = "" // an engine that names no languages speaks its default
 	}
-	p, _, err := sc.speech.file(ctx, key+".mp3",
+	p, _, err = sc.speech.file(ctx, key+".mp3",
 		providers.SpeechRequest{Voice: voice, Text: text, Format: "mp3", Speed: 1, Language: lang}, "the "+key+" sample")
-	return p, err
+	return p, engine, err
+}
+
+// fileName is an engine's name as it may appear in a file name: its letters and digits,
+// lower-case ("eSpeak NG": "espeakng").
+func fileName(name string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r - 'A' + 'a'
+		}
+		return -1
+	}, name)
 }
 
 func (s *server) voiceSample(c *fiber.Ctx) error {
@@ -58,11 +77,18 @@ func (s *server) voiceSample(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 30*time.Second)
 	defer cancel()
 	locale := c.Query("locale", "en")
-	p, err := s.samples.path(ctx, voice, locale, s.deps.Book.Desk.SpeechLanguages())
+	desk := s.deps.Book.Desk
+	p, engine, err := s.samples.path(ctx, voice, locale, desk.SpeechLanguages(), desk.SpeechEngine)
 	if err != nil {
 		return err
 	}
-	c.Set(fiber.HeaderCacheControl, "public, max-age=86400")
+	if engine != "" {
+		// Several engines: the one that reads this language may change (the first one back
+		// up), and the browser should ask again soon.
+		c.Set(fiber.HeaderCacheControl, "public, max-age=600")
+	} else {
+		c.Set(fiber.HeaderCacheControl, "public, max-age=86400")
+	}
 	c.Type("mp3")
 	return c.SendFile(p)
 }

@@ -23,6 +23,7 @@ type TranscriptRequest struct {
 	Translate      bool   // deliver an English translation instead of a transcript
 	ClientAmount   *int64
 	ClientCurrency string
+	Client         string // ClientKey of the visitor's address: whose analysis of Link may be reused
 }
 
 // validate checks what both transcription services share and returns the cleaned
@@ -95,7 +96,7 @@ func (d *Desk) CreateVTT(ctx context.Context, req TranscriptRequest) (Checkout, 
 		return Checkout{}, err
 	}
 	defer unlock()
-	info, amount, err := d.intake.AnalyzeLink(ctx, req.Link)
+	info, amount, err := d.intake.AnalyzeLink(ctx, req.Client, req.Link)
 	if err != nil {
 		return Checkout{}, err
 	}

@@ -125,15 +125,16 @@ func audioError(err error) error {
 	return err
 }
 
-// AnalyzeLink reads a video link's duration (and title) and prices it.
-func (in *Intake) AnalyzeLink(ctx context.Context, raw string) (links.LinkInfo, int64, error) {
+// AnalyzeLink reads a video link's duration (and title) for client (ClientKey of the
+// visitor's address) and prices it.
+func (in *Intake) AnalyzeLink(ctx context.Context, client, raw string) (links.LinkInfo, int64, error) {
 	if err := in.services.available(VTT); err != nil {
 		return links.LinkInfo{}, 0, err
 	}
 	if strings.TrimSpace(raw) == "" {
 		return links.LinkInfo{}, 0, bad("empty_link", "paste the link of a video")
 	}
-	info, err := in.links.Analyze(ctx, raw)
+	info, err := in.links.Analyze(ctx, client, raw)
 	if err != nil {
 		return info, 0, err
 	}

@@ -56,11 +56,14 @@ type LinkParams struct {
 	// SpeechMS is how much of the video was speech when analysed; absent when it was not
 	// measured (see links.LinkInfo.SpeechMeasured).
 	SpeechMS *int64 `json:"speechMs,omitempty"`
+	// SizeBytes is the direct link's size when analysed (links.LinkInfo.Size); absent when
+	// unknown, and in orders stored before it was kept.
+	SizeBytes int64 `json:"sizeBytes,omitempty"`
 }
 
 func linkParams(info links.LinkInfo) *LinkParams {
 	p := &LinkParams{Site: info.Site, URL: info.URL, ID: info.ID, Title: info.Title,
-		DurationMS: info.Duration.Milliseconds()}
+		DurationMS: info.Duration.Milliseconds(), SizeBytes: info.Size}
 	if info.SpeechMeasured {
 		ms := info.Speech.Milliseconds()
 		p.SpeechMS = &ms
@@ -70,7 +73,7 @@ func linkParams(info links.LinkInfo) *LinkParams {
 
 func (l LinkParams) info() links.LinkInfo {
 	info := links.LinkInfo{Site: l.Site, URL: l.URL, ID: l.ID, Title: l.Title,
-		Duration: time.Duration(l.DurationMS) * time.Millisecond}
+		Duration: time.Duration(l.DurationMS) * time.Millisecond, Size: l.SizeBytes}
 	if l.SpeechMS != nil {
 		info.Speech, info.SpeechMeasured = time.Duration(*l.SpeechMS)*time.Millisecond, true
 	}

@@ -28,9 +28,10 @@ type AudioChecker interface {
 	CheckUpload(ctx context.Context, path string, longest time.Duration) (media.Measurement, error)
 }
 
-// LinkResolver analyses video links and fetches their audio (links.Resolver).
+// LinkResolver analyses video links for a client (the key the visitor's address is counted
+// under: ClientKey) and fetches their audio (links.Cached).
 type LinkResolver interface {
-	Analyze(ctx context.Context, raw string) (links.LinkInfo, error)
+	Analyze(ctx context.Context, client, raw string) (links.LinkInfo, error)
 	FetchAudio(ctx context.Context, info links.LinkInfo, dst string) error
 }
 

@@ -49,6 +49,15 @@ func (d *Desk) SpeechReaders() []Reader {
 	return readersOf(d.languages.Languages(), d.engineFor())
 }
 
+// SpeechEngine names the engine that reads lang now, as visitors read it; "" with a single
+// engine.
+func (d *Desk) SpeechEngine(lang string) string {
+	if d.engineFor == nil {
+		return ""
+	}
+	return d.engineFor()(lang)
+}
+
 // spanReaders says which engine reads each language of a text's spans; nil with a single
 // engine.
 func (d *Desk) spanReaders(spans []speechlang.Span) []Reader {

@@ -128,7 +128,7 @@ func (l *scriptedLinks) get(link string) (time.Duration, error) {
 	return d, nil
 }
 
-func (l *scriptedLinks) Analyze(_ context.Context, raw string) (links.LinkInfo, error) {
+func (l *scriptedLinks) Analyze(_ context.Context, _, raw string) (links.LinkInfo, error) {
 	d, err := l.get(raw)
 	info := links.LinkInfo{Site: "direct", URL: raw, Duration: d, Speech: d, SpeechMeasured: true}
 	l.mu.Lock()
@@ -372,7 +372,7 @@ func TestVideoOrderIsPricedFromTheServersAnalysis(t *testing.T) {
 	ctx := context.Background()
 	link := "https://videos.example/talk.mp4"
 	f.links.set(link, 90*time.Second)
-	info, amount, err := f.book.Intake.AnalyzeLink(ctx, link)
+	info, amount, err := f.book.Intake.AnalyzeLink(ctx, "203.0.113.9", link)
 	if err != nil || amount != 149 || info.Duration != 90*time.Second { // ceil(99 × 90 / 60)
 		t.Fatalf("AnalyzeLink = %+v, %d, %v", info, amount, err)
 	}
@@ -398,10 +398,10 @@ func TestVideoOrderIsPricedFromTheServersAnalysis(t *testing.T) {
 
 	f.links.set(link, 2*time.Hour)
 	var ie *InputError
-	if _, _, err := f.book.Intake.AnalyzeLink(ctx, link); !errors.As(err, &ie) || ie.Code != "video_too_long" {
+	if _, _, err := f.book.Intake.AnalyzeLink(ctx, "203.0.113.9", link); !errors.As(err, &ie) || ie.Code != "video_too_long" {
 		t.Errorf("over the maximum: %v", err)
 	}
-	if _, _, err := f.book.Intake.AnalyzeLink(ctx, "  "); !errors.As(err, &ie) || ie.Code != "empty_link" {
+	if _, _, err := f.book.Intake.AnalyzeLink(ctx, "203.0.113.9", "  "); !errors.As(err, &ie) || ie.Code != "empty_link" {
 		t.Errorf("empty link: %v", err)
 	}
 }
@@ -447,7 +447,7 @@ func TestVideoWithoutSpeech(t *testing.T) {
 	f.links.set(measured, time.Minute)
 	f.links.silence(measured, "measured")
 	var ie *InputError
-	if _, _, err := f.book.Intake.AnalyzeLink(ctx, measured); !errors.As(err, &ie) || ie.Code != "no_speech" {
+	if _, _, err := f.book.Intake.AnalyzeLink(ctx, "203.0.113.9", measured); !errors.As(err, &ie) || ie.Code != "no_speech" {
 		t.Errorf("analysing a silent video: %v", err)
 	}
 	if _, err := f.book.Desk.CreateVTT(ctx, f.transcriptOrder("", measured)); !errors.As(err, &ie) || ie.Code != "no_speech" {

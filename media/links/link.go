@@ -53,6 +53,10 @@ type LinkInfo struct {
 	Speech time.Duration
 	// SpeechMeasured says whether Speech was measured.
 	SpeechMeasured bool
+	// Size is the direct link's size in bytes as its host announced it when analysed; 0
+	// when it did not (a stream without length) and for site links. After payment, a host
+	// without byte ranges is read only as far as the paid length can hold (fetchBound).
+	Size int64
 }
 
 // Site reads video links of one hosting platform.

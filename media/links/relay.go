@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -42,6 +43,12 @@ func (r *Relayed) Close() { r.close() }
 // The relay reads at most limit bytes from the source in all (0: GuardConfig.MaxBytes).
 // target should come from CheckURL; every request is checked again anyway.
 func (g *Guard) Relay(ctx context.Context, target *url.URL, limit int64) (*Relayed, error) {
+	return g.relayAnswering(ctx, target, limit, 0)
+}
+
+// relayAnswering is Relay whose source must answer each request (its headers) within answerWithin
+// (0: GuardConfig.Timeout, as any request), or the relay reports it unreachable.
+func (g *Guard) relayAnswering(ctx context.Context, target *url.URL, limit int64, answerWithin time.Duration) (*Relayed, error) {
 	srv, err := g.relayServer()
 	if err != nil {
 		return nil, err
@@ -54,7 +61,8 @@ func (g *Guard) Relay(ctx context.Context, target *url.URL, limit int64) (*Relay
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	t := &relayTarget{ctx: ctx, url: target.String(), host: target.Hostname(), limit: limit, stats: &RelayStats{}}
+	t := &relayTarget{ctx: ctx, url: target.String(), host: target.Hostname(), limit: limit, stats: &RelayStats{},
+		answerWithin: answerWithin}
 	t.stats.length.Store(-1)
 	srv.add(token, t)
 	return &Relayed{
@@ -140,6 +148,8 @@ type relayTarget struct {
 	host  string
 	limit int64
 	stats *RelayStats
+	// answerWithin bounds the wait for each answer's headers; 0: the transport's own bound.
+	answerWithin time.Duration
 }
 
 func (s *relayServer) add(token string, t *relayTarget) {
@@ -214,7 +224,37 @@ func (s *relayServer) forward(ctx context.Context, method, rangeHeader string, t
 	req.Header.Set("Accept-Encoding", "identity")
 	req.Header.Set("User-Agent", "Mozilla/5.0 (compatible; parla)")
 	t.stats.requests.Add(1)
-	return s.client.Do(req)
+	if t.answerWithin <= 0 {
+		return s.client.Do(req)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	silent := time.AfterFunc(t.answerWithin, cancel)
+	resp, err := s.client.Do(req.WithContext(ctx))
+	if !silent.Stop() {
+		if err == nil {
+			resp.Body.Close()
+		}
+		cancel()
+		return nil, fmt.Errorf("%w: %s did not answer within %s", ErrSourceUnreachable, t.host, t.answerWithin)
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = cancelOnClose{resp.Body, cancel}
+	return resp, nil
+}
+
+// cancelOnClose ends a response's own context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel func()
+}
+
+func (b cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // sourceError names the host, drops the URL (its query may carry a signature) and makes

@@ -28,6 +28,9 @@ const maxLinkLength = 2048
 // Defaults for ResolverConfig.
 const (
 	defaultAnalyzeTimeout = 15 * time.Second
+	// A media host answers a request's first byte in well under a second; one that has
+	// said nothing after five is not going to be analysed within the fifteen.
+	defaultFirstByteTimeout = 5 * time.Second
 	// ffprobe reads a few hundred KB of a well-made file; a moov-at-end MP4 on a server
 	// without Range support must be read up to its index, which this bounds.
 	defaultAnalyzeMaxBytes int64 = 64 << 20
@@ -49,6 +52,11 @@ type ResolverConfig struct {
 	MaxDuration time.Duration
 	// AnalyzeTimeout bounds one Analyze. Default 15 s.
 	AnalyzeTimeout time.Duration
+	// FirstByteTimeout bounds the wait for a direct link's first byte, and, while the
+	// analysis reads it, for the answer to each of its requests: a source that accepts and
+	// never answers is refused as unreachable, and never holds a place in the visitors'
+	// pool while it is silent. Default 5 s.
+	FirstByteTimeout time.Duration
 	// AnalyzeMaxBytes bounds what one analysis of a direct link may read. Default 64 MiB.
 	AnalyzeMaxBytes int64
 	// SpeechMaxBytes: a direct link whose size is known and at most this is decoded whole
@@ -74,6 +82,9 @@ func NewResolver(cfg ResolverConfig) *Resolver {
 	if cfg.AnalyzeTimeout <= 0 {
 		cfg.AnalyzeTimeout = defaultAnalyzeTimeout
 	}
+	if cfg.FirstByteTimeout <= 0 {
+		cfg.FirstByteTimeout = defaultFirstByteTimeout
+	}
 	if cfg.AnalyzeMaxBytes <= 0 {
 		cfg.AnalyzeMaxBytes = defaultAnalyzeMaxBytes
 	}
@@ -88,8 +99,8 @@ func NewResolver(cfg ResolverConfig) *Resolver {
 // comes with the LinkInfo, so the caller can say how long the video is.
 func (r *Resolver) Analyze(ctx context.Context, raw string) (LinkInfo, error) {
 	raw = strings.TrimSpace(raw)
-	if raw == "" || len(raw) > maxLinkLength {
-		return LinkInfo{}, fmt.Errorf("%w: empty or longer than %d characters", ErrUnsupportedLink, maxLinkLength)
+	if err := checkLength(raw); err != nil {
+		return LinkInfo{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.AnalyzeTimeout)
 	defer cancel()
@@ -109,6 +120,34 @@ func (r *Resolver) Analyze(ctx context.Context, raw string) (LinkInfo, error) {
 	return info, nil
 }
 
+// checkLength refuses an empty link, or one longer than maxLinkLength.
+func checkLength(raw string) error {
+	if raw == "" || len(raw) > maxLinkLength {
+		return fmt.Errorf("%w: empty or longer than %d characters", ErrUnsupportedLink, maxLinkLength)
+	}
+	return nil
+}
+
+// checkLink makes the checks Analyze makes before reading anything — the link's length
+// first, then its form — and returns the link normalised: a site's name for the video
+// (its place in Sites and the video's id), or the direct link as CheckURL writes it.
+func (r *Resolver) checkLink(raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if err := checkLength(raw); err != nil {
+		return "", err
+	}
+	for i, s := range r.cfg.Sites {
+		if id, ok := s.Match(raw); ok {
+			return fmt.Sprintf("site %d: %s", i, id), nil
+		}
+	}
+	u, err := r.cfg.Guard.CheckURL(raw)
+	if err != nil {
+		return "", err
+	}
+	return u.String(), nil
+}
+
 // match returns the first site that reads raw.
 func (r *Resolver) match(raw string) (Site, string, bool) {
 	for _, s := range r.cfg.Sites {
@@ -119,18 +158,23 @@ func (r *Resolver) match(raw string) (Site, string, bool) {
 	return nil, "", false
 }
 
-// analyzeDirect runs ffprobe on the relayed link.
+// analyzeDirect runs ffprobe on the relayed link, once the source has sent its first byte.
 func (r *Resolver) analyzeDirect(ctx context.Context, raw string) (LinkInfo, error) {
 	u, err := r.cfg.Guard.CheckURL(raw)
 	if err != nil {
 		return LinkInfo{}, err
 	}
-	rl, err := r.cfg.Guard.Relay(ctx, u, r.cfg.AnalyzeMaxBytes)
+	if err := r.firstByte(ctx, u); err != nil {
+		return LinkInfo{}, err
+	}
+	rl, err := r.cfg.Guard.relayAnswering(ctx, u, r.cfg.AnalyzeMaxBytes, r.cfg.FirstByteTimeout)
 	if err != nil {
 		return LinkInfo{}, err
 	}
 	defer rl.Close()
-	// The probe and the decode hold one place in the visitors' pool (visitor.go).
+	// The probe and the decode hold one place in the visitors' pool (visitor.go), taken
+	// once the source has shown it answers: the pool is shared with uploads, and a source
+	// that is silent must not keep them waiting.
 	release, err := r.cfg.Runner.VisitorSlot(ctx)
 	if err != nil {
 		return LinkInfo{}, err
@@ -152,13 +196,46 @@ func (r *Resolver) analyzeDirect(ctx context.Context, raw string) (LinkInfo, err
 	case p.Duration == 0:
 		return LinkInfo{}, fmt.Errorf("%w: %s has no duration", ErrNotMedia, u.Hostname())
 	}
-	info := LinkInfo{Site: SiteDirect, URL: u.String(), Duration: p.Duration}
+	info := LinkInfo{Site: SiteDirect, URL: u.String(), Duration: p.Duration, Size: max(rl.Stats.Length(), 0)}
 	if size := rl.Stats.Length(); size >= 0 && size <= r.cfg.SpeechMaxBytes && !r.tooLong(info.Duration) {
 		if err := r.measureBounded(ctx, u, size, &info); err != nil {
 			return LinkInfo{}, err
 		}
 	}
 	return info, nil
+}
+
+// firstByte asks the source for its first byte, within FirstByteTimeout: a link whose
+// host accepts and never answers (or answers an error) is refused before the analysis
+// waits for a place in the visitors' pool. The byte read is a ranged request's one byte,
+// or the first of a host's whole file when it ignores ranges (the rest is not read).
+func (r *Resolver) firstByte(ctx context.Context, u *url.URL) error {
+	wait, cancel := context.WithTimeout(ctx, r.cfg.FirstByteTimeout)
+	defer cancel()
+	silent := func(err error) error {
+		if ctx.Err() == nil && errors.Is(wait.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("%w: %s sent nothing within %s", ErrSourceUnreachable, u.Hostname(), r.cfg.FirstByteTimeout)
+		}
+		return sourceFailure(u, err)
+	}
+	req, err := http.NewRequestWithContext(wait, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnsupportedLink, err)
+	}
+	req.Header.Set("Range", "bytes=0-0")
+	req.Header.Set("Accept-Encoding", "identity")
+	resp, err := r.cfg.Guard.Client().Do(req)
+	if err != nil {
+		return silent(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 && resp.StatusCode != http.StatusRequestedRangeNotSatisfiable {
+		return fmt.Errorf("%w: %s answered %s", ErrSourceUnreachable, u.Hostname(), resp.Status)
+	}
+	if _, err := resp.Body.Read(make([]byte, 1)); err != nil && err != io.EOF {
+		return silent(err)
+	}
+	return nil
 }
 
 // runError explains a failed ffmpeg/ffprobe run on a relayed link: the source's own failure
@@ -241,7 +318,8 @@ func (r *Resolver) servesRanges(ctx context.Context, u *url.URL) (bool, error) {
 }
 
 // fetchWhole downloads a video from a host without byte ranges to scratch space next to
-// dst (at most GuardConfig.MaxBytes, all of it or an error), then copies its audio out
+// dst (at most what its paid length can hold, fetchBound: all of it or an error — a file
+// bigger than that is refused with ErrTooLong before anything is decoded), then copies its audio out
 // locally. Through the relay, ffmpeg's seeks on such a host (an MP4 indexed at its end)
 // would restart the transfer and write a broken file.
 func (r *Resolver) fetchWhole(ctx context.Context, u *url.URL, info LinkInfo, dst string) error {
@@ -263,13 +341,16 @@ func (r *Resolver) fetchWhole(ctx context.Context, u *url.URL, info LinkInfo, ds
 	if err != nil {
 		return fmt.Errorf("downloading from %s: %w", u.Hostname(), err)
 	}
-	limit := r.cfg.Guard.cfg.MaxBytes
+	limit, paidFor := fetchBound(info, r.cfg.Guard.cfg.MaxBytes)
 	n, err := io.Copy(f, io.LimitReader(resp.Body, limit+1))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	var cut error // the transfer ended early: the audio is kept only if it is all there
 	switch {
+	case n > limit && paidFor:
+		return fmt.Errorf("%w: %s sends more than the %d bytes its paid %s can hold", ErrTooLong, u.Hostname(),
+			limit, info.Duration.Round(time.Second))
 	case n > limit:
 		return fmt.Errorf("%w: %s sends more than %d bytes", ErrSourceUnreachable, u.Hostname(), limit)
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -289,6 +370,36 @@ func (r *Resolver) fetchWhole(ctx context.Context, u *url.URL, info LinkInfo, ds
 		return fmt.Errorf("%w: copying the audio of %s: %v", ErrNotMedia, u.Hostname(), err)
 	}
 	return r.trustFetched(ctx, cut, info, dst)
+}
+
+// Bounds on what a host without byte ranges may send after payment, before the paid
+// length is checked: the analysed file's own rate with room to spare, or, when its size
+// was not announced, a rate no video a visitor could mean to transcribe reaches.
+const (
+	fetchRateFactor = 2
+	// fetchMaxRate is 64 Mbit/s, a 4K video's.
+	fetchMaxRate = 8 << 20
+	fetchSlack   = 1 << 20
+)
+
+// fetchBound is how many bytes of a whole file (a host without byte ranges) are read
+// after payment: what the paid length and its margin (media.EngineLimit) can hold at
+// twice the rate the analysed size and length give, or at fetchMaxRate when the size is
+// unknown, and never more than most (GuardConfig.MaxBytes). paidFor says the bound came
+// from the paid length: a file past it is longer than what was paid for, or not that file.
+func fetchBound(info LinkInfo, most int64) (limit int64, paidFor bool) {
+	if info.Duration <= 0 {
+		return most, false
+	}
+	held := media.EngineLimit(info.Duration).Seconds()
+	rate := float64(fetchMaxRate)
+	if info.Size > 0 {
+		rate = fetchRateFactor * float64(info.Size) / info.Duration.Seconds()
+	}
+	if b := held*rate + fetchSlack; b < float64(most) {
+		return int64(b), true
+	}
+	return most, false
 }
 
 // sourceFailure explains a failed request to the source: the guard's refusals as they are,

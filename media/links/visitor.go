@@ -32,7 +32,7 @@ func (r *Resolver) tooLong(d time.Duration) bool {
 // its end) leaves the speech unmeasured: the probe already found
 // the link good, and the audio is measured again, capped at the paid length, after payment.
 func (r *Resolver) measureBounded(ctx context.Context, u *url.URL, size int64, info *LinkInfo) error {
-	rl, err := r.cfg.Guard.Relay(ctx, u, 4*size+1<<20)
+	rl, err := r.cfg.Guard.relayAnswering(ctx, u, 4*size+1<<20, r.cfg.FirstByteTimeout)
 	if err != nil {
 		return nil
 	}

@@ -122,7 +122,7 @@ func (s orderHandlers) createVTTCheckout(c *fiber.Ctx) error {
 		return err
 	}
 	req.Link = body.Order.SelectedFile
-	req.Client = orders.ClientKey(s.clientOf(c))
+	req.Client = s.clientOf(c)
 	co, err := s.deps.Book.Desk.CreateVTT(c.UserContext(), req)
 	return s.checkoutAnswer(c, co, err)
 }
@@ -142,7 +142,7 @@ func (s orderHandlers) analyzeVideo(c *fiber.Ctx) error {
 	}
 	// The analysis ends when the visitor leaves, as an upload's measure does.
 	ctx, stop := watchConn(c.UserContext(), c.Context().Conn())
-	info, amount, err := s.deps.Book.Intake.AnalyzeLink(ctx, orders.ClientKey(s.clientOf(c)), body.Video)
+	info, amount, err := s.deps.Book.Intake.AnalyzeLink(ctx, s.clientOf(c), body.Video)
 	if stop() {
 		c.Context().SetConnectionClose()
 	}

@@ -448,16 +448,32 @@ const previewText = "The quick brown fox jumps over the lazy dog. It was a brigh
 
 func TestTTSPreviewIsCachedAndRateLimitedInItsOwnBucket(t *testing.T) {
 	requireMediaTools(t)
-	h := startApp(t, map[string]string{"RATE_LIMIT": "3"})
+	// The proxy in front is this machine: X-Forwarded-For names the visitor.
+	h := startApp(t, map[string]string{"RATE_LIMIT": "3", "TRUSTED_PROXIES": "127.0.0.1"})
 	body := map[string]any{"text": previewText, "voice": "nova", "speed": 1.25, "format": "opus", "language": "en", "locale": "en"}
+	from := func(addr string) map[string]string { return map[string]string{"X-Forwarded-For": addr} }
+	preview := func(header map[string]string) reply {
+		b, _ := json.Marshal(body)
+		r := h.do("POST", "/api/tts/preview", "application/json", b, header)
+		if r.status == 200 {
+			// No answer tells whether the preview was made for this visitor or found made.
+			for name := range r.header {
+				if strings.Contains(strings.ToLower(name), "cache") && name != "Cache-Control" {
+					t.Errorf("the preview answers %s: %q", name, r.header.Get(name))
+				}
+			}
+		}
+		return r
+	}
+	kept := func() []string {
+		files, _ := filepath.Glob(filepath.Join(h.cfg.DataDir, "previews", "espeak", "*"))
+		return files
+	}
 
-	first := h.postJSON("/api/tts/preview", body)
+	first := preview(nil)
 	h.wantStatus(first, 200)
 	if ct := first.header.Get("Content-Type"); ct != "audio/ogg" && !strings.HasPrefix(ct, "audio/") {
 		t.Errorf("Content-Type %q", ct)
-	}
-	if first.header.Get("X-Preview-Cached") != "false" {
-		t.Errorf("first preview says cached=%q", first.header.Get("X-Preview-Cached"))
 	}
 	if n := first.header.Get("X-Preview-Characters"); n == "" || len(n) > 3 {
 		t.Errorf("preview spoke %q characters, want at most ~200", n)
@@ -466,30 +482,42 @@ func TestTTSPreviewIsCachedAndRateLimitedInItsOwnBucket(t *testing.T) {
 	if codec != "opus" || secs < 3 || secs > 20 {
 		t.Errorf("preview is %s of %.1fs, want opus of a few seconds", codec, secs)
 	}
-	cached, _ := filepath.Glob(filepath.Join(h.cfg.DataDir, "previews", "espeak", "*"))
+	cached := kept()
 	if len(cached) != 1 {
 		t.Fatalf("cache holds %v, want one preview", cached)
 	}
 	st, _ := os.Stat(cached[0])
 
-	// The same text, voice, speed, format and language: from the cache, unchanged.
-	second := h.postJSON("/api/tts/preview", body)
+	// The same text, voice, speed, format and language from the same visitor: from the
+	// cache, unchanged.
+	second := preview(nil)
 	h.wantStatus(second, 200)
-	if second.header.Get("X-Preview-Cached") != "true" || !bytes.Equal(first.body, second.body) {
-		t.Errorf("second preview not served from the cache (cached=%q)", second.header.Get("X-Preview-Cached"))
+	if len(kept()) != 1 || !bytes.Equal(first.body, second.body) {
+		t.Errorf("second preview not served from the cache (cache holds %v)", kept())
 	}
 	if st2, _ := os.Stat(cached[0]); st2.Size() != st.Size() {
 		t.Error("cached preview changed")
 	}
+	// Another visitor's same text is made anew: what one visitor previewed is not told
+	// to another by an answer's speed. An IPv6 visitor is one /64.
+	h.wantStatus(preview(from("203.0.113.9")), 200)
+	if n := len(kept()); n != 2 {
+		t.Errorf("another visitor's preview: the cache holds %d previews, want 2 (made anew)", n)
+	}
+	h.wantStatus(preview(from("2001:db8:1:2::1")), 200)
+	h.wantStatus(preview(from("2001:db8:1:2:ffff::9")), 200)
+	if n := len(kept()); n != 3 {
+		t.Errorf("two addresses of one /64: the cache holds %d previews, want 3 (one for the /64)", n)
+	}
 	// Another speed is another preview.
 	body["speed"] = 1.0
-	third := h.postJSON("/api/tts/preview", body)
+	third := preview(nil)
 	h.wantStatus(third, 200)
-	if third.header.Get("X-Preview-Cached") != "false" || bytes.Equal(third.body, first.body) {
+	if len(kept()) != 4 || bytes.Equal(third.body, first.body) {
 		t.Error("a preview at another speed came from the cache")
 	}
 	// The fourth in a minute is refused, cached or not...
-	r := h.postJSON("/api/tts/preview", body)
+	r := preview(nil)
 	if r.status != 429 || r.json(t)["error"].(map[string]any)["code"] != "rate_limited" {
 		t.Errorf("fourth preview in a minute: %d %s", r.status, r.body)
 	}
@@ -530,8 +558,8 @@ func BenchmarkTTSPreview(b *testing.B) {
 			start := time.Now()
 			r := h.postJSON("/api/tts/preview", body)
 			took = append(took, time.Since(start))
-			if r.status != http.StatusOK || r.header.Get("X-Preview-Cached") != "false" {
-				b.Fatalf("preview %d: %d cached=%s %s", i, r.status, r.header.Get("X-Preview-Cached"), r.body)
+			if r.status != http.StatusOK {
+				b.Fatalf("preview %d: %d %s", i, r.status, r.body)
 			}
 		}
 		sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })

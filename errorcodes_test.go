@@ -122,6 +122,9 @@ func TestErrorCodesOverHTTP(t *testing.T) {
 		{"JSON body over the limit", func() reply {
 			return h.do("POST", "/payment/tts/create-checkout-session", "application/json", big, nil)
 		}, 413, "too_large"},
+		{"JSON sent as text/plain (a cross-site simple request)", func() reply {
+			return h.do("POST", "/api/tts/preview", "text/plain", []byte(`{"text":"Hello.","voice":"nova","format":"mp3"}`), nil)
+		}, 415, "unsupported_media_type"},
 		{"product without an amount", func() reply { return h.postJSON("/payment/tts/create-checkout-session", order) }, 400, "invalid_products"},
 		{"unknown spoken language", func() reply { return h.postJSON("/payment/sst/create-checkout-session", sttOrder) }, 400, "invalid_language"},
 		{"video over VTT_MAX_DURATION", analyze(long), 422, "video_too_long"},

@@ -32,6 +32,7 @@ var errorKinds = []errorKind{
 	// The request itself.
 	{code: "bad_request", status: 400, message: "the request is not valid"},
 	{code: "invalid_json", status: 400, message: "the request body is not valid JSON"},
+	{code: "unsupported_media_type", status: 415, message: "the request body must be JSON, sent with Content-Type: application/json"},
 	{code: "invalid_products", status: 400, message: "each product needs price_data.unit_amount and a positive quantity, in one currency"},
 	{code: "missing_session", status: 400, message: "sessionId is required"},
 	{code: "not_found", status: 404, message: "no such endpoint"},

@@ -92,6 +92,7 @@ func FuzzDecodeOrder(f *testing.F) {
 	app := fiber.New()
 	f.Fuzz(func(t *testing.T, body []byte) {
 		fctx := &fasthttp.RequestCtx{}
+		fctx.Request.Header.SetContentType("application/json")
 		fctx.Request.SetBody(body)
 		c := app.AcquireCtx(fctx)
 		defer app.ReleaseCtx(c)

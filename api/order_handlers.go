@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"math"
+	"mime"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -13,11 +15,22 @@ import (
 	"parla/api/orders"
 )
 
-// decodeJSON reads the request body into v, refusing anything that is not one JSON value.
+// decodeJSON reads the request body into v, refusing anything that is not one JSON value
+// sent as application/json. The type matters: a text/plain or form body is one any other
+// site's page can make a visitor's browser send without asking the server first, so a
+// JSON endpoint that took it would act for that site. Its refusals say what is wrong in
+// the body's own words (a field's JSON path), never in Go's (types, structs).
 func decodeJSON(c *fiber.Ctx, v any) error {
+	if mt, _, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType)); err != nil || mt != fiber.MIMEApplicationJSON {
+		return fail("unsupported_media_type", "")
+	}
 	dec := json.NewDecoder(bytes.NewReader(c.Body()))
 	if err := dec.Decode(v); err != nil {
-		return fail("invalid_json", "the request body is not valid JSON: "+err.Error())
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return fail("invalid_json", "the request body's field "+strings.TrimPrefix(typeErr.Field, ".")+" has the wrong type")
+		}
+		return fail("invalid_json", "")
 	}
 	// Nothing may follow the value: not a second one, not a stray bracket.
 	if _, err := dec.Token(); err != io.EOF {

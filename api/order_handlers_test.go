@@ -74,6 +74,7 @@ func TestDecodeJSONRefusesWhatFollowsTheValue(t *testing.T) {
 		`{"order":{}}]`: false, `{"order":{}}}`: false, `{"a":1}{"b":2}`: false, `{"a":1} x`: false, ``: false,
 	} {
 		fctx := &fasthttp.RequestCtx{}
+		fctx.Request.Header.SetContentType("application/json")
 		fctx.Request.SetBodyString(body)
 		c := app.AcquireCtx(fctx)
 		var v ttsCheckoutBody

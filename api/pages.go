@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"io/fs"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -134,7 +135,8 @@ func newPageRenderer(base string, locales fs.FS, info siteInfo) (*pageRenderer, 
 }
 
 // locate splits a request path into its language and the route inside it. redirect is
-// set when the address is not the canonical one (/en/tts → /tts, /jp/tts → /ja/tts).
+// set when the address is not the canonical one (/en/tts → /tts, /jp/tts → /ja/tts), and is
+// always a path of this site (sitePath).
 func locate(p string) (lang siteLanguage, route, redirect string) {
 	p = "/" + strings.Trim(p, "/")
 	first, rest, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
@@ -143,16 +145,29 @@ func locate(p string) (lang siteLanguage, route, redirect string) {
 		switch first {
 		case l.hreflang, l.id:
 			if first != l.hreflang || l.id == "en" {
-				target := l.prefix() + strings.TrimSuffix(rest, "/")
-				if target == "" {
-					target = "/"
-				}
-				return l, rest, target
+				return l, rest, sitePath(l.prefix() + rest)
 			}
 			return l, rest, ""
 		}
 	}
 	return siteLanguages[0], p, ""
+}
+
+// sitePath makes p a path of this site, fit for a Location: a browser reads \ as / and
+// drops tabs and newlines, so backslashes become slashes and control characters go, then
+// runs of slashes and dot segments fold (path.Clean). What comes out starts with exactly
+// one slash, never // or /\, which a browser would take for another host.
+func sitePath(p string) string {
+	p = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\\':
+			return '/'
+		case r < 0x20 || r == 0x7f:
+			return -1
+		}
+		return r
+	}, p)
+	return path.Clean("/" + p)
 }
 
 // text looks a dotted key up in a language, falling back to English, and fills

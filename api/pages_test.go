@@ -3,6 +3,7 @@ package api
 import (
 	"io"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"regexp"
 	"strconv"
@@ -170,6 +171,57 @@ func TestUnknownRoutesAre404InTheirLanguage(t *testing.T) {
 func TestNonCanonicalLanguageAddressesRedirect(t *testing.T) {
 	app := pagesApp(t, Retention{})
 	for from, to := range map[string]string{"/en/tts": "/tts", "/en": "/", "/jp/sst": "/ja/sst", "/en/payment/success?session_id=cs_1": "/payment/success?session_id=cs_1"} {
+		if status, _, loc := getPage(t, app, from); status != 301 || loc != to {
+			t.Errorf("%s: %d → %q, want 301 → %q", from, status, loc, to)
+		}
+	}
+}
+
+// offSite tells whether a browser could read loc as an address on another site: one
+// that starts with two slashes or backslashes (a browser reads \ as /, and drops tabs and
+// newlines), names a scheme, or holds anything but a path and a query.
+func offSite(loc string) bool {
+	clean := strings.Map(func(r rune) rune {
+		switch {
+		case r == '\\':
+			return '/'
+		case r < 0x20 || r == 0x7f:
+			return -1
+		}
+		return r
+	}, loc)
+	u, err := url.Parse(clean)
+	return err != nil || !strings.HasPrefix(clean, "/") || strings.HasPrefix(clean, "//") ||
+		u.Scheme != "" || u.Host != "" || clean != loc
+}
+
+// The language redirect answers only with paths of this site, whatever the path asked
+// for: // and /\ would send the visitor (and, with a cached 301, every later visit) to
+// another host.
+func TestLanguageRedirectStaysOnTheSite(t *testing.T) {
+	app := pagesApp(t, Retention{})
+	hostile := []string{
+		"/en//evil.example/pay?x=1", `/en/\evil.example/pay`, `/en/\\evil.example`, `/en/\/evil.example`,
+		"/en///evil.example", "/en/%2F%2Fevil.example/pay", "/en/%5Cevil.example", "/en/%2f/evil.example",
+		"/en/./..//evil.example", "/en/..//evil.example", "/jp//evil.example/pay", `/jp/\evil.example`,
+		"/en//evil.example/", "/en/%09/evil.example", "/en/https://evil.example/",
+	}
+	for _, p := range hostile {
+		status, _, loc := getPage(t, app, p)
+		if status == 301 && offSite(loc) {
+			t.Errorf("%s: 301 → %q, off the site", p, loc)
+		}
+	}
+	// What a raw request line may still carry (tabs, newlines, backslashes, no host):
+	// the redirect locate answers is always a path here.
+	for _, p := range []string{"/en/\t/evil.example", "/en/\n/evil.example", "/en/\r\n//evil.example",
+		"/en/\\\\evil.example", "/en/ //evil.example", "/ja/\t\\evil.example", "/en/\x00//evil.example"} {
+		if _, _, redirect := locate(p); redirect != "" && offSite(redirect) {
+			t.Errorf("locate(%q) → %q, off the site", p, redirect)
+		}
+	}
+	// Ordinary addresses still go where they went.
+	for from, to := range map[string]string{"/en//tts": "/tts", `/en/\tts`: "/tts", "/en/tts/": "/tts"} {
 		if status, _, loc := getPage(t, app, from); status != 301 || loc != to {
 			t.Errorf("%s: %d → %q, want 301 → %q", from, status, loc, to)
 		}

@@ -27,6 +27,7 @@ func (s paymentHandlers) testCheckoutPage(c *fiber.Ctx) error {
 	}
 	c.Type("html", "utf-8")
 	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set(fiber.HeaderContentSecurityPolicy, testCheckoutPolicy)
 	return stripe.RenderPage(c, ts)
 }
 

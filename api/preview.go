@@ -22,8 +22,10 @@ import (
 // previewCacheBytes bounds the previews kept on disk; the least recently used go first.
 const previewCacheBytes = 64 << 20
 
-// previewCache keeps the free previews on disk, by a hash of what is spoken and how, so
-// a visitor pressing Preview again (or another with the same text) costs no engine time.
+// previewCache keeps the free previews on disk, by a hash of who asked and what is spoken
+// and how, so a visitor pressing Preview again costs no engine time. Another visitor's
+// same text is made anew: a preview found made would tell, by its speed, what someone
+// else previewed.
 type previewCache struct {
 	dir    string
 	limit  int64
@@ -35,20 +37,21 @@ func newPreviewCache(dir string, speaker providers.Speaker) *previewCache {
 	return &previewCache{dir: dir, limit: previewCacheBytes, speech: &speechCache{dir: dir, speaker: speaker, touch: true}}
 }
 
-// previewKey names a preview by its text, voice, speed, format and language(s), and the
-// engines that speak it (another engine open, another preview).
-func previewKey(r providers.SpeechRequest, engines []string) string {
+// previewKey names a preview by its client (orders.ClientKey: an IPv4 address, an IPv6
+// /64), its text, voice, speed, format and language(s), and the engines that speak it
+// (another engine open, another preview).
+func previewKey(client string, r providers.SpeechRequest, engines []string) string {
 	h := sha256.New()
-	for _, part := range []string{r.Text, r.Voice, strconv.FormatFloat(r.Speed, 'g', -1, 64), r.Format, r.Language,
+	for _, part := range []string{client, r.Text, r.Voice, strconv.FormatFloat(r.Speed, 'g', -1, 64), r.Format, r.Language,
 		strconv.FormatBool(r.DetectParagraphs), strings.Join(engines, ",")} {
 		fmt.Fprintf(h, "%d:%s\n", len(part), part)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-// path returns the cached preview, producing it first if needed; cached says it was.
-func (pc *previewCache) path(ctx context.Context, pv orders.Preview) (p string, cached bool, err error) {
-	p, cached, err = pc.speech.file(ctx, previewKey(pv.Speech, pv.Engines)+"."+pv.Ext, pv.Speech, "a preview")
+// path returns client's cached preview, producing it first if needed; cached says it was.
+func (pc *previewCache) path(ctx context.Context, client string, pv orders.Preview) (p string, cached bool, err error) {
+	p, cached, err = pc.speech.file(ctx, previewKey(client, pv.Speech, pv.Engines)+"."+pv.Ext, pv.Speech, "a preview")
 	if err == nil && !cached {
 		pc.trim(p)
 	}
@@ -123,11 +126,10 @@ func (s orderHandlers) ttsPreview(c *fiber.Ctx) error {
 	req := pv.Speech
 	ctx, cancel := context.WithTimeout(c.UserContext(), 30*time.Second)
 	defer cancel()
-	p, cached, err := s.previews.path(ctx, pv)
+	p, _, err := s.previews.path(ctx, orders.ClientKey(s.clientOf(c)), pv)
 	if err != nil {
 		return err
 	}
-	c.Set("X-Preview-Cached", strconv.FormatBool(cached))
 	c.Set("X-Preview-Characters", strconv.Itoa(len([]rune(req.Text))))
 	if req.Language != "" {
 		c.Set("X-Preview-Language", req.Language)

@@ -43,7 +43,7 @@ func TestPreviewCacheProducesOncePerKeyAndStaysWithinItsSize(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, _, err := pc.path(context.Background(), req("a")); err != nil {
+			if _, _, err := pc.path(context.Background(), "192.0.2.1", req("a")); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -55,20 +55,23 @@ func TestPreviewCacheProducesOncePerKeyAndStaysWithinItsSize(t *testing.T) {
 	// Another speed, language or engine is another preview.
 	other := speech("a")
 	other.Language = "es"
-	if previewKey(other, nil) == previewKey(speech("a"), nil) {
+	if previewKey("192.0.2.1", other, nil) == previewKey("192.0.2.1", speech("a"), nil) {
 		t.Error("language not in the key")
 	}
 	other = speech("a")
 	other.Speed = 1.5
-	if previewKey(other, nil) == previewKey(speech("a"), nil) {
+	if previewKey("192.0.2.1", other, nil) == previewKey("192.0.2.1", speech("a"), nil) {
 		t.Error("speed not in the key")
 	}
 	other = speech("a")
 	other.DetectParagraphs = true
-	if previewKey(other, nil) == previewKey(speech("a"), nil) {
+	if previewKey("192.0.2.1", other, nil) == previewKey("192.0.2.1", speech("a"), nil) {
 		t.Error("each paragraph in its language: not in the key")
 	}
-	if previewKey(speech("a"), []string{"eSpeak NG"}) == previewKey(speech("a"), []string{"Kokoro"}) {
+	if previewKey("192.0.2.1", speech("a"), nil) == previewKey("192.0.2.2", speech("a"), nil) {
+		t.Error("the client not in the key")
+	}
+	if previewKey("192.0.2.1", speech("a"), []string{"eSpeak NG"}) == previewKey("192.0.2.1", speech("a"), []string{"Kokoro"}) {
 		t.Error("the engine not in the key")
 	}
 	// b, then c: a (least recently used) goes, b and c stay. The order of use is told by
@@ -77,8 +80,8 @@ func TestPreviewCacheProducesOncePerKeyAndStaysWithinItsSize(t *testing.T) {
 	if as, _ := filepath.Glob(filepath.Join(pc.dir, "*")); len(as) != 1 || os.Chtimes(as[0], old, old) != nil {
 		t.Fatalf("the cache holds %v, want a's preview alone", as)
 	}
-	pb, _, _ := pc.path(context.Background(), req("b"))
-	pcPath, _, _ := pc.path(context.Background(), req("c"))
+	pb, _, _ := pc.path(context.Background(), "192.0.2.1", req("b"))
+	pcPath, _, _ := pc.path(context.Background(), "192.0.2.1", req("c"))
 	files, _ := filepath.Glob(filepath.Join(pc.dir, "*"))
 	if len(files) != 2 {
 		t.Fatalf("cache holds %d files, want 2 (limit 1000 bytes)", len(files))
@@ -88,7 +91,7 @@ func TestPreviewCacheProducesOncePerKeyAndStaysWithinItsSize(t *testing.T) {
 			t.Errorf("recent preview deleted: %v", err)
 		}
 	}
-	if _, cached, _ := pc.path(context.Background(), req("a")); cached {
+	if _, cached, _ := pc.path(context.Background(), "192.0.2.1", req("a")); cached {
 		t.Error("the oldest preview was not deleted")
 	}
 }

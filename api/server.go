@@ -173,6 +173,8 @@ func (s *server) newApp() *fiber.App {
 		c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 		return c.Next()
 	})
+	// No answer may be framed; pages get a Content-Security-Policy (csp.go).
+	app.Use(framePolicy(appPolicy(cfg.PaymentMode)))
 	app.Use(requestid.New())
 	app.Use(untrustedProxyWarning(cfg.TrustedProxies, deps.Log))
 	if deps.Count != nil {

@@ -130,7 +130,10 @@ func headers(c *fiber.Ctx) error {
 	c.Set("X-Frame-Options", "DENY")
 	c.Set("Referrer-Policy", "same-origin")
 	if !strings.HasPrefix(c.Path(), "/admin/jobs") {
-		c.Set(fiber.HeaderContentSecurityPolicy, "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+		c.Set(fiber.HeaderContentSecurityPolicy, "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'self'; frame-ancestors 'none'")
+	} else {
+		// River's UI: its own files, its scripts from this site only; its styles as it makes them.
+		c.Set(fiber.HeaderContentSecurityPolicy, "script-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'none'")
 	}
 	return c.Next()
 }

@@ -99,6 +99,9 @@ async function main() {
       const res = await page.request.get(`${BASE}/admin/jobs/api/jobs?state=completed`);
       assert(res.ok(), `status ${res.status()}`);
       assert((await res.text()).includes('"fulfil"'), "no fulfil job listed");
+      // The page itself, in the browser: it runs under the area's Content-Security-Policy.
+      await page.goto(`${BASE}/admin/jobs/`, { waitUntil: "networkidle" });
+      await until(() => page.evaluate(() => document.querySelectorAll("#root *").length > 20), "River's UI drawn", 15000);
     });
 
     await check("signing everyone out keeps this browser's device cookie unless the box asks to revoke it", async () => {

@@ -16,6 +16,18 @@ export const started = Date.now();
 
 let passed = 0;
 let failed = 0;
+/**
+ * Content-Security-Policy violations any page of any browser of this journey reported
+ * (openBrowser listens); finish() fails the journey when there is one.
+ */
+export const cspViolations = new Set();
+
+/**
+ * Refusals that are a library asking, not the page failing: River's UI (/admin/jobs, its
+ * bundled zod) tries `Function("")` once, inside a try, to learn whether it may compile
+ * validators, and works without (the area's policy allows no eval).
+ */
+const CSP_PROBES = [/^Content Security Policy violation: script-src refused eval \(https?:\/\/[^/]+\/admin\/jobs\/assets\/main-[\w-]+\.js:\d+\)$/];
 /** Measured values printed at the end. */
 export const facts = {};
 
@@ -113,7 +125,8 @@ export function moneyOf(config) {
 }
 
 /**
- * Opens chromium with a fresh profile. Returns the page, the uncaught errors
+ * Opens chromium with a fresh profile, collecting Content-Security-Policy
+ * violations (cspViolations). Returns the page, the uncaught errors
  * and dialogs seen, and helpers: shot(name), setLang(lng), config() (GET
  * /api/config), close().
  */
@@ -135,6 +148,19 @@ export async function openBrowser() {
       "--no-first-run",
       "--autoplay-policy=no-user-gesture-required",
     ],
+  });
+  // Every page reports what its Content-Security-Policy refused: Chromium logs most
+  // refusals to the console ("… violates the following Content Security Policy directive"),
+  // and the securitypolicyviolation event, logged by this script in every document, names
+  // the rest.
+  await context.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (e) =>
+      console.error(`Content Security Policy violation: ${e.effectiveDirective} refused ${e.blockedURI || "an inline script or style"} (${e.sourceFile || location.href}:${e.lineNumber})`),
+    );
+  });
+  context.on("console", (m) => {
+    const text = m.text();
+    if (text.includes("Content Security Policy") && !CSP_PROBES.some((p) => p.test(text))) cspViolations.add(`${m.page()?.url() ?? "?"}: ${text}`);
   });
   const page = context.pages()[0] || (await context.newPage());
   const pageErrors = [];
@@ -170,6 +196,13 @@ export async function openBrowser() {
 
 /** Prints the facts and "N passed, M failed", and exits non-zero on any failure. */
 export function finish() {
+  if (cspViolations.size) {
+    failed++;
+    console.log(`FAIL  no Content-Security-Policy violation on any page: ${[...cspViolations].join(" | ")}`);
+  } else {
+    passed++;
+    console.log("ok    no Content-Security-Policy violation on any page");
+  }
   console.log(`facts: ${JSON.stringify(facts)}`);
   console.log(`${passed} passed, ${failed} failed`);
   process.exit(failed ? 1 : 0);

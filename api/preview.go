@@ -126,7 +126,7 @@ func (s orderHandlers) ttsPreview(c *fiber.Ctx) error {
 	req := pv.Speech
 	ctx, cancel := context.WithTimeout(c.UserContext(), 30*time.Second)
 	defer cancel()
-	p, _, err := s.previews.path(ctx, orders.ClientKey(s.clientOf(c)), pv)
+	p, _, err := s.previews.path(ctx, s.clientOf(c), pv)
 	if err != nil {
 		return err
 	}

@@ -172,10 +172,6 @@ func readFLACInfo(path string) (flacInfo, error) {
 	return info, err
 }
 
-func put24(b []byte, v int) {
-	b[0], b[1], b[2] = byte(v>>16), byte(v>>8), byte(v)
-}
-
 // parseFLACHeader reads the "fLaC" marker and the metadata blocks, and returns the layout
 // from STREAMINFO and the offset of the first frame.
 func parseFLACHeader(data []byte) (flacInfo, int, error) {

@@ -100,7 +100,7 @@ func (n *nodeRows) heartbeat(ctx context.Context, log *slog.Logger) {
 			}
 		case err == nil:
 			now := time.Now()
-			if !lastBeat.IsZero() && now.Sub(lastBeat) <= 2*every {
+			if mayJudge(lastBeat, now, every) {
 				regular++
 			} else {
 				regular = 0
@@ -123,12 +123,13 @@ func (n *nodeRows) heartbeat(ctx context.Context, log *slog.Logger) {
 	}
 }
 
-// mayJudge says whether a node whose previous successful heartbeat was at last may judge
-// other nodes dead now: only when its own beats came without a gap. After an outage of
+// mayJudge says whether a node beating every interval, whose previous successful
+// heartbeat was at last, may count its beat now as regular (judgeAfterBeats of them let it
+// judge other nodes dead): only when its own beats came without a gap. After an outage of
 // the database every node's heartbeat is stale; the first node to reconnect must not take
 // the jobs of nodes that are alive and only not yet reconnected.
-func mayJudge(last, now time.Time) bool {
-	return !last.IsZero() && now.Sub(last) <= 2*heartbeatEvery
+func mayJudge(last, now time.Time, every time.Duration) bool {
+	return !last.IsZero() && now.Sub(last) <= 2*every
 }
 
 // takeOver makes the running jobs of dead nodes available again and logs how many.

@@ -98,7 +98,7 @@ func TestMayJudgeOnlyAfterBeatsWithoutAGap(t *testing.T) {
 		{"after an outage of the database", now.Add(-nodeDeadAfter), false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := mayJudge(c.last, now); got != c.want {
+			if got := mayJudge(c.last, now, heartbeatEvery); got != c.want {
 				t.Errorf("mayJudge = %v, want %v", got, c.want)
 			}
 		})

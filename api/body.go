@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -45,8 +46,15 @@ func refuseBody(c *fiber.Ctx, err error) error {
 // limitBody reads a streamed request body (larger than the buffered limit, or chunked)
 // into memory up to BodyLimit for the JSON handlers, and refuses it beyond that. Only the
 // upload route reads its body as a stream.
+//
+// A compressed body is refused (415): Fiber's Ctx.Body inflates whatever Content-Encoding
+// names, without a limit, so 300 KB of gzip became 1.5 GB in memory; BodyLimit bounds only
+// the bytes sent. No client of ours compresses a request.
 func (s *server) limitBody(c *fiber.Ctx) error {
 	req := c.Request()
+	if enc := strings.TrimSpace(string(req.Header.ContentEncoding())); enc != "" && !strings.EqualFold(enc, "identity") {
+		return refuseBody(c, fail("unsupported_media_type", "the request body must not be compressed (Content-Encoding)"))
+	}
 	if !req.IsBodyStream() {
 		return c.Next()
 	}

@@ -62,7 +62,14 @@ func ClientIP(trustedProxies []string) func(c *fiber.Ctx) string {
 	trusted := trustedNets(trustedProxies)
 	return func(c *fiber.Ctx) string {
 		remote, _ := netip.AddrFromSlice(c.Context().RemoteIP())
-		return clientIP(remote, c.Get(fiber.HeaderXForwardedFor), trusted)
+		// Every X-Forwarded-For line, joined: a proxy that adds its own line after the
+		// visitor's (HAProxy's option forwardfor) would otherwise leave c.Get the visitor's
+		// own, written to look like another client on every request.
+		var lines []string
+		for _, v := range c.Request().Header.PeekAll(fiber.HeaderXForwardedFor) {
+			lines = append(lines, string(v))
+		}
+		return clientIP(remote, strings.Join(lines, ","), trusted)
 	}
 }
 

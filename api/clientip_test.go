@@ -1,10 +1,14 @@
 package api
 
 import (
+	"net"
 	"net/netip"
 	"testing"
 
 	"parla/api/orders"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 )
 
 func TestClientIPTakesTheRightmostUntrustedHop(t *testing.T) {
@@ -27,6 +31,22 @@ func TestClientIPTakesTheRightmostUntrustedHop(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("%s: clientIP(%s, %q) = %s, want %s", tt.name, tt.remote, tt.xff, got, tt.want)
 		}
+	}
+}
+
+// A trusted proxy that adds its own X-Forwarded-For line after the visitor's (HAProxy's
+// option forwardfor) makes two header lines: the client is the rightmost untrusted hop of
+// both, not whatever the visitor wrote on the first.
+func TestClientIPReadsEveryForwardedForLine(t *testing.T) {
+	app := fiber.New()
+	fctx := &fasthttp.RequestCtx{}
+	fctx.SetRemoteAddr(&net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 4000})
+	fctx.Request.Header.Add("X-Forwarded-For", "203.0.113.9")
+	fctx.Request.Header.Add("X-Forwarded-For", "198.51.100.7")
+	c := app.AcquireCtx(fctx)
+	defer app.ReleaseCtx(c)
+	if got := ClientIP([]string{"127.0.0.1"})(c); got != "198.51.100.7" {
+		t.Errorf("two X-Forwarded-For lines: client %s, want 198.51.100.7 (the proxy's own line)", got)
 	}
 }
 

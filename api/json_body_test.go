@@ -1,10 +1,13 @@
 package api
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -76,6 +79,40 @@ func TestDecodeJSONSpeaksNoGo(t *testing.T) {
 			if strings.Contains(e.message, internal) {
 				t.Errorf("%q: the message %q tells %q", body, e.message, internal)
 			}
+		}
+	}
+}
+
+// A compressed body is refused before anything reads it: Fiber's Ctx.Body inflates
+// whatever Content-Encoding names, without a limit (300 KB of gzip made 1.5 GB), and
+// BodyLimit counts only the bytes sent.
+func TestCompressedBodiesRefused(t *testing.T) {
+	app := New(Config{}, Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	var bomb bytes.Buffer
+	zw := gzip.NewWriter(&bomb)
+	zero := make([]byte, 1<<20)
+	for range 200 { // 200 MB of zeros, about 200 KB compressed
+		zw.Write(zero)
+	}
+	zw.Close()
+	for _, enc := range []string{"gzip", "gzip, gzip", "deflate", "br", "GZIP"} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		req := httptest.NewRequest("POST", "/api/tts/preview", bytes.NewReader(bomb.Bytes()))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Encoding", enc)
+		resp, err := app.Test(req, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 415 || !strings.Contains(string(raw), "unsupported_media_type") {
+			t.Errorf("Content-Encoding %q: %d %s, want 415 unsupported_media_type", enc, resp.StatusCode, raw)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+			t.Errorf("Content-Encoding %q: %d MB allocated for a %d KB body", enc, grew>>20, bomb.Len()>>10)
 		}
 	}
 }

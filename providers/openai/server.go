@@ -64,13 +64,20 @@ func splitUserinfo(base string) (string, *url.Userinfo) {
 // authorize gives req the base URL's user info as basic auth when it has no Authorization
 // header (a key's Bearer wins, as it does in Go's client); req is cloned, never changed.
 func (s *server) authorize(req *http.Request) *http.Request {
-	if s.user == nil || req.Header.Get("Authorization") != "" {
+	if s.user == nil || req.Header.Get("Authorization") != "" || !s.sameHost(req.URL) {
 		return req
 	}
 	req = req.Clone(req.Context())
 	pass, _ := s.user.Password()
 	req.SetBasicAuth(s.user.Username(), pass)
 	return req
+}
+
+// sameHost reports a request to the base URL's own host: a redirect elsewhere is sent
+// without the base URL's user info, as Go's client does with user info of its own.
+func (s *server) sameHost(u *url.URL) bool {
+	b, err := url.Parse(s.base)
+	return err == nil && u != nil && strings.EqualFold(u.Host, b.Host)
 }
 
 // Check asks the server for GET {base}/models, which OpenAI, Kokoro-FastAPI, speaches and

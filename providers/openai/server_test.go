@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -118,5 +119,26 @@ func TestBaseURLCredentialsAreSentNeverShown(t *testing.T) {
 	keyed := NewSpeaker(Config{APIKey: "sk-test", BaseURL: strings.Replace(srv2.URL, "http://", "http://alice:s3cret-pw@", 1) + "/v1"})
 	if err := keyed.Check(ctx); err != nil || len(auths) != 1 || auths[0] != "Bearer sk-test" {
 		t.Errorf("with a key: %v, Authorization %q", err, auths)
+	}
+}
+
+// The base URL's user info goes to its own host only: an engine server that redirects a
+// call to another host does not hand it the credentials (Go's client drops Authorization
+// on a redirect to another host name; the engines' transport must not put it back).
+func TestBaseURLCredentialsStayWithTheirHost(t *testing.T) {
+	var elsewhere []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere = append(elsewhere, r.Header.Get("Authorization"))
+	}))
+	defer other.Close()
+	base := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Another host name for the same machine: Go keeps Authorization across ports.
+		http.Redirect(w, r, strings.Replace(other.URL, "127.0.0.1", "localhost", 1)+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer base.Close()
+	s := NewSpeaker(Config{BaseURL: strings.Replace(base.URL, "http://", "http://alice:s3cret-pw@", 1) + "/v1"})
+	_ = s.Speak(context.Background(), providers.SpeechRequest{Voice: "alloy", Text: "Hi.", Format: "mp3", Speed: 1}, &strings.Builder{})
+	if len(elsewhere) == 0 || slices.ContainsFunc(elsewhere, func(a string) bool { return a != "" }) {
+		t.Errorf("the host redirected to got Authorization %q, want none", elsewhere)
 	}
 }

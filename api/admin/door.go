@@ -184,10 +184,12 @@ func (d *door) signInPage(c *fiber.Ctx) error {
 
 // signIn checks the password. Only failures are counted and limited: an address past its
 // count is refused unchecked, and a wrong password past the global count is answered 429,
-// but the right password from any other address always gets in.
+// but the right password from any other address always gets in, and so does the right
+// password from a browser that signed in before (its device cookie), whoever else spent the
+// failures of its address or /64.
 func (d *door) signIn(c *fiber.Ctx) error {
 	ip, now := d.cfg.ClientIP(c), d.cfg.Now()
-	if d.limiter.blocked(ip, now) {
+	if d.limiter.blocked(ip, now) && !d.knownDevice(c, now) {
 		return d.pages.refuse(c, fiber.StatusTooManyRequests, "rate_limited", "Too many sign-in attempts; wait a minute.")
 	}
 	// Past the global count, only a browser that signed in before is checked (door_guard.go).

@@ -107,3 +107,34 @@ func TestSignEveryoneOutKeepsDeviceCookiesUnlessAsked(t *testing.T) {
 		t.Errorf("a revoked device cookie during a flood: %d, want 429", got)
 	}
 }
+
+// Someone sharing the operator's address (or /64) who spends its sign-in failures does not
+// lock out the operator's own browser: a device cookie of a browser that signed in before
+// gets past the address's block, and the password is still checked.
+func TestDeviceCookiePassesItsAddressBlock(t *testing.T) {
+	cfg := openConfig(t)
+	cfg.ClientIP = fromHeader
+	f := newFixture(t, cfg)
+	r := f.do("POST", "/admin/sign-in", url.Values{"password": {testPassword}}, map[string]string{"X-Test-IP": "203.0.113.20"})
+	var device string
+	for _, c := range r.header.Values("Set-Cookie") {
+		if strings.HasPrefix(c, deviceCookieName+"=") {
+			device = strings.SplitN(c, ";", 2)[0]
+		}
+	}
+	if r.status != 303 || device == "" {
+		t.Fatalf("first sign-in: %d, device cookie %q", r.status, device)
+	}
+	for range 12 {
+		f.signInFrom("203.0.113.20", "guess")
+	}
+	if got := f.do("POST", "/admin/sign-in", url.Values{"password": {testPassword}}, map[string]string{"X-Test-IP": "203.0.113.20"}).status; got != 429 {
+		t.Fatalf("the right password from the blocked address without a device cookie: %d, want 429", got)
+	}
+	if got := f.do("POST", "/admin/sign-in", url.Values{"password": {testPassword}}, map[string]string{"X-Test-IP": "203.0.113.20", "Cookie": device}).status; got != 303 {
+		t.Errorf("the right password with the device cookie from the blocked address: %d, want 303", got)
+	}
+	if got := f.do("POST", "/admin/sign-in", url.Values{"password": {"guess"}}, map[string]string{"X-Test-IP": "203.0.113.20", "Cookie": device}).status; got == 303 {
+		t.Errorf("a wrong password with the device cookie: %d, signed in", got)
+	}
+}

@@ -65,11 +65,17 @@ func (s *relayServer) copyBody(ctx context.Context, cancel func(), w http.Respon
 	defer relayBuffers.Put(bufp)
 	buf := *bufp
 	var stalled atomic.Bool
-	idle := time.AfterFunc(s.idle, func() { stalled.Store(true); cancel() })
+	// A relay whose source must answer within answerWithin (an analysis, which holds a
+	// place in the visitors' pool while ffprobe reads) may not go silent longer mid-body.
+	wait := s.idle
+	if t.answerWithin > 0 {
+		wait = min(wait, t.answerWithin)
+	}
+	idle := time.AfterFunc(wait, func() { stalled.Store(true); cancel() })
 	defer idle.Stop()
 	for {
 		n, err := body.Read(buf)
-		idle.Reset(s.idle)
+		idle.Reset(wait)
 		if n > 0 {
 			if total := t.stats.bytesRead.Add(int64(n)); total > t.limit {
 				t.stats.fail(fmt.Errorf("%w: %s sent more than %d bytes", ErrSourceUnreachable, t.host, t.limit))
@@ -89,7 +95,7 @@ func (s *relayServer) copyBody(ctx context.Context, cancel func(), w http.Respon
 			return copied, nil
 		case err == nil:
 		case stalled.Load():
-			t.stats.fail(fmt.Errorf("%w: %s sent nothing for %s", ErrSourceUnreachable, t.host, s.idle))
+			t.stats.fail(fmt.Errorf("%w: %s sent nothing for %s", ErrSourceUnreachable, t.host, wait))
 			return copied, err
 		case ctx.Err() != nil:
 			// ffmpeg hung up or the target was closed: not the source's fault.

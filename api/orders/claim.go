@@ -68,7 +68,7 @@ func (j *jobRows) holds(ctx context.Context, id string, claim int64) (bool, erro
 // setProgressFenced records progress (0–100) of a running order, for the holder of claim.
 func (j *jobRows) setProgressFenced(ctx context.Context, id string, claim int64, percent int) error {
 	percent = min(max(percent, 0), 100)
-	return execRow(ctx, j.db, "recording progress of order "+id,
+	return j.db.Update(ctx, "recording progress of order "+id,
 		`UPDATE orders SET progress = ? WHERE id = ? AND status = ? AND claim = ?`, percent, id, Processing, claim)
 }
 
@@ -76,7 +76,7 @@ func (j *jobRows) setProgressFenced(ctx context.Context, id string, claim int64,
 // claim, on an order still running and not erased; false when refused. It keeps an
 // existing link, so a repeated step never hands out a second one.
 func (j *jobRows) setResultFenced(ctx context.Context, id string, claim int64, key, name, token string, expires time.Time) (bool, error) {
-	return execChanged(ctx, j.db, "recording result of order "+id,
+	return j.db.Changed(ctx, "recording result of order "+id,
 		`UPDATE orders SET result_key = ?, result_name = ?,
 		   link_token = COALESCE(link_token, ?),
 		   link_expires_at = CASE WHEN link_expires_at = 0 THEN ? ELSE link_expires_at END,
@@ -87,7 +87,7 @@ func (j *jobRows) setResultFenced(ctx context.Context, id string, claim int64, k
 // finishFenced marks an order done and erases its parameters (the visitor's text), for
 // the holder of claim; false when refused.
 func (j *jobRows) finishFenced(ctx context.Context, id string, claim int64, at time.Time) (bool, error) {
-	return execChanged(ctx, j.db, "finishing order "+id,
+	return j.db.Changed(ctx, "finishing order "+id,
 		`UPDATE orders SET status = ?, done_at = ?, params = '{}', progress = 100
 		 WHERE id = ? AND claim = ? AND status = ?`, Done, millis(at), id, claim, Processing)
 }
@@ -95,7 +95,7 @@ func (j *jobRows) finishFenced(ctx context.Context, id string, claim int64, at t
 // failFenced marks a running order failed (a refund follows), for the holder of claim;
 // false when refused: a runner that lost the order must not fail what another delivers.
 func (j *jobRows) failFenced(ctx context.Context, id string, claim int64, reason string) (bool, error) {
-	return execChanged(ctx, j.db, "failing order "+id,
+	return j.db.Changed(ctx, "failing order "+id,
 		`UPDATE orders SET status = ?, error = ? WHERE id = ? AND claim = ? AND status IN (?, ?)`,
 		Failed, reason, id, claim, Paid, Processing)
 }
@@ -104,7 +104,7 @@ func (j *jobRows) failFenced(ctx context.Context, id string, claim int64, reason
 // not be sent (the link is on the confirmation page), for the holder of claim; false when
 // refused.
 func (j *jobRows) finishUnmailedFenced(ctx context.Context, id string, claim int64, at time.Time) (bool, error) {
-	return execChanged(ctx, j.db, "finishing order "+id,
+	return j.db.Changed(ctx, "finishing order "+id,
 		`UPDATE orders SET status = ?, done_at = ?, mailed_at = ?, email = '', params = '{}', progress = 100
 		 WHERE id = ? AND claim = ? AND status IN (?, ?) AND result_key != ''`, Done, millis(at), millis(at), id, claim, Paid, Processing)
 }
@@ -114,14 +114,14 @@ func (j *jobRows) finishUnmailedFenced(ctx context.Context, id string, claim int
 // sent before. A crash between the claim and the send leaves it unsent (the operator's
 // Resend is the remedy); a send that fails gives the claim back (unclaimLetter).
 func (j *jobRows) claimLetter(ctx context.Context, id string, claim int64, at time.Time) (bool, error) {
-	return execChanged(ctx, j.db, "claiming the letter of order "+id,
+	return j.db.Changed(ctx, "claiming the letter of order "+id,
 		`UPDATE orders SET mail_claimed_at = ?
 		 WHERE id = ? AND mail_claimed_at = 0 AND mailed_at = 0 AND (claim = ? OR ? < 0)`, millis(at), id, claim, claim)
 }
 
 // unclaimLetter gives back the claim of a letter whose send failed, so a retry sends it.
 func (j *jobRows) unclaimLetter(ctx context.Context, id string) error {
-	return execRow(ctx, j.db, "giving back the letter of order "+id,
+	return j.db.Update(ctx, "giving back the letter of order "+id,
 		`UPDATE orders SET mail_claimed_at = 0 WHERE id = ? AND mailed_at = 0`, id)
 }
 
@@ -133,7 +133,7 @@ func claimPrefix(id string, claim int64) string {
 // recordEdit records a save of the visitor's edit, in the statement that checks the
 // result is still the one the visitor edits and not erased: false when it is gone.
 func (s *Store) recordEdit(ctx context.Context, id, resultKey string) (bool, error) {
-	return execChanged(ctx, s.db, "recording an edit of order "+id,
+	return s.db.Changed(ctx, "recording an edit of order "+id,
 		`UPDATE orders SET edits = edits + 1 WHERE id = ? AND result_key = ? AND result_key != '' AND erased = 0`, id, resultKey)
 }
 
@@ -151,7 +151,7 @@ func (s *Store) stillServes(ctx context.Context, id, resultKey string) (bool, er
 // markErased marks an order's result erased for good before its files go: no later write
 // (a save, a resumed runner's result) can bring it back.
 func (s *Store) markErased(ctx context.Context, id string) error {
-	return execRow(ctx, s.db, "erasing result of order "+id,
+	return s.db.Update(ctx, "erasing result of order "+id,
 		`UPDATE orders SET erased = 1, result_key = '', status = CASE WHEN status = ? THEN ? ELSE status END WHERE id = ?`,
 		Done, Expired, id)
 }

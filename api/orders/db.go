@@ -2,7 +2,6 @@ package orders
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"parla/providers/sqldb"
@@ -130,44 +129,4 @@ func nullable(s string) any {
 		return nil
 	}
 	return s
-}
-
-// execChanged runs an update and reports whether it changed a row.
-func execChanged(ctx context.Context, db *sqldb.DB, what, q string, args ...any) (bool, error) {
-	res, err := db.ExecContext(ctx, q, args...)
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", what, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", what, err)
-	}
-	return n > 0, nil
-}
-
-// execRow runs an update whose row count does not matter.
-func execRow(ctx context.Context, db *sqldb.DB, what, q string, args ...any) error {
-	_, err := execChanged(ctx, db, what, q, args...)
-	return err
-}
-
-// scanner is a *sql.Row or *sql.Rows.
-type scanner interface{ Scan(...any) error }
-
-// queryAll runs a query and scans every row with scan.
-func queryAll[T any](ctx context.Context, db *sqldb.DB, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
-	rows, err := db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("listing: %w", err)
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("listing: %w", err)
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
 }

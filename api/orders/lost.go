@@ -29,7 +29,7 @@ func (q *jobQueue) lostFulfilments(ctx context.Context) ([]string, error) {
 		holderAlive = ` AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = o.claimed_by AND n.seen_at > ` + dbMillis + ` - ?)`
 		args = append(args, deadAfter.Milliseconds())
 	}
-	return queryAll(ctx, q.db, func(row scanner) (string, error) {
+	return sqldb.QueryAll(ctx, q.db, func(row sqldb.Scanner) (string, error) {
 		var id string
 		return id, row.Scan(&id)
 	}, `SELECT o.id FROM orders o

@@ -65,7 +65,7 @@ const judgeAfterBeats = 3
 // beat records that this node is alive, and renews its lease as of when the beat was sent.
 func (n *nodeRows) beat(ctx context.Context) error {
 	sent := time.Now()
-	err := execRow(ctx, n.db, "recording the heartbeat of node "+n.id,
+	err := n.db.Update(ctx, "recording the heartbeat of node "+n.id,
 		`INSERT INTO nodes (id, started_at, seen_at) VALUES (?, `+dbMillis+`, `+dbMillis+`)
 		 ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`, n.id)
 	if err == nil && n.lease != nil {
@@ -76,7 +76,7 @@ func (n *nodeRows) beat(ctx context.Context) error {
 
 // leave removes this node's heartbeat at a clean shutdown, and prunes long-dead nodes.
 func (n *nodeRows) leave(ctx context.Context) error {
-	return execRow(ctx, n.db, "removing the heartbeat of node "+n.id,
+	return n.db.Update(ctx, "removing the heartbeat of node "+n.id,
 		`DELETE FROM nodes WHERE id = ? OR seen_at < `+dbMillis+` - ?`, n.id, (24 * time.Hour).Milliseconds())
 }
 

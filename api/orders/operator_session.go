@@ -54,7 +54,7 @@ func (op *Operator) SignEveryoneOut(ctx context.Context, by Actor, revokeDevices
 	}
 	return op.act(ctx, by, "sign_out_everyone", "", detail, func(string) (string, error) {
 		for _, name := range names {
-			if err := execRow(ctx, op.book.orders.db, "replacing the admin "+name+" secret",
+			if err := op.book.orders.db.Update(ctx, "replacing the admin "+name+" secret",
 				`INSERT INTO admin_secrets (name, value, created_at) VALUES (?, ?, ?)
 				 ON CONFLICT (name) DO UPDATE SET value = excluded.value, created_at = excluded.created_at`,
 				name, randomString(32), millis(op.book.cfg.Now())); err != nil {

@@ -94,21 +94,21 @@ func (s *Store) search(ctx context.Context, q Search, now time.Time, jobTimeout 
 		limit = 50
 	}
 	limit = min(limit, MaxSearch)
-	return queryAll(ctx, s.db, scanOrder, `SELECT `+orderColumns+` FROM orders`+where+
+	return sqldb.QueryAll(ctx, s.db, scanOrder, `SELECT `+orderColumns+` FROM orders`+where+
 		fmt.Sprintf(` ORDER BY created_at DESC LIMIT %d`, limit), args...)
 }
 
 // retryFailed moves a failed order back to paid, clearing its error, so that its
 // fulfilment runs again. It reports false when the order was no longer failed.
 func (s *Store) retryFailed(ctx context.Context, id string) (bool, error) {
-	return execChanged(ctx, s.db, "retrying order "+id,
+	return s.db.Changed(ctx, "retrying order "+id,
 		`UPDATE orders SET status = ?, error = '', progress = 0 WHERE id = ? AND status = ?`, Paid, id, Failed)
 }
 
 // refundDelivered records the refund of a delivered order, its link live or lapsed (the
 // money was returned by the operator's action); the result stays until its link lapses.
 func (s *Store) refundDelivered(ctx context.Context, id, reason string) (bool, error) {
-	return execChanged(ctx, s.db, "refunding delivered order "+id,
+	return s.db.Changed(ctx, "refunding delivered order "+id,
 		`UPDATE orders SET status = ?, error = ?, params = '{}', email = ''
 		 WHERE id = ? AND (status = ? OR (status = ? AND paid_at != 0))`,
 		Refunded, reason, id, Done, Expired)
@@ -117,7 +117,7 @@ func (s *Store) refundDelivered(ctx context.Context, id, reason string) (bool, e
 // extendLink moves a link's expiry from one value to another; false when it changed meanwhile
 // or the result is gone.
 func (s *Store) extendLink(ctx context.Context, id string, from, to time.Time) (bool, error) {
-	return execChanged(ctx, s.db, "extending the link of order "+id,
+	return s.db.Changed(ctx, "extending the link of order "+id,
 		`UPDATE orders SET link_expires_at = ? WHERE id = ? AND link_expires_at = ? AND result_key != ''`,
 		millis(to), id, millis(from))
 }
@@ -141,7 +141,7 @@ type auditRows struct {
 
 const auditColumns = `id, actor, ip, action, order_id, detail, result, at`
 
-func scanAudit(row scanner) (AuditEntry, error) {
+func scanAudit(row sqldb.Scanner) (AuditEntry, error) {
 	var e AuditEntry
 	var at int64
 	err := row.Scan(&e.ID, &e.Actor, &e.IP, &e.Action, &e.OrderID, &e.Detail, &e.Result, &at)
@@ -152,7 +152,7 @@ func scanAudit(row scanner) (AuditEntry, error) {
 // begin records an action about to run under its once key; false when that key was used
 // before (the same form sent twice), in which case nothing is written.
 func (a *auditRows) begin(ctx context.Context, once string, e AuditEntry) (bool, error) {
-	return execChanged(ctx, a.db, "recording "+e.Action,
+	return a.db.Changed(ctx, "recording "+e.Action,
 		`INSERT INTO admin_audit (id, once_key, actor, ip, action, order_id, detail, result, at)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (once_key) DO NOTHING`,
 		e.ID, once, e.Actor, e.IP, e.Action, e.OrderID, e.Detail, e.Result, millis(e.At))
@@ -160,7 +160,7 @@ func (a *auditRows) begin(ctx context.Context, once string, e AuditEntry) (bool,
 
 // finish records how an action ended.
 func (a *auditRows) finish(ctx context.Context, id, result string) error {
-	return execRow(ctx, a.db, "recording the result of action "+id,
+	return a.db.Update(ctx, "recording the result of action "+id,
 		`UPDATE admin_audit SET result = ? WHERE id = ?`, result, id)
 }
 
@@ -176,9 +176,9 @@ func (a *auditRows) byOnce(ctx context.Context, once string) (AuditEntry, error)
 // list is the newest entries, of one order when orderID is set.
 func (a *auditRows) list(ctx context.Context, orderID string, limit int) ([]AuditEntry, error) {
 	if orderID != "" {
-		return queryAll(ctx, a.db, scanAudit, `SELECT `+auditColumns+` FROM admin_audit
+		return sqldb.QueryAll(ctx, a.db, scanAudit, `SELECT `+auditColumns+` FROM admin_audit
 			WHERE order_id = ? ORDER BY at DESC, id DESC LIMIT ?`, orderID, limit)
 	}
-	return queryAll(ctx, a.db, scanAudit, `SELECT `+auditColumns+` FROM admin_audit
+	return sqldb.QueryAll(ctx, a.db, scanAudit, `SELECT `+auditColumns+` FROM admin_audit
 		ORDER BY at DESC, id DESC LIMIT ?`, limit)
 }

@@ -24,7 +24,7 @@ const orderColumns = `id, service, status, params, email, locale, amount, curren
 	COALESCE(session_id, ''), payment_intent, progress, result_key, result_name,
 	COALESCE(link_token, ''), link_expires_at, error, mailed_at, created_at, paid_at, done_at, COALESCE(order_key, '')`
 
-func scanOrder(row scanner) (Order, error) {
+func scanOrder(row sqldb.Scanner) (Order, error) {
 	var o Order
 	var params string
 	var linkExp, mailed, created, paid, done int64
@@ -85,33 +85,33 @@ func (s *Store) ByLinkToken(ctx context.Context, token string) (Order, error) {
 // ByKey lists the orders a page placed under one order key, newest first: all that were
 // paid, and the unpaid ones created since the cutoff (their checkout may still be open).
 func (s *Store) ByKey(ctx context.Context, svc Service, key string, since time.Time) ([]Order, error) {
-	return queryAll(ctx, s.db, scanOrder, `SELECT `+orderColumns+` FROM orders
+	return sqldb.QueryAll(ctx, s.db, scanOrder, `SELECT `+orderColumns+` FROM orders
 		WHERE service = ? AND order_key = ? AND (paid_at != 0 OR status != ? OR created_at >= ?)
 		ORDER BY created_at DESC`, svc, key, Expired, millis(since))
 }
 
 // ExpiredResults lists delivered orders whose link has lapsed and whose file is still kept.
 func (s *Store) ExpiredResults(ctx context.Context, now time.Time) ([]Order, error) {
-	return queryAll(ctx, s.db, scanOrder, `SELECT `+orderColumns+` FROM orders
+	return sqldb.QueryAll(ctx, s.db, scanOrder, `SELECT `+orderColumns+` FROM orders
 		WHERE result_key != '' AND link_expires_at != 0 AND link_expires_at <= ?`, millis(now))
 }
 
 // StaleUnpaid lists unpaid orders created before the cutoff.
 func (s *Store) StaleUnpaid(ctx context.Context, before time.Time) ([]Order, error) {
-	return queryAll(ctx, s.db, scanOrder, `SELECT `+orderColumns+` FROM orders
+	return sqldb.QueryAll(ctx, s.db, scanOrder, `SELECT `+orderColumns+` FROM orders
 		WHERE status = ? AND created_at < ?`, AwaitingPayment, millis(before))
 }
 
 // SetSession binds an order to its checkout session.
 func (s *Store) SetSession(ctx context.Context, id, sessionID string) error {
-	return execRow(ctx, s.db, "binding session to order "+id,
+	return s.db.Update(ctx, "binding session to order "+id,
 		`UPDATE orders SET session_id = ? WHERE id = ?`, sessionID, id)
 }
 
 // MarkPaid moves an unpaid order to paid; it reports false when the order was already
 // past that point (a repeated or late notification), which is not an error.
 func (s *Store) MarkPaid(ctx context.Context, id, paymentIntent string, at time.Time) (bool, error) {
-	return execChanged(ctx, s.db, "marking order "+id+" paid",
+	return s.db.Changed(ctx, "marking order "+id+" paid",
 		`UPDATE orders SET status = ?, payment_intent = ?, paid_at = ?
 		 WHERE id = ? AND (status = ? OR (status = ? AND paid_at = 0))`,
 		Paid, paymentIntent, millis(at), id, AwaitingPayment, Expired)
@@ -121,21 +121,21 @@ func (s *Store) MarkPaid(ctx context.Context, id, paymentIntent string, at time.
 // keeping the address the payment provider knows (the order's own may be erased) so that
 // the refund letter reaches the visitor.
 func (s *Store) FailPayment(ctx context.Context, id, reason, email string) error {
-	return execRow(ctx, s.db, "failing the payment of order "+id,
+	return s.db.Update(ctx, "failing the payment of order "+id,
 		`UPDATE orders SET status = ?, error = ?, email = CASE WHEN email = '' THEN ? ELSE email END
 		 WHERE id = ? AND status = ?`, Failed, reason, email, id, Paid)
 }
 
 // Expire marks an unpaid order whose checkout lapsed as expired and erases its data.
 func (s *Store) Expire(ctx context.Context, id string) (bool, error) {
-	return execChanged(ctx, s.db, "expiring order "+id,
+	return s.db.Changed(ctx, "expiring order "+id,
 		`UPDATE orders SET status = ?, params = '{}', email = '' WHERE id = ? AND status = ?`,
 		Expired, id, AwaitingPayment)
 }
 
 // DropResult forgets the stored file of a swept order; the link then answers 410.
 func (s *Store) DropResult(ctx context.Context, id string) error {
-	return execRow(ctx, s.db, "dropping result of order "+id,
+	return s.db.Update(ctx, "dropping result of order "+id,
 		`UPDATE orders SET result_key = '', status = CASE WHEN status = ? THEN ? ELSE status END WHERE id = ?`,
 		Done, Expired, id)
 }
@@ -152,20 +152,20 @@ type jobRows struct {
 
 // MarkMailed records that the visitor was told and erases the address.
 func (j *jobRows) MarkMailed(ctx context.Context, id string, at time.Time) error {
-	return execRow(ctx, j.db, "recording mail of order "+id,
+	return j.db.Update(ctx, "recording mail of order "+id,
 		`UPDATE orders SET mailed_at = ?, email = '' WHERE id = ?`, millis(at), id)
 }
 
 // MarkFailed records that fulfilment failed for good; a refund follows.
 func (j *jobRows) MarkFailed(ctx context.Context, id, reason string) error {
-	return execRow(ctx, j.db, "failing order "+id,
+	return j.db.Update(ctx, "failing order "+id,
 		`UPDATE orders SET status = ?, error = ? WHERE id = ? AND status IN (?, ?)`,
 		Failed, reason, id, Paid, Processing)
 }
 
 // MarkRefunded records the refund and erases what the visitor gave us.
 func (j *jobRows) MarkRefunded(ctx context.Context, id string) error {
-	return execRow(ctx, j.db, "refunding order "+id,
+	return j.db.Update(ctx, "refunding order "+id,
 		`UPDATE orders SET status = ?, params = '{}', email = '' WHERE id = ? AND status IN (?, ?, ?)`,
 		Refunded, id, Paid, Processing, Failed)
 }
@@ -177,7 +177,7 @@ type eventRows struct {
 
 // Record remembers an event id; it reports false if it was seen before.
 func (e *eventRows) Record(ctx context.Context, id, typ string, at time.Time) (bool, error) {
-	return execChanged(ctx, e.db, "recording event "+id,
+	return e.db.Changed(ctx, "recording event "+id,
 		`INSERT INTO webhook_events (id, type, received_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		id, typ, millis(at))
 }
@@ -185,10 +185,10 @@ func (e *eventRows) Record(ctx context.Context, id, typ string, at time.Time) (b
 // Forget removes a recorded event so that a retried delivery is processed again (used
 // when handling it failed).
 func (e *eventRows) Forget(ctx context.Context, id string) error {
-	return execRow(ctx, e.db, "forgetting event "+id, `DELETE FROM webhook_events WHERE id = ?`, id)
+	return e.db.Update(ctx, "forgetting event "+id, `DELETE FROM webhook_events WHERE id = ?`, id)
 }
 
 // DeleteBefore prunes old event ids (Stripe retries for at most 3 days).
 func (e *eventRows) DeleteBefore(ctx context.Context, before time.Time) error {
-	return execRow(ctx, e.db, "pruning webhook events", `DELETE FROM webhook_events WHERE received_at < ?`, millis(before))
+	return e.db.Update(ctx, "pruning webhook events", `DELETE FROM webhook_events WHERE received_at < ?`, millis(before))
 }

@@ -92,7 +92,7 @@ func keptMillis(d time.Duration) int64 {
 
 const uploadColumns = `id, file_name, size, duration_ms, order_id, created_at`
 
-func scanUpload(row scanner) (Upload, error) {
+func scanUpload(row sqldb.Scanner) (Upload, error) {
 	var up Upload
 	var ms, created int64
 	err := row.Scan(&up.ID, &up.FileName, &up.Size, &ms, &up.OrderID, &created)
@@ -142,7 +142,7 @@ const heldByNoPaidOrder = `(order_id = ''
 // claim binds an upload to a new order unless an order that has been paid holds it
 // already; it reports false in that case.
 func (u *Uploads) claim(ctx context.Context, id, orderID string) (bool, error) {
-	return execChanged(ctx, u.db, "claiming "+uploadRef(id),
+	return u.db.Changed(ctx, "claiming "+uploadRef(id),
 		`UPDATE uploads SET order_id = ? WHERE id = ? AND `+heldByNoPaidOrder,
 		orderID, id, AwaitingPayment, Expired)
 }
@@ -150,7 +150,7 @@ func (u *Uploads) claim(ctx context.Context, id, orderID string) (bool, error) {
 // claimPaid makes a just-paid order the upload's holder unless another paid order holds
 // it; it reports false in that case (two checkouts of one file, both paid).
 func (u *Uploads) claimPaid(ctx context.Context, id, orderID string) (bool, error) {
-	return execChanged(ctx, u.db, "claiming "+uploadRef(id)+" for a payment",
+	return u.db.Changed(ctx, "claiming "+uploadRef(id)+" for a payment",
 		`UPDATE uploads SET order_id = ? WHERE id = ? AND (order_id = ? OR `+heldByNoPaidOrder+`)`,
 		orderID, id, orderID, AwaitingPayment, Expired)
 }
@@ -171,7 +171,7 @@ func (u *Uploads) delete(ctx context.Context, id string) bool {
 		u.log.Warn("deleting upload", "upload", uploadRef(id), "err", err)
 		return false
 	}
-	if err := execRow(ctx, u.db, "deleting "+uploadRef(id), `DELETE FROM uploads WHERE id = ?`, id); err != nil {
+	if err := u.db.Update(ctx, "deleting "+uploadRef(id), `DELETE FROM uploads WHERE id = ?`, id); err != nil {
 		u.log.Warn("forgetting upload", "upload", uploadRef(id), "err", err)
 		return false
 	}
@@ -180,7 +180,7 @@ func (u *Uploads) delete(ctx context.Context, id string) bool {
 
 // sweep deletes uploads older than the cutoff that no paid order holds.
 func (u *Uploads) sweep(ctx context.Context, cutoff time.Time) (int, error) {
-	stale, err := queryAll(ctx, u.db, scanUpload, `SELECT `+uploadColumns+` FROM uploads
+	stale, err := sqldb.QueryAll(ctx, u.db, scanUpload, `SELECT `+uploadColumns+` FROM uploads
 		WHERE created_at < ? AND `+heldByNoPaidOrder, millis(cutoff), AwaitingPayment, Expired)
 	return u.deleteAll(ctx, stale, err)
 }
@@ -189,7 +189,7 @@ func (u *Uploads) sweep(ctx context.Context, cutoff time.Time) (int, error) {
 // taken to one, or its order expired unpaid): what the sweep frees first when the disk is
 // short. One awaiting payment is left, since its visitor may be paying now.
 func (u *Uploads) sweepIdle(ctx context.Context) (int, error) {
-	idle, err := queryAll(ctx, u.db, scanUpload, `SELECT `+uploadColumns+` FROM uploads
+	idle, err := sqldb.QueryAll(ctx, u.db, scanUpload, `SELECT `+uploadColumns+` FROM uploads
 		WHERE order_id = '' OR order_id IN (SELECT id FROM orders WHERE status = ? AND paid_at = 0)
 		OR order_id NOT IN (SELECT id FROM orders)`, Expired)
 	return u.deleteAll(ctx, idle, err)

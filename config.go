@@ -18,6 +18,7 @@ import (
 
 	"parla/api"
 	"parla/api/orders"
+	"parla/api/orders/jobs"
 	"parla/providers/mail"
 	"parla/providers/openai"
 	"parla/providers/sqldb"
@@ -330,8 +331,8 @@ func (r *envReader) readDatabase(c *Config) {
 	c.DatabaseURL = r.get("DATABASE_URL", "")
 	c.DBMaxConns = int(r.integer("DB_MAX_CONNS", sqldb.DefaultMaxConns, 2))
 	c.NodeID = r.get("NODE_ID", "")
-	c.HeartbeatEvery = r.duration("NODE_HEARTBEAT", orders.DefaultHeartbeatEvery)
-	c.NodeDeadAfter = r.duration("NODE_DEAD_AFTER", orders.DefaultNodeDeadAfter)
+	c.HeartbeatEvery = r.duration("NODE_HEARTBEAT", jobs.DefaultHeartbeatEvery)
+	c.NodeDeadAfter = r.duration("NODE_DEAD_AFTER", jobs.DefaultNodeDeadAfter)
 }
 
 // readLimits reads the sizes and times orders are held to, with the order book's and the

@@ -180,6 +180,7 @@ func (a *App) newBook(ctx context.Context, tmpDir string, payments providers.Pay
 	var err error
 	a.book, err = orders.New(ctx, orders.Config{
 		PublicURL: cfg.PublicURL,
+		Routes:    api.OrderRoutes(),
 		TempDir:   tmpDir,
 		UploadDir: filepath.Join(cfg.DataDir, "uploads"), UploadTTL: cfg.UploadTTL,
 		UploadQuotaPerClient: cfg.UploadQuotaPerClient, UploadQuotaTotal: cfg.UploadQuotaTotal,

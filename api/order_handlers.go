@@ -166,7 +166,7 @@ func (s orderHandlers) checkoutAnswer(c *fiber.Ctx, co orders.Checkout, err erro
 // paidOrderView is what the page needs to lead to a paid order's page.
 func paidOrderView(o orders.Order) fiber.Map {
 	return fiber.Map{"id": o.ID, "service": o.Service, "status": o.Status,
-		"sessionId": o.SessionID, "url": orders.SuccessPath(o)}
+		"sessionId": o.SessionID, "url": OrderRoutes().SuccessPath(o)}
 }
 
 // orderByKey tells a page, before it offers to pay, whether the order of its key is paid

@@ -3,7 +3,26 @@ package api
 import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/compress"
+
+	"parla/api/orders"
 )
+
+// The addresses of a delivered order: its file and its link page, before the link token.
+const (
+	downloadPrefix = "/d/"
+	pagePrefix     = "/r/"
+)
+
+// OrderRoutes are the site's addresses the order book hands out (checkout returns, links
+// in letters): the book builds no route.
+func OrderRoutes() orders.Routes {
+	return orders.Routes{
+		Success:  map[orders.Service]string{orders.TTS: "/payment/success", orders.STT: "/sst-payment/success", orders.VTT: "/vtt-payment/success"},
+		Cancel:   map[orders.Service]string{orders.TTS: "/tts", orders.STT: "/sst", orders.VTT: "/vtt"},
+		Download: downloadPrefix,
+		Page:     pagePrefix,
+	}
+}
 
 // routes mounts every route of the API, the pages and the app on app.
 func (s *server) routes(app *fiber.App) {
@@ -41,10 +60,10 @@ func (s *server) routes(app *fiber.App) {
 	app.Post("/checkout/test/:id/cancel", p.testCheckoutCancel)
 
 	app.Post("/webhooks/stripe", p.stripeWebhook)
-	app.Get("/d/:token", s.download)
-	app.Post("/d/:token", s.download)
-	app.Get("/r/:token", s.linkPage)
-	app.Post("/r/:token/delete", s.eraseNow)
+	app.Get(downloadPrefix+":token", s.download)
+	app.Post(downloadPrefix+":token", s.download)
+	app.Get(pagePrefix+":token", s.linkPage)
+	app.Post(pagePrefix+":token/delete", s.eraseNow)
 	// The transcript editor (editor.go): a bucket of its own, four times as generous as
 	// the checkouts, since every opening and every save counts.
 	edits := s.rateLimitTimes(4)

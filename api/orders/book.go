@@ -2,11 +2,9 @@ package orders
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"time"
 
+	"parla/api/orders/jobs"
 	"parla/providers"
 	"parla/providers/speechlang"
 	"parla/providers/sqldb"
@@ -33,13 +31,11 @@ type Book struct {
 	cfg     Config
 	log     *slog.Logger
 	orders  *Store
-	queue   *jobQueue
+	queue   *jobs.Queue
 	sweeper *sweeper
 	storage providers.Storage
-	// stopBeat ends the node's heartbeat (Postgres); nil before Start or on SQLite.
-	stopBeat func()
-	db       *sqldb.DB
-	fulfil   *fulfiller // for the operator's actions (operator.go)
+	db      *sqldb.DB
+	fulfil  *fulfiller // for the operator's actions (operator.go)
 }
 
 // New migrates the database (orders and River's tables) and builds the book with its
@@ -77,23 +73,18 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 			producers[VTT] = tp
 		}
 	}
-	f := &fulfiller{cfg: cfg, orders: orders, jobs: &jobRows{db: deps.DB, node: cfg.NodeID}, producers: producers,
-		storage: deps.Storage, payments: deps.Payments, mailer: deps.Mailer, letters: deps.Letters,
-		observer: deps.Observer, log: deps.Log}
+	erasure := &erasure{db: deps.DB, storage: deps.Storage}
+	f := &fulfiller{cfg: cfg, orders: orders, fence: &fence{db: deps.DB, node: cfg.NodeID}, erasure: erasure,
+		producers: producers, storage: deps.Storage, payments: deps.Payments, mailer: deps.Mailer,
+		letters: deps.Letters, observer: deps.Observer, log: deps.Log}
 	f.prober, _ = deps.Audio.(prober)
 	sw := &sweeper{cfg: cfg, orders: orders, events: &eventRows{db: deps.DB}, uploads: uploads,
-		storage: deps.Storage, log: deps.Log}
-	queue, err := newJobQueue(ctx, cfg, deps.DB, f, sw, deps.Log)
+		storage: deps.Storage, erasure: erasure, fulfiller: f, log: deps.Log}
+	queue, err := jobs.New(ctx, cfg.queue(), deps.DB, f.handlers(sw), deps.Log)
 	if err != nil {
 		return nil, err
 	}
-	f.queue = queue
-	sw.queue, sw.fulfiller = queue, f
-	queue.nodes.every, queue.nodes.deadAfter = cfg.HeartbeatEvery, cfg.NodeDeadAfter
-	if deps.DB.Dialect == sqldb.Postgres {
-		l := &lease{valid: leaseFor(cfg.HeartbeatEvery, cfg.NodeDeadAfter)}
-		f.lease, queue.nodes.lease = l, l
-	}
+	f.queue, sw.queue = queue, queue
 	translator, _ := deps.Transcriber.(translationChecker)
 	var languages *speechlang.Detector
 	if l, ok := deps.Speaker.(languageLister); ok {
@@ -110,7 +101,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 			payments: deps.Payments, languages: languages, engineFor: engineFor,
 			translator: translator, observer: deps.Observer, log: deps.Log},
 		Intake:  intake,
-		Results: &Results{storage: deps.Storage, orders: orders, log: deps.Log},
+		Results: &Results{storage: deps.Storage, orders: orders, erasure: erasure, log: deps.Log},
 		Cashier: &Cashier{cfg: cfg, orders: orders, uploads: uploads, events: &eventRows{db: deps.DB},
 			payments: deps.Payments, queue: queue, observer: deps.Observer, log: deps.Log},
 		cfg: cfg, log: deps.Log, orders: orders, queue: queue, sweeper: sw, storage: deps.Storage, db: deps.DB, fulfil: f,
@@ -121,53 +112,28 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 func (b *Book) Config() Config { return b.cfg }
 
 // Start begins working jobs in the background until Stop.
-func (b *Book) Start(ctx context.Context) error {
-	if b.queue.db.Dialect == sqldb.Postgres {
-		// Seen alive before taking any job, so that no other node judges this one's
-		// first jobs orphans.
-		if err := b.queue.nodes.beat(ctx); err != nil {
-			return err
-		}
-		hbCtx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { defer close(done); b.queue.nodes.heartbeat(hbCtx, b.log) }()
-		b.stopBeat = func() { cancel(); <-done }
-	}
-	if err := b.queue.client.Start(ctx); err != nil {
-		if b.stopBeat != nil {
-			b.stopBeat()
-			b.stopBeat = nil
-		}
-		return fmt.Errorf("starting job queue: %w", err)
-	}
-	return nil
-}
+func (b *Book) Start(ctx context.Context) error { return b.queue.Start(ctx) }
 
 // Stop lets running jobs finish until ctx ends, then cancels them; cancelled jobs go
 // back to the queue and run again at the next start.
-func (b *Book) Stop(ctx context.Context) error {
-	if b.stopBeat != nil {
-		defer b.stopBeat()
+func (b *Book) Stop(ctx context.Context) error { return b.queue.Stop(ctx) }
+
+// QueuePosition tells a paid order still waiting for a worker its place in the queue: 1
+// when it is next, 0 when it is not waiting (being produced, done, or not paid).
+func (b *Book) QueuePosition(ctx context.Context, o Order) (int, error) {
+	if o.Status != Paid {
+		return 0, nil
 	}
-	err := b.queue.client.Stop(ctx)
-	if err == nil {
-		return nil
-	}
-	cancelCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err2 := b.queue.client.StopAndCancel(cancelCtx); err2 != nil {
-		return fmt.Errorf("stopping job queue: %w", errors.Join(err, err2))
-	}
-	return nil
+	return b.queue.Position(ctx, o.ID)
 }
 
 // Link is the public download URL of a delivered order.
-func (b *Book) Link(o Order) string { return linkURL(b.cfg.PublicURL, o) }
+func (b *Book) Link(o Order) string { return link(b.cfg.PublicURL, b.cfg.Routes.Download, o) }
 
 // PageLink is the link page of a delivered order, the address its letter gives: a page
 // that shows the file and its other formats, safe for a mail scanner to open (nothing
 // downloads or changes on a GET).
-func (b *Book) PageLink(o Order) string { return pageURL(b.cfg.PublicURL, o) }
+func (b *Book) PageLink(o Order) string { return link(b.cfg.PublicURL, b.cfg.Routes.Page, o) }
 
 // Download resolves a download token to its delivered order, refusing lapsed links.
 func (b *Book) Download(ctx context.Context, token string) (Order, error) {

@@ -109,7 +109,7 @@ func newFixtureDeps(t *testing.T, edit func(*Config), editDeps func(*Deps)) *fix
 	os.MkdirAll(tmp, 0o755)
 	os.MkdirAll(uploads, 0o755)
 	cfg := Config{
-		PublicURL: "http://parla.test", TempDir: tmp, UploadDir: uploads, Now: clk.Now,
+		PublicURL: "http://parla.test", Routes: testRoutes, TempDir: tmp, UploadDir: uploads, Now: clk.Now,
 		TTS:       TTSLimits{Voices: providers.Voices, Formats: providers.SpeechFormats, MinSpeed: 0.25, MaxSpeed: 4, MaxChars: 5000},
 		RetryBase: 10 * time.Millisecond, MaxAttempts: 3, PollInterval: 20 * time.Millisecond,
 		SweepInterval: time.Hour,
@@ -230,6 +230,15 @@ func (f *fixture) restart(t *testing.T) {
 	}
 	t.Cleanup(func() { book.Stop(ctx) })
 	f.book = book
+}
+
+// testRoutes are the site's addresses as api gives them (api.OrderRoutes, which api's
+// tests hold to the routes it serves).
+var testRoutes = Routes{
+	Success:  map[Service]string{TTS: "/payment/success", STT: "/sst-payment/success", VTT: "/vtt-payment/success"},
+	Cancel:   map[Service]string{TTS: "/tts", STT: "/sst", VTT: "/vtt"},
+	Download: "/d/",
+	Page:     "/r/",
 }
 
 // exec runs a statement on the book's database ("?" placeholders) or fails the test.
@@ -659,7 +668,7 @@ func TestOrderRefundedDuringProductionIsNotDelivered(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
 	co, release := f.producing(t, "Refunded while spoken.")
-	if err := f.book.fulfil.jobs.MarkFailed(ctx, co.OrderID, "operator_refund"); err != nil {
+	if err := f.book.fulfil.fence.MarkFailed(ctx, co.OrderID, "operator_refund"); err != nil {
 		t.Fatal(err)
 	}
 	release()

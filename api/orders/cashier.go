@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"parla/api/orders/jobs"
 	"parla/providers"
 )
 
@@ -19,7 +20,7 @@ type Cashier struct {
 	uploads  *Uploads
 	events   *eventRows
 	payments providers.Payments
-	queue    *jobQueue
+	queue    *jobs.Queue
 	observer Observer
 	log      *slog.Logger
 }
@@ -42,7 +43,7 @@ func (c *Cashier) Lookup(ctx context.Context, svc Service, sessionID string) (Lo
 		// row answers, and the payment provider is not asked again on every poll. A paid
 		// order not yet started gets its job, should a crash have come between the two.
 		if o.Status == Paid {
-			if err := c.queue.fulfil(ctx, o.ID); err != nil {
+			if err := c.queue.Fulfil(ctx, o.ID); err != nil {
 				return Lookup{}, err
 			}
 		}
@@ -182,7 +183,7 @@ func (c *Cashier) confirmPaid(ctx context.Context, o Order, s providers.Checkout
 		return err
 	}
 	if !changed {
-		return c.queue.fulfil(ctx, o.ID) // already paid: make sure its job exists
+		return c.queue.Fulfil(ctx, o.ID) // already paid: make sure its job exists
 	}
 	c.log.Info("order paid", "order", o.ID)
 	c.observer.Observe(paidEvent(o, s))
@@ -198,14 +199,14 @@ func (c *Cashier) confirmPaid(ctx context.Context, o Order, s providers.Checkout
 			"paid", s.AmountTotal, "currency", s.Currency, "price", o.Amount)
 	}
 	if reason == "" {
-		return c.queue.fulfil(ctx, o.ID)
+		return c.queue.Fulfil(ctx, o.ID)
 	}
 	c.log.Warn("payment cannot be fulfilled, refunding", "order", o.ID, "reason", reason)
 	if err := c.orders.FailPayment(ctx, o.ID, reason, s.Email); err != nil {
 		return err
 	}
 	c.observer.Observe(Event{Kind: EventFailed, Service: o.Service, Reason: reason})
-	return c.queue.refund(ctx, o.ID)
+	return c.queue.Refund(ctx, o.ID)
 }
 
 // paidEvent is what was paid for an order: the provider's amount and currency when it says

@@ -2,12 +2,14 @@ package orders
 
 import (
 	"os"
+	"parla/api/orders/jobs"
 	"time"
 )
 
 // Config tunes the order book. Zero values take the defaults given.
 type Config struct {
 	PublicURL   string        // absolute base for links and checkout return URLs
+	Routes      Routes        // the site's addresses under PublicURL (api.OrderRoutes)
 	LinkTTL     time.Duration // how long a download link works (DefaultLinkTTL)
 	CheckoutTTL time.Duration // how long the hosted checkout accepts payment (DefaultCheckoutTTL)
 	UnpaidTTL   time.Duration // when unpaid orders expire, text and address erased (CheckoutTTL + DefaultUnpaidGrace)
@@ -45,8 +47,8 @@ type Config struct {
 	// heartbeats; "" makes one from the host name and a random suffix.
 	NodeID string
 	// HeartbeatEvery is how often a node of a cluster beats, NodeDeadAfter how long one
-	// may go unseen before another takes its jobs (nodes.go; DefaultHeartbeatEvery,
-	// DefaultNodeDeadAfter). The fault suite makes them short.
+	// may go unseen before another takes its jobs (jobs/nodes.go; jobs.DefaultHeartbeatEvery,
+	// jobs.DefaultNodeDeadAfter). The fault suite makes them short.
 	HeartbeatEvery time.Duration
 	NodeDeadAfter  time.Duration
 	SweepInterval  time.Duration // how often the sweeper runs (DefaultSweepInterval)
@@ -110,11 +112,11 @@ func (c *Config) defaults() {
 	c.RescueAfter = max(c.RescueAfter, c.JobTimeout)
 	if c.NodeID == "" {
 		host, _ := os.Hostname()
-		c.NodeID = nodeName(host) + "-" + randomString(6)
+		c.NodeID = jobs.NodeName(host) + "-" + randomString(6)
 	}
 	def(&c.SweepInterval, DefaultSweepInterval)
-	def(&c.HeartbeatEvery, DefaultHeartbeatEvery)
-	def(&c.NodeDeadAfter, DefaultNodeDeadAfter)
+	def(&c.HeartbeatEvery, jobs.DefaultHeartbeatEvery)
+	def(&c.NodeDeadAfter, jobs.DefaultNodeDeadAfter)
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = DefaultMaxAttempts
 	}
@@ -130,4 +132,11 @@ func (c *Config) defaults() {
 	if c.Pricing.Rules == nil {
 		c.Pricing = DefaultPricing()
 	}
+}
+
+// queue is the job queue's part of the configuration, defaults applied.
+func (c Config) queue() jobs.Config {
+	return jobs.Config{NodeID: c.NodeID, Workers: c.Workers, MaxAttempts: c.MaxAttempts, RetryBase: c.RetryBase,
+		PollInterval: c.PollInterval, JobTimeout: c.JobTimeout, RescueAfter: c.RescueAfter,
+		SweepInterval: c.SweepInterval, HeartbeatEvery: c.HeartbeatEvery, NodeDeadAfter: c.NodeDeadAfter}
 }

@@ -227,9 +227,9 @@ func (d *Desk) newOrder(svc Service, params any, email, locale string, amount in
 // product is the line item the hosted checkout shows.
 // Its name and description are set in the order's interface language (products.go).
 type product struct {
-	name, description, successPath, cancelPath string
-	svc                                        Service
-	quantity                                   int64
+	name, description string
+	svc               Service
+	quantity          int64
 }
 
 // sale is what the tail of taking an order needs, whatever the service: the order's
@@ -270,13 +270,7 @@ func (d *Desk) take(ctx context.Context, s sale) (Checkout, error) {
 }
 
 func productFor(svc Service, quantity int64) product {
-	switch svc {
-	case STT:
-		return product{successPath: "/sst-payment/success", cancelPath: "/sst", svc: svc, quantity: quantity}
-	case VTT:
-		return product{successPath: "/vtt-payment/success", cancelPath: "/vtt", svc: svc, quantity: quantity}
-	}
-	return product{successPath: "/payment/success", cancelPath: "/tts", svc: TTS, quantity: quantity}
+	return product{svc: svc, quantity: quantity}
 }
 
 // openCheckout stores the order and opens the hosted checkout bound to it (order id in the
@@ -290,8 +284,8 @@ func (d *Desk) openCheckout(ctx context.Context, o Order, p product) (Checkout, 
 		OrderID: o.ID, Email: o.Email, Locale: o.Locale,
 		Name: p.name, Description: p.description, ImageURL: d.cfg.ImageURL,
 		Amount: o.Amount, Currency: o.Currency,
-		SuccessURL: d.cfg.PublicURL + p.successPath + "?session_id={CHECKOUT_SESSION_ID}",
-		CancelURL:  d.cfg.PublicURL + p.cancelPath,
+		SuccessURL: d.cfg.PublicURL + d.cfg.Routes.Success[o.Service] + "?session_id={CHECKOUT_SESSION_ID}",
+		CancelURL:  d.cfg.PublicURL + d.cfg.Routes.Cancel[o.Service],
 		ExpiresAt:  d.cfg.Now().Add(d.cfg.CheckoutTTL),
 	})
 	if err != nil {

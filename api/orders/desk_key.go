@@ -30,11 +30,6 @@ func (e *AlreadyPaidError) Error() string {
 
 func (e *AlreadyPaidError) Unwrap() error { return ErrAlreadyPaid }
 
-// SuccessPath is the page (path and query) that shows a paid order.
-func SuccessPath(o Order) string {
-	return productFor(o.Service, 0).successPath + "?session_id=" + o.SessionID
-}
-
 // validKey checks the shape of an order key: 16–64 URL-safe characters, or none.
 func validKey(key string) error {
 	if key == "" {

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"parla/media"
 	"parla/providers"
 	"parla/providers/storage"
 	"parla/providers/testkit"
@@ -201,50 +200,6 @@ func TestGiveUpOfALostClaimChangesNothing(t *testing.T) {
 					o.Status, o.Error, o.MailedAt, len(refunds), len(f.mails(t)))
 			}
 		})
-	}
-}
-
-// A node whose heartbeat lease has lapsed takes no new work and starts no engine process;
-// once it beats again it does.
-func TestLapsedLeaseStartsNothing(t *testing.T) {
-	f := newFixture(t, nil)
-	l := &lease{valid: time.Minute}
-	f.book.fulfil.lease = l // as on Postgres; never renewed yet
-	co := f.order(t, "Spoken once the node beats.")
-	f.pay(t, co.SessionID)
-	time.Sleep(500 * time.Millisecond)
-	if n := f.speaker.calls.Load(); n != 0 {
-		t.Fatalf("the engine ran %d times without a lease", n)
-	}
-	if o, _ := f.book.orders.Get(context.Background(), co.OrderID); o.Status != Paid {
-		t.Fatalf("the order is %s without a lease", o.Status)
-	}
-	l.renew(time.Now())
-	f.waitStatus(t, co.OrderID, Done)
-}
-
-// The process gate stops an engine process from starting: the runner's check fails.
-func TestProcessGateStopsAProcess(t *testing.T) {
-	lapsed := &lease{valid: time.Second, last: time.Now().Add(-time.Hour)}
-	ctx := media.WithProcessGate(context.Background(), lapsed.check)
-	if err := media.ProcessGate(ctx); err != errLeaseLapsed {
-		t.Errorf("a lapsed lease: %v", err)
-	}
-	fresh := &lease{valid: time.Minute}
-	fresh.renew(time.Now())
-	if err := media.ProcessGate(media.WithProcessGate(context.Background(), fresh.check)); err != nil {
-		t.Errorf("a fresh lease: %v", err)
-	}
-	if (*lease)(nil).check() != nil || (*lease)(nil).checkRun(0) != nil {
-		t.Error("no lease (SQLite) refuses")
-	}
-	// A run that started before a freeze stays stopped when the node beats again.
-	l := &lease{valid: time.Second}
-	l.renew(time.Now().Add(-3 * time.Second))
-	epoch := l.current()
-	l.renew(time.Now())
-	if l.check() != nil || l.checkRun(epoch) != errLeaseLapsed || l.checkRun(l.current()) != nil {
-		t.Errorf("after a gap: check %v, the old run %v, a new run %v", l.check(), l.checkRun(epoch), l.checkRun(l.current()))
 	}
 }
 

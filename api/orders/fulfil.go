@@ -10,8 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/riverqueue/river"
-
+	"parla/api/orders/jobs"
 	"parla/media"
 	"parla/providers"
 )
@@ -56,6 +55,9 @@ type permanentError struct {
 func (e *permanentError) Error() string { return e.reason + ": " + e.err.Error() }
 func (e *permanentError) Unwrap() error { return e.err }
 
+// Final tells the queue to give the order up at once (jobs.Final).
+func (e *permanentError) Final() bool { return true }
+
 func permanent(reason string, err error) error { return &permanentError{reason, err} }
 
 // refusedIsFinal makes an engine's refusal (providers.ErrRefused: the server refused the
@@ -74,20 +76,18 @@ func refusedIsFinal(err error) error {
 type fulfiller struct {
 	cfg       Config
 	orders    *Store
-	jobs      *jobRows
+	fence     *fence
+	erasure   *erasure
 	producers map[Service]Producer
 	storage   providers.Storage
 	payments  providers.Payments
 	mailer    providers.Mailer
 	letters   Letters
-	queue     *jobQueue
+	queue     *jobs.Queue
 	observer  Observer
 	// prober measures a spoken result for the engines' speed; nil: not measured.
 	prober prober
-	// lease is this node's heartbeat lease (claim.go); nil on SQLite, where one process
-	// owns the database.
-	lease *lease
-	log   *slog.Logger
+	log    *slog.Logger
 }
 
 // prober reads a local media file's duration (media.Runner.Probe).
@@ -96,9 +96,10 @@ type prober interface {
 }
 
 // fulfil runs every step of a paid order; each step checks the row first, so a repeated
-// job resumes where the last one stopped. A failure after the run took its claim carries
-// it (runFailed), so giving the order up is fenced by the same claim.
-func (f *fulfiller) fulfil(ctx context.Context, id string) (err error) {
+// job resumes where the last one stopped. alive is the node's lease for this run: every
+// engine process is gated by it. A failure after the run took its claim carries it
+// (runFailed), so giving the order up is fenced by the same claim.
+func (f *fulfiller) fulfil(ctx context.Context, id string, alive func() error) (err error) {
 	o, err := f.orders.Get(ctx, id)
 	if err != nil {
 		return err
@@ -107,19 +108,14 @@ func (f *fulfiller) fulfil(ctx context.Context, id string) (err error) {
 	case Done, Failed, Refunded, Expired:
 		return nil
 	case AwaitingPayment:
-		return river.JobCancel(fmt.Errorf("order %s is not paid", id))
+		return fmt.Errorf("order %s is not paid: %w", id, jobs.ErrCancel)
 	}
-	// A node whose heartbeats lag takes no new work: another node may judge it dead.
-	if err := f.lease.check(); err != nil {
-		return river.JobSnooze(time.Second)
-	}
-	epoch := f.lease.current()
-	claim, err := f.jobs.claim(ctx, id)
+	claim, err := f.fence.claim(ctx, id)
 	if err != nil {
 		return err
 	}
 	defer func() { err = withClaim(claim, err) }()
-	ctx = media.WithProcessGate(ctx, func() error { return f.lease.checkRun(epoch) })
+	ctx = media.WithProcessGate(ctx, alive)
 	log := f.log.With("order", id, "claim", claim)
 	if o.ResultKey == "" {
 		f.cfg.Checkpoint(id, "producing")
@@ -133,7 +129,7 @@ func (f *fulfiller) fulfil(ctx context.Context, id string) (err error) {
 		if err != nil {
 			return f.lostOr(ctx, id, claim, fmt.Errorf("producing order %s: %w", id, err))
 		}
-		ok, err := f.jobs.setResultFenced(ctx, id, claim, key, name, randomString(24), f.cfg.Now().Add(f.cfg.LinkTTL))
+		ok, err := f.fence.setResultFenced(ctx, id, claim, key, name, randomString(24), f.cfg.Now().Add(f.cfg.LinkTTL))
 		if err != nil {
 			return err
 		}
@@ -161,7 +157,7 @@ func (f *fulfiller) fulfil(ctx context.Context, id string) (err error) {
 		f.cfg.Checkpoint(id, "mailed")
 	}
 	f.release(ctx, o)
-	if ok, err := f.jobs.finishFenced(ctx, id, claim, f.cfg.Now()); err != nil {
+	if ok, err := f.fence.finishFenced(ctx, id, claim, f.cfg.Now()); err != nil {
 		return err
 	} else if !ok {
 		return fmt.Errorf("finishing order %s: %w", id, ErrClaimLost)
@@ -170,6 +166,80 @@ func (f *fulfiller) fulfil(ctx context.Context, id string) (err error) {
 	f.observer.Observe(Event{Kind: EventDelivered, Service: o.Service})
 	log.Info("order delivered")
 	return nil
+}
+
+// lostOr returns err, or ErrClaimLost (and removes what this run stored) when the run
+// failed because it no longer holds its order: its lease lapsed (the gate stopped an
+// engine process) or another runner took the order.
+func (f *fulfiller) lostOr(ctx context.Context, id string, claim int64, err error) error {
+	held, herr := f.fence.holds(context.WithoutCancel(ctx), id, claim)
+	if herr != nil || held {
+		return err
+	}
+	f.discard(ctx, id, claim)
+	return fmt.Errorf("%w (%v)", ErrClaimLost, err)
+}
+
+// ended is nil when the order was refunded or erased meanwhile (the job is over: the
+// visitor is told that, not sent a link too), else lost, which ends the job without a
+// retry (another runner holds the order).
+func (f *fulfiller) ended(ctx context.Context, id string, lost error) error {
+	o, err := f.orders.Get(ctx, id)
+	if err == nil && o.Status != Processing && o.Status != Paid && o.Status != Done {
+		f.log.Warn("order changed while it was produced; not delivering", "order", id, "status", o.Status)
+		return nil
+	}
+	return lost
+}
+
+// discard removes the objects this claim stored: never another claim's.
+func (f *fulfiller) discard(ctx context.Context, id string, claim int64) {
+	if err := f.erasure.discard(context.WithoutCancel(ctx), id, claim); err != nil {
+		f.log.Warn("removing what a run that lost its order stored", "order", id, "claim", claim, "err", err)
+	}
+}
+
+// runFailed is a run's failure after it took its claim: giving the order up is fenced by
+// that claim (giveUp), so a run that lost the order cannot fail or refund it.
+type runFailed struct {
+	claim int64
+	err   error
+}
+
+func (e *runFailed) Error() string { return e.err.Error() }
+func (e *runFailed) Unwrap() error { return e.err }
+
+// withClaim marks err (nil stays nil) as a failure of the run that holds claim.
+func withClaim(claim int64, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &runFailed{claim, err}
+}
+
+// claimOf is the claim a run held when it failed with err; 0 when it took none.
+func claimOf(err error) int64 {
+	var rf *runFailed
+	if errors.As(err, &rf) {
+		return rf.claim
+	}
+	return 0
+}
+
+// handlers are what the queue runs for each job: the fulfilment, giving an order up
+// (fenced by the claim its run failed with), the refund, the sweep.
+func (f *fulfiller) handlers(sw *sweeper) jobs.Handlers {
+	return jobs.Handlers{
+		Fulfil: f.fulfil,
+		GiveUp: func(ctx context.Context, id string, cause error) error {
+			return f.giveUp(ctx, id, claimOf(cause), cause)
+		},
+		Refund: f.refund,
+		Sweep: func(ctx context.Context) error {
+			_, err := sw.Sweep(ctx)
+			return err
+		},
+	}
 }
 
 // produce makes the order's result through its service's producer and stores it,
@@ -189,7 +259,7 @@ func (f *fulfiller) produce(ctx context.Context, o Order, claim int64) (key, nam
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
 
-	progress := newProgressRecorder(ctx, o.ID, claim, f.jobs, f.log)
+	progress := newProgressRecorder(ctx, o.ID, claim, f.fence, f.log)
 	defer progress.close()
 	kind, err := p.Produce(ctx, o, tmp, progress.set)
 	if err != nil {
@@ -247,75 +317,6 @@ func (f *fulfiller) release(ctx context.Context, o Order) {
 	}
 }
 
-// mail sends the order's letter to the address it keeps, once: its link when delivered,
-// else the news of its refund; then records it and erases the address.
-func (f *fulfiller) mail(ctx context.Context, o Order, delivered bool) error {
-	if o.Email == "" {
-		return nil
-	}
-	kind := letterRefunded
-	if delivered {
-		kind = letterDelivered
-	}
-	// One letter of each kind per order: sent again after a crash between sending and
-	// recording, it is the same message (same Message-ID; one outbox file).
-	if err := f.send(ctx, o, kind, o.Email, kind); err != nil {
-		return err
-	}
-	f.cfg.Checkpoint(o.ID, "sent")
-	if err := f.jobs.MarkMailed(ctx, o.ID, f.cfg.Now()); err != nil {
-		return err
-	}
-	f.forgetEmail(ctx, o)
-	return nil
-}
-
-// The kinds of letter an order's visitor receives, as the mailed event counts them.
-const (
-	letterDelivered = "delivered" // the link, by the fulfiller
-	letterRefunded  = "refunded"  // the news of the refund
-	letterResent    = "resent"    // the link again, by the operator (operator.go)
-)
-
-// send writes the order's letter of kind (the refund's news for letterRefunded, the link
-// otherwise) and mails it to to, as Message-ID "parla.<order id>.<tag>": the one way an
-// order's letter leaves, for the fulfiller and the operator's resend alike.
-func (f *fulfiller) send(ctx context.Context, o Order, kind, to, tag string) error {
-	var msg providers.Message
-	var err error
-	if kind == letterRefunded {
-		msg, err = f.letters.Refunded(o)
-	} else {
-		msg, err = f.letters.Delivered(o, pageURL(f.cfg.PublicURL, o))
-	}
-	if err != nil {
-		return fmt.Errorf("writing message for order %s: %w", o.ID, err)
-	}
-	msg.ID, msg.To = "parla."+o.ID+"."+tag, to
-	err = f.mailer.Send(ctx, msg)
-	f.observer.Observe(Event{Kind: EventMailed, Service: o.Service, Reason: kind, Err: err})
-	if err != nil {
-		return fmt.Errorf("mailing order %s: %w", o.ID, err)
-	}
-	return nil
-}
-
-// emailEraser is a payment provider that keeps the visitor's address where we can erase
-// it (the built-in test checkout; Stripe keeps its own records).
-type emailEraser interface {
-	EraseEmail(ctx context.Context, sessionID string) error
-}
-
-// forgetEmail erases the address at the payment provider too once the message is sent, so
-// the session lookup no longer returns it.
-func (f *fulfiller) forgetEmail(ctx context.Context, o Order) {
-	if e, ok := f.payments.(emailEraser); ok && o.SessionID != "" {
-		if err := e.EraseEmail(ctx, o.SessionID); err != nil {
-			f.log.Warn("erasing the address at the payment provider", "order", o.ID, "err", err)
-		}
-	}
-}
-
 // giveUp ends an order that cannot be fulfilled, for the holder of claim (0: the caller
 // holds none, as the sweep or a run that failed before claiming: it takes one first, which
 // fences off any earlier runner). If the result exists and only the message failed, the
@@ -324,7 +325,7 @@ func (f *fulfiller) forgetEmail(ctx context.Context, o Order) {
 func (f *fulfiller) giveUp(ctx context.Context, id string, claim int64, cause error) error {
 	if claim == 0 {
 		var err error
-		if claim, err = f.jobs.claim(ctx, id); err != nil {
+		if claim, err = f.fence.claim(ctx, id); err != nil {
 			return err
 		}
 	}
@@ -333,7 +334,7 @@ func (f *fulfiller) giveUp(ctx context.Context, id string, claim int64, cause er
 		return err
 	}
 	if o.ResultKey != "" {
-		if ok, err := f.jobs.finishUnmailedFenced(ctx, id, claim, f.cfg.Now()); err != nil {
+		if ok, err := f.fence.finishUnmailedFenced(ctx, id, claim, f.cfg.Now()); err != nil {
 			return err
 		} else if !ok {
 			return fmt.Errorf("giving up order %s: %w", id, ErrClaimLost)
@@ -347,13 +348,13 @@ func (f *fulfiller) giveUp(ctx context.Context, id string, claim int64, cause er
 	if errors.As(cause, &pe) {
 		reason = pe.reason
 	}
-	if ok, err := f.jobs.failFenced(ctx, id, claim, reason); err != nil {
+	if ok, err := f.fence.failFenced(ctx, id, claim, reason); err != nil {
 		return err
 	} else if !ok {
 		return fmt.Errorf("giving up order %s: %w", id, ErrClaimLost)
 	}
 	f.observer.Observe(Event{Kind: EventFailed, Service: o.Service, Reason: reason})
-	if err := f.queue.refund(ctx, id); err != nil {
+	if err := f.queue.Refund(ctx, id); err != nil {
 		return fmt.Errorf("after %v: %w", cause, err)
 	}
 	return nil
@@ -389,7 +390,7 @@ func (f *fulfiller) refund(ctx context.Context, id string, lastAttempt bool) err
 		}
 	}
 	f.release(ctx, o)
-	if err := f.jobs.MarkRefunded(ctx, id); err != nil {
+	if err := f.fence.MarkRefunded(ctx, id); err != nil {
 		return err
 	}
 	f.observer.Observe(Event{Kind: EventRefunded, Service: o.Service, Reason: o.Error, Amount: o.Amount, Currency: o.Currency})

@@ -2,8 +2,6 @@ package orders
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -31,27 +29,16 @@ type OrderGauge struct {
 	OldestPaid time.Time
 }
 
-// jobStates are the states of River jobs that are not finished.
-var jobStates = []string{"available", "scheduled", "retryable", "running"}
-
-// The gauges' SQL, all of it; TestGaugeQueriesUseIndexes holds each to an index.
-const (
-	openOrdersSQL = `SELECT service, status, COUNT(*), MIN(paid_at) FROM orders
+// The open orders' SQL; TestGaugeQueriesUseIndexes holds it (and the queue's) to an index.
+const openOrdersSQL = `SELECT service, status, COUNT(*), MIN(paid_at) FROM orders
 		WHERE status IN (?, ?) GROUP BY service, status`
-	jobStatesSQL = `SELECT state, COUNT(*) FROM river_job WHERE state IN (?, ?, ?, ?) GROUP BY state`
-	// The column itself, not MIN(): SQLite types a timestamp by its column, so an
-	// aggregate would come back as text.
-	oldestAvailableSQL = `SELECT scheduled_at FROM river_job WHERE state = ? ORDER BY scheduled_at LIMIT 1`
-	oldestRunningSQL   = `SELECT attempted_at FROM river_job WHERE state = ? AND attempted_at IS NOT NULL
-		ORDER BY attempted_at LIMIT 1`
-)
 
-// Gauges reads the order book's gauges: four small queries (above), each on an index
-// (orders_status_created; River's river_job_prioritized_fetching_index, whose first
-// column is the state), portable between SQLite and Postgres. They read the open orders
-// and jobs only, so they cost the same with 100 or 100,000 orders kept.
+// Gauges reads the order book's gauges: the open orders (one query on the index
+// orders_status_created) and the queue's (jobs.Queue.Gauges), portable between SQLite and
+// Postgres. They read the open orders and jobs only, so they cost the same with 100 or
+// 100,000 orders kept.
 func (b *Book) Gauges(ctx context.Context) (Gauges, error) {
-	g := Gauges{Jobs: map[string]int64{}}
+	var g Gauges
 	rows, err := b.db.QueryContext(ctx, openOrdersSQL, Paid, Processing)
 	if err != nil {
 		return g, fmt.Errorf("counting open orders: %w", err)
@@ -71,36 +58,10 @@ func (b *Book) Gauges(ctx context.Context) (Gauges, error) {
 	}
 	rows.Close()
 
-	jobs, err := b.db.QueryContext(ctx, jobStatesSQL, jobStates[0], jobStates[1], jobStates[2], jobStates[3])
+	q, err := b.queue.Gauges(ctx)
 	if err != nil {
-		return g, fmt.Errorf("counting jobs: %w", err)
+		return g, err
 	}
-	defer jobs.Close()
-	for jobs.Next() {
-		var state string
-		var n int64
-		if err := jobs.Scan(&state, &n); err != nil {
-			return g, fmt.Errorf("counting jobs: %w", err)
-		}
-		g.Jobs[state] = n
-	}
-	if err := jobs.Err(); err != nil {
-		return g, fmt.Errorf("counting jobs: %w", err)
-	}
-	jobs.Close()
-
-	for _, q := range []struct {
-		sql, state string
-		into       *time.Time
-	}{{oldestAvailableSQL, "available", &g.OldestAvailable}, {oldestRunningSQL, "running", &g.OldestRunning}} {
-		var t sql.NullTime
-		err := b.db.QueryRowContext(ctx, q.sql, q.state).Scan(&t)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return g, fmt.Errorf("finding the oldest %s job: %w", q.state, err)
-		}
-		if t.Valid {
-			*q.into = t.Time
-		}
-	}
+	g.Jobs, g.OldestAvailable, g.OldestRunning = q.States, q.OldestAvailable, q.OldestRunning
 	return g, nil
 }

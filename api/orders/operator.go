@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"parla/api/orders/jobs"
 	"sort"
 	"time"
 )
@@ -24,7 +25,7 @@ func (b *Book) Operator() *Operator {
 
 // RiverClient is the book's River client, for River's own UI (riverui) in the admin area:
 // a *river.Client[*sql.Tx] on SQLite, a *river.Client[pgx.Tx] on Postgres.
-func (b *Book) RiverClient() any { return b.queue.client }
+func (b *Book) RiverClient() any { return b.queue.Client() }
 
 // Actor is who acts: "password" (a signed-in session) or "token" (a script), from which
 // address, and the once key of the form sent (empty: no repeat protection).
@@ -87,7 +88,7 @@ type Timeline struct {
 	Order    Order
 	Bought   Kept // what was bought: from the parameters while kept, then from kept.json
 	Events   []Step
-	Attempts []Attempt
+	Attempts []jobs.Attempt
 	Audit    []AuditEntry
 }
 
@@ -110,11 +111,9 @@ func (op *Operator) Timeline(ctx context.Context, id string) (Timeline, error) {
 			t.Bought = k
 		}
 	}
-	jobs, err := orderJobs(ctx, op.book.queue.client, id)
-	if err != nil {
+	if t.Attempts, err = op.book.queue.Attempts(ctx, id); err != nil {
 		return t, err
 	}
-	t.Attempts = attemptsOf(jobs)
 	t.Events = timelineEvents(o, t.Attempts)
 	if t.Audit, err = op.audit.list(ctx, id, 50); err != nil {
 		return t, err
@@ -124,7 +123,7 @@ func (op *Operator) Timeline(ctx context.Context, id string) (Timeline, error) {
 
 // timelineEvents are an order's dated steps, oldest first: created, paid, each attempt,
 // e-mailed, delivered, and when the link lapses; then what has no date (refunded).
-func timelineEvents(o Order, attempts []Attempt) []Step {
+func timelineEvents(o Order, attempts []jobs.Attempt) []Step {
 	var ev []Step
 	add := func(at time.Time, what string) {
 		if !at.IsZero() {
@@ -243,11 +242,9 @@ func (op *Operator) Retry(ctx context.Context, by Actor, id string) (Outcome, er
 		default:
 			return "", refuse("only a failed order can be retried (it is %s)", o.Status)
 		}
-		jobs, err := orderJobs(ctx, op.book.queue.client, id)
-		if err != nil {
+		if running, err := op.book.queue.RefundRunning(ctx, id); err != nil {
 			return "", err
-		}
-		if j := findJob(jobs, RefundArgs{}.Kind(), "running"); j != nil {
+		} else if running {
 			return "", refuse("its refund is running now")
 		}
 		changed, err := op.book.orders.retryFailed(ctx, id)
@@ -259,23 +256,10 @@ func (op *Operator) Retry(ctx context.Context, by Actor, id string) (Outcome, er
 		}
 		// The refund job, should it run after all, finds the order no longer failed and
 		// does nothing (fulfiller.refund); cancelling it keeps River's view honest.
-		for _, j := range jobs {
-			if j.Kind == (RefundArgs{}).Kind() && !finalState(string(j.State)) {
-				if _, err := op.book.queue.client.JobCancel(ctx, j.ID); err != nil {
-					op.book.log.Warn("cancelling the refund of a retried order", "order", id, "err", err)
-				}
-			}
+		if err := op.book.queue.CancelRefund(ctx, id); err != nil {
+			op.book.log.Warn("cancelling the refund of a retried order", "order", id, "err", err)
 		}
-		if j := findJob(jobs, FulfilArgs{}.Kind(), ""); j != nil {
-			if _, err := op.book.queue.client.JobRetry(ctx, j.ID); err != nil {
-				return "", fmt.Errorf("retrying job %d of order %s: %w", j.ID, id, err)
-			}
-			return fmt.Sprintf("fulfilment job %d queued again", j.ID), nil
-		}
-		if err := op.book.queue.fulfil(ctx, id); err != nil {
-			return "", err
-		}
-		return "fulfilment queued", nil
+		return op.book.queue.RetryFulfilment(ctx, id)
 	})
 }
 
@@ -313,30 +297,18 @@ func (op *Operator) Refund(ctx context.Context, by Actor, id string) (Outcome, e
 			}
 			return "refunded at the payment provider", nil
 		}
-		jobs, err := orderJobs(ctx, op.book.queue.client, id)
-		if err != nil {
-			return "", err
-		}
 		if o.Status == Paid || o.Status == Processing {
-			for _, j := range jobs {
-				if j.Kind == (FulfilArgs{}).Kind() && !finalState(string(j.State)) {
-					if _, err := op.book.queue.client.JobCancel(ctx, j.ID); err != nil {
-						return "", fmt.Errorf("cancelling the fulfilment of order %s: %w", id, err)
-					}
-				}
+			if err := op.book.queue.CancelFulfilment(ctx, id); err != nil {
+				return "", err
 			}
-			if err := f.jobs.MarkFailed(ctx, id, "operator_refund"); err != nil {
+			if err := f.fence.MarkFailed(ctx, id, "operator_refund"); err != nil {
 				return "", err
 			}
 		}
 		if err := f.refund(ctx, id, true); err != nil {
 			return "", err
 		}
-		for _, j := range jobs {
-			if j.Kind == (RefundArgs{}).Kind() && !finalState(string(j.State)) {
-				op.book.queue.client.JobCancel(ctx, j.ID) //nolint:errcheck // it finds the order refunded anyway
-			}
-		}
+		op.book.queue.CancelRefund(ctx, id) //nolint:errcheck // it finds the order refunded anyway
 		return "refunded at the payment provider", nil
 	})
 }

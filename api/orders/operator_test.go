@@ -278,11 +278,16 @@ func TestOperatorRetriesAFailedOrderUntilDelivered(t *testing.T) {
 func waitJob(t *testing.T, op *Operator, orderID, kind, state string) {
 	t.Helper()
 	testkit.Eventually(t, 10*time.Second, func() bool {
-		jobs, err := orderJobs(context.Background(), op.book.queue.client, orderID)
+		attempts, err := op.book.queue.Attempts(context.Background(), orderID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return findJob(jobs, kind, state) != nil
+		for _, a := range attempts {
+			if a.Job == kind && a.State == state {
+				return true
+			}
+		}
+		return false
 	}, fmt.Sprintf("a %s job %s for order %s", kind, state, orderID))
 }
 

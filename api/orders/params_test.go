@@ -70,7 +70,7 @@ func TestOrderStoredByThePreviousLayoutIsDelivered(t *testing.T) {
 		if err := f.book.orders.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.book.queue.fulfil(ctx, o.ID); err != nil {
+		if err := f.book.queue.Fulfil(ctx, o.ID); err != nil {
 			t.Fatal(err)
 		}
 		done := f.waitStatus(t, o.ID, Done)

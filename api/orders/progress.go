@@ -17,7 +17,7 @@ type progressRecorder struct {
 	stopped sync.WaitGroup
 }
 
-func newProgressRecorder(ctx context.Context, id string, claim int64, jobs *jobRows, log *slog.Logger) *progressRecorder {
+func newProgressRecorder(ctx context.Context, id string, claim int64, fence *fence, log *slog.Logger) *progressRecorder {
 	p := &progressRecorder{done: make(chan struct{}), written: -1}
 	p.stopped.Add(1)
 	go func() {
@@ -38,7 +38,7 @@ func newProgressRecorder(ctx context.Context, id string, claim int64, jobs *jobR
 			p.written = v
 			p.mu.Unlock()
 			if changed {
-				if err := jobs.setProgressFenced(ctx, id, claim, v); err != nil {
+				if err := fence.setProgressFenced(ctx, id, claim, v); err != nil {
 					log.Warn("recording progress", "order", id, "err", err)
 				}
 			}

@@ -21,6 +21,7 @@ import (
 type Results struct {
 	storage providers.Storage
 	orders  *Store
+	erasure *erasure
 	log     *slog.Logger
 }
 
@@ -123,13 +124,8 @@ func (r *Results) Erase(ctx context.Context, o Order) error {
 	if o.ResultKey == "" {
 		return ErrLinkExpired
 	}
-	// The mark first, then the files: a save or a runner's result that comes later
-	// checks the mark and removes what it wrote (claim.go).
-	if err := r.orders.markErased(ctx, o.ID); err != nil {
+	if err := r.erasure.erase(ctx, o.ID, o.ResultKey); err != nil {
 		return err
-	}
-	if err := eraseFiles(ctx, r.storage, o.ID, o.ResultKey); err != nil {
-		return fmt.Errorf("erasing the result of order %s: %w", o.ID, err)
 	}
 	r.log.Info("result erased at the visitor's request", "order", o.ID)
 	return nil

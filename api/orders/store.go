@@ -14,8 +14,8 @@ import (
 var ErrNotFound = errors.New("order not found")
 
 // Store keeps orders in SQL: creating them, finding them, and the transitions that happen
-// around the checkout (session bound, paid, expired, result swept). The fulfilment job's
-// own transitions are in jobRows.
+// around the checkout (session bound, paid, expired, result swept). A run's own
+// transitions are fenced by its claim (fence.go).
 type Store struct {
 	db *sqldb.DB
 }
@@ -140,34 +140,22 @@ func (s *Store) DropResult(ctx context.Context, id string) error {
 		Done, Expired, id)
 }
 
-// jobRows are the fulfilment job's transitions of an order: processing, progress, result
-// and link, mailed, done, failed, refunded.
-type jobRows struct {
-	db   *sqldb.DB
-	node string // this node's id, recorded with each claim (claim.go)
+// recordEdit records a save of the visitor's edit, in the statement that checks the
+// result is still the one the visitor edits and not erased: false when it is gone.
+func (s *Store) recordEdit(ctx context.Context, id, resultKey string) (bool, error) {
+	return s.db.Changed(ctx, "recording an edit of order "+id,
+		`UPDATE orders SET edits = edits + 1 WHERE id = ? AND result_key = ? AND result_key != '' AND erased = 0`, id, resultKey)
 }
 
-// The run's own writes (its claim, progress, result, finishing, the letter's claim) are
-// fenced by its claim on the row: claim.go.
-
-// MarkMailed records that the visitor was told and erases the address.
-func (j *jobRows) MarkMailed(ctx context.Context, id string, at time.Time) error {
-	return j.db.Update(ctx, "recording mail of order "+id,
-		`UPDATE orders SET mailed_at = ?, email = '' WHERE id = ?`, millis(at), id)
-}
-
-// MarkFailed records that fulfilment failed for good; a refund follows.
-func (j *jobRows) MarkFailed(ctx context.Context, id, reason string) error {
-	return j.db.Update(ctx, "failing order "+id,
-		`UPDATE orders SET status = ?, error = ? WHERE id = ? AND status IN (?, ?)`,
-		Failed, reason, id, Paid, Processing)
-}
-
-// MarkRefunded records the refund and erases what the visitor gave us.
-func (j *jobRows) MarkRefunded(ctx context.Context, id string) error {
-	return j.db.Update(ctx, "refunding order "+id,
-		`UPDATE orders SET status = ?, params = '{}', email = '' WHERE id = ? AND status IN (?, ?, ?)`,
-		Refunded, id, Paid, Processing, Failed)
+// stillServes tells whether the order still serves resultKey (not erased, not expired).
+func (s *Store) stillServes(ctx context.Context, id, resultKey string) (bool, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM orders WHERE id = ? AND result_key = ? AND erased = 0`,
+		id, resultKey).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("checking order %s: %w", id, err)
+	}
+	return n > 0, nil
 }
 
 // eventRows remember the payment provider's webhook event ids, so each is handled once.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"parla/api/orders/jobs"
 	"parla/providers"
 )
 
@@ -21,8 +22,9 @@ type sweeper struct {
 	uploads *Uploads
 	storage providers.Storage
 	log     *slog.Logger
-	// queue and fulfiller, set once the queue is built: orders whose job was lost (lost.go).
-	queue     *jobQueue
+	erasure *erasure
+	// queue and fulfiller, set once the queue is built: orders whose job was lost.
+	queue     *jobs.Queue
 	fulfiller *fulfiller
 }
 
@@ -85,18 +87,13 @@ func (s *sweeper) results(ctx context.Context, now time.Time) (int, error) {
 	var errs []error
 	n := 0
 	for _, o := range expired {
-		// The mark first, then the files (as "delete now", claim.go).
-		if err := s.orders.markErased(ctx, o.ID); err != nil {
+		if err := s.erasure.erase(ctx, o.ID, o.ResultKey); err != nil {
 			errs = append(errs, err)
-			continue
-		}
-		if err := eraseFiles(ctx, s.storage, o.ID, o.ResultKey); err != nil {
-			errs = append(errs, fmt.Errorf("deleting result of order %s: %w", o.ID, err))
 			continue
 		}
 		n++
 	}
-	orphans, err := s.orphans(ctx)
+	orphans, err := s.erasure.orphans(ctx)
 	if orphans > 0 {
 		s.log.Info("removed files no order serves", "files", orphans)
 	}
@@ -126,4 +123,29 @@ func sweepDir(dir string, cutoff time.Time) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// A paid order must end delivered or refunded. River gives up on a job in ways that
+// never reach the worker's last-attempt GiveUp (jobs.Queue.LostFulfilments): the sweep
+// finds such orders and gives them up the usual way: failed, then the refund job and its
+// letter.
+
+// errJobLost is why such an order failed.
+var errJobLost = errors.New("its fulfilment job was given up by the queue (discarded or cancelled) without a result")
+
+// giveUpLost fails and refunds the orders whose jobs were lost; it reports how many.
+func (s *sweeper) giveUpLost(ctx context.Context) (int, error) {
+	ids, err := s.queue.LostFulfilments(ctx, string(Paid), string(Processing))
+	if err != nil {
+		return 0, fmt.Errorf("finding orders whose job was lost: %w", err)
+	}
+	var errs []error
+	for _, id := range ids {
+		s.log.Error("a paid order's job was given up by the queue; refunding", "order", id)
+		// Claim 0: giveUp takes the order first, fencing off a runner judged dead that resumes.
+		if err := s.fulfiller.giveUp(ctx, id, 0, errJobLost); err != nil && !errors.Is(err, ErrClaimLost) {
+			errs = append(errs, err)
+		}
+	}
+	return len(ids), errors.Join(errs...)
 }

@@ -1,4 +1,4 @@
-package orders
+package jobs
 
 import (
 	"context"
@@ -39,7 +39,7 @@ const dbMillis = `(extract(epoch from clock_timestamp()) * 1000)::bigint`
 type nodeRows struct {
 	db *sqldb.DB
 	id string
-	// lease is renewed by every successful beat (claim.go); nil in tests that beat alone.
+	// lease is renewed by every successful beat (lease.go); nil in tests that beat alone.
 	lease *lease
 	// every and deadAfter are Config.HeartbeatEvery and NodeDeadAfter (0: the defaults).
 	every, deadAfter time.Duration
@@ -57,10 +57,10 @@ func (n *nodeRows) timing() (every, deadAfter time.Duration) {
 	return every, deadAfter
 }
 
-// judgeAfterBeats is how many beats in a row, without a gap or a failure, a node needs
+// JudgeAfterBeats is how many beats in a row, without a gap or a failure, a node needs
 // before it judges other nodes dead: after a freeze or an outage its own view of the
 // others is stale until it has beaten regularly again.
-const judgeAfterBeats = 3
+const JudgeAfterBeats = 3
 
 // beat records that this node is alive, and renews its lease as of when the beat was sent.
 func (n *nodeRows) beat(ctx context.Context) error {
@@ -105,7 +105,7 @@ func (n *nodeRows) heartbeat(ctx context.Context, log *slog.Logger) {
 			} else {
 				regular = 0
 			}
-			if regular >= judgeAfterBeats {
+			if regular >= JudgeAfterBeats {
 				n.takeOver(ctx, log)
 			}
 			lastBeat = now
@@ -124,7 +124,7 @@ func (n *nodeRows) heartbeat(ctx context.Context, log *slog.Logger) {
 }
 
 // mayJudge says whether a node beating every interval, whose previous successful
-// heartbeat was at last, may count its beat now as regular (judgeAfterBeats of them let it
+// heartbeat was at last, may count its beat now as regular (JudgeAfterBeats of them let it
 // judge other nodes dead): only when its own beats came without a gap. After an outage of
 // the database every node's heartbeat is stale; the first node to reconnect must not take
 // the jobs of nodes that are alive and only not yet reconnected.
@@ -160,8 +160,8 @@ func (n *nodeRows) reclaimOrphans(ctx context.Context) (int64, error) {
 	return res.RowsAffected()
 }
 
-// nodeName makes a River client id prefix of a host name: letters, digits and dashes.
-func nodeName(host string) string {
+// NodeName makes a River client id prefix of a host name: letters, digits and dashes.
+func NodeName(host string) string {
 	host = strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
 			return r

@@ -1,0 +1,155 @@
+package orders
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"parla/api/orders/jobs"
+	"parla/providers/sqldb"
+)
+
+// Exactly once. A paid order's effects (its stored result, its letter, the state the
+// visitor sees) happen at most once, whatever node runs it and however often:
+//
+//   - A runner starting or taking over an order takes a claim on its row (claim: a number
+//     incremented in one statement). Every write of the run that matters names the claim in
+//     its WHERE clause: progress, the result key, finishing, the letter's claim. A runner
+//     that lost the order (another node took it over while this one was frozen) finds its
+//     writes refused and ends its job without a retry.
+//   - The database cannot fence object writes, so a claim writes its objects under a key of
+//     its own (results/<order>/<claim>/…) and the fenced update chooses which key the order
+//     points to. A loser removes its own objects, never the winner's; the sweep removes
+//     what a crashed loser left (orphans).
+//   - A runner fences itself too: before every engine process it checks its node's lease
+//     (jobs.Handlers' alive: the last successful heartbeat, on the monotonic clock, recent
+//     enough), so a node resumed after a freeze starts nothing new.
+//   - A deletion sticks: "Delete now", the expiry and a refund mark the row (erased, or a
+//     final status) before removing files, and every later write checks the mark.
+
+// ErrClaimLost is returned (wrapped) by a runner whose claim on its order was taken by
+// another, or whose order was refunded or erased meanwhile: its job ends without a retry
+// (it wraps jobs.ErrCancel).
+var ErrClaimLost = fmt.Errorf("the order is no longer this runner's (%w)", jobs.ErrCancel)
+
+// fence is a run's transitions of its order: claimed and processing, progress, result and
+// link, the letter's claim, mailed, done, failed, refunded. The run's own writes name its
+// claim in their WHERE clause.
+type fence struct {
+	db   *sqldb.DB
+	node string // this node's id, recorded with each claim
+}
+
+// MarkMailed records that the visitor was told and erases the address.
+func (j *fence) MarkMailed(ctx context.Context, id string, at time.Time) error {
+	return j.db.Update(ctx, "recording mail of order "+id,
+		`UPDATE orders SET mailed_at = ?, email = '' WHERE id = ?`, millis(at), id)
+}
+
+// MarkFailed records that fulfilment failed for good; a refund follows.
+func (j *fence) MarkFailed(ctx context.Context, id, reason string) error {
+	return j.db.Update(ctx, "failing order "+id,
+		`UPDATE orders SET status = ?, error = ? WHERE id = ? AND status IN (?, ?)`,
+		Failed, reason, id, Paid, Processing)
+}
+
+// MarkRefunded records the refund and erases what the visitor gave us.
+func (j *fence) MarkRefunded(ctx context.Context, id string) error {
+	return j.db.Update(ctx, "refunding order "+id,
+		`UPDATE orders SET status = ?, params = '{}', email = '' WHERE id = ? AND status IN (?, ?, ?)`,
+		Refunded, id, Paid, Processing, Failed)
+}
+
+// claim takes a new claim on a paid order for this run and marks it processing; ErrClaimLost
+// when the order is past that (delivered, refunded, erased).
+func (j *fence) claim(ctx context.Context, id string) (int64, error) {
+	var c int64
+	err := j.db.QueryRowContext(ctx, `UPDATE orders SET status = ?, claim = claim + 1, claimed_by = ?
+		WHERE id = ? AND status IN (?, ?) AND erased = 0 RETURNING claim`, Processing, j.node, id, Paid, Processing).Scan(&c)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("claiming order %s: %w", id, ErrClaimLost)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("claiming order %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// holds tells whether claim is still the order's and the order still running.
+func (j *fence) holds(ctx context.Context, id string, claim int64) (bool, error) {
+	var n int64
+	err := j.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM orders WHERE id = ? AND claim = ? AND status = ? AND erased = 0`,
+		id, claim, Processing).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("checking the claim on order %s: %w", id, err)
+	}
+	return n > 0, nil
+}
+
+// setProgressFenced records progress (0–100) of a running order, for the holder of claim.
+func (j *fence) setProgressFenced(ctx context.Context, id string, claim int64, percent int) error {
+	percent = min(max(percent, 0), 100)
+	return j.db.Update(ctx, "recording progress of order "+id,
+		`UPDATE orders SET progress = ? WHERE id = ? AND status = ? AND claim = ?`, percent, id, Processing, claim)
+}
+
+// setResultFenced records the stored result and its download link, for the holder of
+// claim, on an order still running and not erased; false when refused. It keeps an
+// existing link, so a repeated step never hands out a second one.
+func (j *fence) setResultFenced(ctx context.Context, id string, claim int64, key, name, token string, expires time.Time) (bool, error) {
+	return j.db.Changed(ctx, "recording result of order "+id,
+		`UPDATE orders SET result_key = ?, result_name = ?,
+		   link_token = COALESCE(link_token, ?),
+		   link_expires_at = CASE WHEN link_expires_at = 0 THEN ? ELSE link_expires_at END,
+		   progress = 100
+		 WHERE id = ? AND claim = ? AND status = ? AND erased = 0`, key, name, token, millis(expires), id, claim, Processing)
+}
+
+// finishFenced marks an order done and erases its parameters (the visitor's text), for
+// the holder of claim; false when refused.
+func (j *fence) finishFenced(ctx context.Context, id string, claim int64, at time.Time) (bool, error) {
+	return j.db.Changed(ctx, "finishing order "+id,
+		`UPDATE orders SET status = ?, done_at = ?, params = '{}', progress = 100
+		 WHERE id = ? AND claim = ? AND status = ?`, Done, millis(at), id, claim, Processing)
+}
+
+// failFenced marks a running order failed (a refund follows), for the holder of claim;
+// false when refused: a runner that lost the order must not fail what another delivers.
+func (j *fence) failFenced(ctx context.Context, id string, claim int64, reason string) (bool, error) {
+	return j.db.Changed(ctx, "failing order "+id,
+		`UPDATE orders SET status = ?, error = ? WHERE id = ? AND claim = ? AND status IN (?, ?)`,
+		Failed, reason, id, claim, Paid, Processing)
+}
+
+// finishUnmailedFenced marks done an order whose result is stored but whose letter could
+// not be sent (the link is on the confirmation page), for the holder of claim; false when
+// refused.
+func (j *fence) finishUnmailedFenced(ctx context.Context, id string, claim int64, at time.Time) (bool, error) {
+	return j.db.Changed(ctx, "finishing order "+id,
+		`UPDATE orders SET status = ?, done_at = ?, mailed_at = ?, email = '', params = '{}', progress = 100
+		 WHERE id = ? AND claim = ? AND status IN (?, ?) AND result_key != ''`, Done, millis(at), millis(at), id, claim, Paid, Processing)
+}
+
+// claimLetter claims the sending of the order's letter before it is sent, for the holder
+// of claim (claim < 0: the refund, which no runner holds): false when it was claimed or
+// sent before. A crash between the claim and the send leaves it unsent (the operator's
+// Resend is the remedy); a send that fails gives the claim back (unclaimLetter).
+func (j *fence) claimLetter(ctx context.Context, id string, claim int64, at time.Time) (bool, error) {
+	return j.db.Changed(ctx, "claiming the letter of order "+id,
+		`UPDATE orders SET mail_claimed_at = ?
+		 WHERE id = ? AND mail_claimed_at = 0 AND mailed_at = 0 AND (claim = ? OR ? < 0)`, millis(at), id, claim, claim)
+}
+
+// unclaimLetter gives back the claim of a letter whose send failed, so a retry sends it.
+func (j *fence) unclaimLetter(ctx context.Context, id string) error {
+	return j.db.Update(ctx, "giving back the letter of order "+id,
+		`UPDATE orders SET mail_claimed_at = 0 WHERE id = ? AND mailed_at = 0`, id)
+}
+
+// claimPrefix is where the claim's objects of an order live.
+func claimPrefix(id string, claim int64) string {
+	return "results/" + id + "/" + strconv.FormatInt(claim, 10) + "/"
+}

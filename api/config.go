@@ -45,10 +45,10 @@ func (s *server) configData() fiber.Map {
 		"maxChars": bc.TTS.MaxChars,
 		"price":    price(orders.TTS, "unitChars"),
 		// The configured engine's own languages; empty when it names none.
-		"languages": nonNil(s.deps.Book.Desk.SpeechLanguages()),
+		"languages": nonNil(s.deps.Book.Desk.Readers.Languages()),
 	}
 	// Several engines (TTS_ENGINE=openai,espeak): which reads which languages now.
-	if readers := s.deps.Book.Desk.SpeechReaders(); readers != nil {
+	if readers := s.deps.Book.Desk.Readers.All(); readers != nil {
 		tts["engines"] = readers
 	}
 	return fiber.Map{

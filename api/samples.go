@@ -78,7 +78,7 @@ func (s *server) voiceSample(c *fiber.Ctx) error {
 	defer cancel()
 	locale := c.Query("locale", "en")
 	desk := s.deps.Book.Desk
-	p, engine, err := s.samples.path(ctx, voice, locale, desk.SpeechLanguages(), desk.SpeechEngine)
+	p, engine, err := s.samples.path(ctx, voice, locale, desk.Readers.Languages(), desk.Readers.Engine)
 	if err != nil {
 		return err
 	}

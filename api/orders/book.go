@@ -98,7 +98,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 		observer: deps.Observer, log: deps.Log}
 	return &Book{
 		Desk: &Desk{cfg: cfg, orders: orders, uploads: uploads, services: producers, intake: intake,
-			payments: deps.Payments, languages: languages, engineFor: engineFor,
+			payments: deps.Payments, Readers: &Readers{languages: languages, engineFor: engineFor},
 			translator: translator, observer: deps.Observer, log: deps.Log},
 		Intake:  intake,
 		Results: &Results{storage: deps.Storage, orders: orders, erasure: erasure, log: deps.Log},

@@ -2,10 +2,8 @@ package orders
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"parla/api/orders/keylock"
 	"parla/providers"
@@ -24,12 +22,8 @@ type Desk struct {
 	services services
 	intake   *Intake
 	payments providers.Payments
-	// languages tells the language of texts among the speech engine's; nil when the
-	// engine names none (it then speaks its default).
-	languages *speechlang.Detector
-	// engineFor returns what names the engine that reads a language, when several share the
-	// languages out (readers.go); nil with one engine.
-	engineFor func() func(lang string) string
+	// Readers are the speech engines' languages, and which engine reads which.
+	Readers *Readers
 	// translator, when set, says whether the transcription engine can translate.
 	translator translationChecker
 	observer   Observer
@@ -93,15 +87,6 @@ func (d *Desk) QuoteTTS(text string) int64 {
 	return d.cfg.Pricing.Quote(TTS, CountChars(text))
 }
 
-// SpeechLanguages lists the codes of the languages the speech engine speaks, sorted;
-// nil when it names none.
-func (d *Desk) SpeechLanguages() []string {
-	if d.languages == nil {
-		return nil
-	}
-	return d.languages.Languages()
-}
-
 // TTSQuote is what the page shows before payment: the price and the language the text
 // will be spoken in.
 type TTSQuote struct {
@@ -129,38 +114,13 @@ func (d *Desk) QuoteSpeech(text, chosen, locale string) (TTSQuote, error) {
 	if n > d.cfg.TTS.MaxChars {
 		return q, bad("text_too_long", "the text has %d characters; the maximum is %d", n, d.cfg.TTS.MaxChars)
 	}
-	r, err := d.speechLanguage(text, chosen, locale)
+	r, err := d.Readers.settle(text, chosen, locale)
 	if err != nil {
 		return q, err
 	}
 	q.Language, q.Detected, q.Mixed = r.Language, r.Detected, len(r.Spans) > 1
-	q.Readers = d.spanReaders(r.Spans)
+	q.Readers = d.Readers.ofSpans(r.Spans)
 	return q, nil
-}
-
-// speechLanguage settles the language of a text to speak.
-func (d *Desk) speechLanguage(text, chosen, locale string) (speechlang.Result, error) {
-	if d.languages == nil {
-		if strings.TrimSpace(chosen) != "" {
-			return speechlang.Result{}, bad("language_unsupported", "this engine speaks its own default language only")
-		}
-		return speechlang.Result{}, nil
-	}
-	var r speechlang.Result
-	var err error
-	if strings.TrimSpace(chosen) != "" {
-		r, err = d.languages.Choose(text, languageTag(chosen))
-	} else {
-		r, err = d.languages.Detect(text, languageTag(locale))
-	}
-	var ue *speechlang.UnsupportedError
-	if errors.As(err, &ue) {
-		if ue.Script != "" {
-			return r, bad("language_unsupported", "the text is mostly in the %s script, which none of the voices reads", ue.Script)
-		}
-		return r, bad("language_unsupported", "the voices do not speak %q; the languages they speak are listed in /api/config (tts.languages)", ue.Language)
-	}
-	return r, err
 }
 
 // languageTag turns an interface code a visitor may send (jp) into its language's code
@@ -186,7 +146,7 @@ func (d *Desk) CreateTTS(ctx context.Context, req TTSRequest) (Checkout, error) 
 	if err := d.Available(TTS); err != nil {
 		return Checkout{}, err
 	}
-	lang, err := d.speechLanguage(params.Text, req.Language, locale)
+	lang, err := d.Readers.settle(params.Text, req.Language, locale)
 	if err != nil {
 		return Checkout{}, err
 	}

@@ -12,8 +12,8 @@ import (
 func TestQuoteSpeechLanguage(t *testing.T) {
 	cfg := Config{TTS: TTSLimits{MaxChars: 1000}}
 	cfg.defaults()
-	engine := &Desk{cfg: cfg, languages: speechlang.New([]string{"ar", "en", "es", "ja", "ru", "zh"})}
-	bare := &Desk{cfg: cfg} // an engine that names no languages
+	engine := &Desk{cfg: cfg, Readers: &Readers{languages: speechlang.New([]string{"ar", "en", "es", "ja", "ru", "zh"})}}
+	bare := &Desk{cfg: cfg, Readers: &Readers{}} // an engine that names no languages
 	spanish := "Esta mañana hacía frío, así que nos quedamos en casa leyendo libros."
 	mixed := spanish + "\n" + "The weather was cold this morning, so we stayed at home and read many books."
 	tests := []struct {
@@ -67,13 +67,13 @@ func TestReaders(t *testing.T) {
 		return "eSpeak NG"
 	}
 	langs := speechlang.New([]string{"en", "es", "tr"})
-	two := &Desk{cfg: cfg, languages: langs, engineFor: func() func(string) string { return engineFor }, services: services{TTS: ttsProducer{&scriptedSpeaker{}}}}
-	one := &Desk{cfg: cfg, languages: langs}
-	if got := two.SpeechReaders(); !slices.EqualFunc(got, []Reader{{"Kokoro", []string{"en", "es"}}, {"eSpeak NG", []string{"tr"}}}, readerEqual) {
-		t.Errorf("SpeechReaders = %+v", got)
+	two := &Desk{cfg: cfg, Readers: &Readers{languages: langs, engineFor: func() func(string) string { return engineFor }}, services: services{TTS: ttsProducer{&scriptedSpeaker{}}}}
+	one := &Desk{cfg: cfg, Readers: &Readers{languages: langs}}
+	if got := two.Readers.All(); !slices.EqualFunc(got, []Reader{{"Kokoro", []string{"en", "es"}}, {"eSpeak NG", []string{"tr"}}}, readerEqual) {
+		t.Errorf("Readers.All = %+v", got)
 	}
-	if one.SpeechReaders() != nil {
-		t.Error("one engine: SpeechReaders not nil")
+	if one.Readers.All() != nil {
+		t.Error("one engine: Readers.All not nil")
 	}
 	english := "The weather was cold this morning, so we stayed at home and read many books.\n"
 	turkish := "Bugün hava çok güzel, öğleden sonra parkta uzun bir yürüyüş yapacağız ve kitap okuyacağız.\n"

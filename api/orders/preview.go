@@ -78,7 +78,7 @@ func (d *Desk) SpeechPreview(req PreviewRequest) (Preview, error) {
 	if err := d.Available(TTS); err != nil {
 		return Preview{}, err
 	}
-	lang, err := d.speechLanguage(params.Text, req.Language, locale)
+	lang, err := d.Readers.settle(params.Text, req.Language, locale)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -91,11 +91,6 @@ func (d *Desk) SpeechPreview(req PreviewRequest) (Preview, error) {
 		Text: PreviewText(params.Text, PreviewChars), Language: lang.Language, DetectParagraphs: len(lang.Spans) > 1,
 	}
 	pv := Preview{Speech: speech, Ext: format.Ext, ContentType: format.ContentType}
-	if d.engineFor != nil && d.languages != nil {
-		// The engines' router detects the same spans; a text it cannot read fails there.
-		if spans, err := d.languages.Spans(speech.Text, speech.Language, speech.DetectParagraphs); err == nil {
-			pv.Engines = engineNames(d.spanReaders(spans))
-		}
-	}
+	pv.Engines = d.Readers.engines(speech)
 	return pv, nil
 }

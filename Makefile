@@ -74,6 +74,7 @@ whisper-test:
 GO_TEST_TIMEOUT ?= 20m
 go-test:
 	$(GO) vet ./...
+	bash .ci/deadcode.sh
 	# The root package's end-to-end tests alone: a visitor's upload is measured at nice 19
 	# (media/visitors.go), and media's own nice-0 ffmpeg runs beside it starved it.
 	$(GO) test -count=1 -timeout $(GO_TEST_TIMEOUT) $$($(GO) list ./... | grep -vx parla)

@@ -165,7 +165,7 @@ func (a *App) newPayments() (providers.Payments, api.WebhookParser, error) {
 		return s, s, nil
 	}
 	var err error
-	if a.test, err = stripe.NewTestCheckout(a.db, cfg.PublicURL); err != nil {
+	if a.test, err = stripe.NewTestCheckout(a.db, cfg.PublicURL+api.TestCheckoutPrefix); err != nil {
 		return nil, nil, err
 	}
 	a.log.Warn("no STRIPE_SECRET_KEY: using the built-in test checkout; nobody is charged")

@@ -72,7 +72,7 @@ func (s paymentHandlers) backToTestPage(c *fiber.Ctx, err error) error {
 	if !late || !wantsHTML(c) {
 		return err
 	}
-	return c.Redirect("/checkout/test/"+url.PathEscape(c.Params("id")), fiber.StatusSeeOther)
+	return c.Redirect(TestCheckoutPrefix+url.PathEscape(c.Params("id")), fiber.StatusSeeOther)
 }
 
 func (s paymentHandlers) stripeWebhook(c *fiber.Ctx) error {

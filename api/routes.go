@@ -13,6 +13,9 @@ const (
 	pagePrefix     = "/r/"
 )
 
+// TestCheckoutPrefix is where the built-in test checkout's pages are, before a session's id.
+const TestCheckoutPrefix = "/checkout/test/"
+
 // OrderRoutes are the site's addresses the order book hands out (checkout returns, links
 // in letters): the book builds no route.
 func OrderRoutes() orders.Routes {
@@ -55,9 +58,9 @@ func (s *server) routes(app *fiber.App) {
 	app.Post("/services/vtt/analyzevideo", s.rateLimit(), o.analyzeVideo)
 	app.Post("/services/:service", o.result)
 
-	app.Get("/checkout/test/:id", p.testCheckoutPage)
-	app.Post("/checkout/test/:id/pay", p.testCheckoutPay)
-	app.Post("/checkout/test/:id/cancel", p.testCheckoutCancel)
+	app.Get(TestCheckoutPrefix+":id", p.testCheckoutPage)
+	app.Post(TestCheckoutPrefix+":id/pay", p.testCheckoutPay)
+	app.Post(TestCheckoutPrefix+":id/cancel", p.testCheckoutCancel)
 
 	app.Post("/webhooks/stripe", p.stripeWebhook)
 	app.Get(downloadPrefix+":token", s.download)

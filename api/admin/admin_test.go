@@ -58,7 +58,7 @@ func newFixture(t testing.TB, cfg Config) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	db := testkit.OpenDB(t)
-	tc, err := stripe.NewTestCheckout(db, "http://parla.test")
+	tc, err := stripe.NewTestCheckout(db, "http://parla.test/checkout/test/")
 	if err != nil {
 		t.Fatal(err)
 	}

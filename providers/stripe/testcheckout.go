@@ -56,7 +56,7 @@ const idempotencyWindow = 24 * time.Hour
 // /checkout/test/{id}. Nothing is charged. It is safe for concurrent use.
 type TestCheckout struct {
 	db        *sqldb.DB
-	publicURL string
+	pagesURL string // the test pages' address, ending in "/"
 	now       func() time.Time
 }
 
@@ -71,13 +71,14 @@ func WithClock(now func() time.Time) TestCheckoutOption {
 	return func(tc *TestCheckout) { tc.now = now }
 }
 
-// NewTestCheckout creates the checkout's tables if needed. publicURL is the site's base URL
-// (https://example.com, no trailing slash needed); session URLs point below it.
-func NewTestCheckout(db *sqldb.DB, publicURL string, opts ...TestCheckoutOption) (*TestCheckout, error) {
+// NewTestCheckout creates the checkout's tables if needed. pagesURL is where the site
+// serves the test pages (https://example.com/checkout/test/: api owns the route); a
+// session's page is pagesURL followed by its id.
+func NewTestCheckout(db *sqldb.DB, pagesURL string, opts ...TestCheckoutOption) (*TestCheckout, error) {
 	if db == nil {
 		return nil, errors.New("test checkout: no database")
 	}
-	tc := &TestCheckout{db: db, publicURL: strings.TrimRight(publicURL, "/"), now: time.Now}
+	tc := &TestCheckout{db: db, pagesURL: strings.TrimRight(pagesURL, "/") + "/", now: time.Now}
 	for _, o := range opts {
 		o(tc)
 	}
@@ -95,7 +96,7 @@ func NewTestCheckout(db *sqldb.DB, publicURL string, opts ...TestCheckoutOption)
 // TestSession is one built-in checkout session, as the test page shows it.
 type TestSession struct {
 	ID            string
-	URL           string // the test page, publicURL + /checkout/test/{id}
+	URL           string // the test page: pagesURL + its id
 	OrderID       string
 	Email         string
 	Locale        string
@@ -212,7 +213,7 @@ func (tc *TestCheckout) Get(ctx context.Context, sessionID string) (TestSession,
 	if err != nil {
 		return TestSession{}, fmt.Errorf("reading test checkout session %s: %w", sessionID, err)
 	}
-	s.URL = tc.publicURL + "/checkout/test/" + s.ID
+	s.URL = tc.pagesURL + s.ID
 	s.SuccessURL = strings.ReplaceAll(successURL, "{CHECKOUT_SESSION_ID}", s.ID)
 	s.CreatedAt = time.Unix(created, 0).UTC()
 	s.ExpiresAt = time.Unix(expires, 0).UTC()

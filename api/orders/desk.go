@@ -31,7 +31,7 @@ type Desk struct {
 	// languages out (readers.go); nil with one engine.
 	engineFor func() func(lang string) string
 	// translator, when set, says whether the transcription engine can translate.
-	translator translationChecker
+	translator providers.TranslationChecker
 	observer   Observer
 	log        *slog.Logger
 	keys       keylock.Locks // one checkout at a time per order key (desk_key.go): two tabs clicking Pay at once

@@ -21,6 +21,20 @@ import (
 	"time"
 )
 
+// Service names one of the three paid services, spelled like the API routes. The order
+// book (api/orders) and the letters (providers/mail) share this one enum.
+type Service string
+
+// The services Parla sells.
+const (
+	TTS Service = "tts" // text-to-speech
+	STT Service = "sst" // audio-to-text (the spec's route name is "sst")
+	VTT Service = "vtt" // video-to-text
+)
+
+// Valid reports whether s is one of the three services.
+func (s Service) Valid() bool { return s == TTS || s == STT || s == VTT }
+
 // ErrUnavailable is returned (wrapped) by an engine that cannot serve requests in this
 // deployment: not compiled in, no API key, model missing. Callers close the service.
 var ErrUnavailable = errors.New("engine unavailable")

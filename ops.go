@@ -25,11 +25,6 @@ func (g bookGauges) Gauges(ctx context.Context) (orders.Gauges, error) {
 	return g.a.book.Gauges(ctx)
 }
 
-// storageChecker is a storage with a cheap readiness call (disk and MinIO have one).
-type storageChecker interface {
-	Check(ctx context.Context) error
-}
-
 // readiness is what /readyz checks: the database answers, the storage takes a call, free
 // space in DATA_DIR is above READY_MIN_FREE_BYTES, each service's engine is there, and
 // each OpenAI-compatible server the engines call answers GET /models (servers.go; free,
@@ -41,7 +36,7 @@ func (a *App) readiness(store providers.Storage) *health.Checker {
 		{Name: "database", Run: a.db.PingContext},
 		{Name: "disk", Run: a.diskCheck()},
 	}
-	if s, ok := store.(storageChecker); ok {
+	if s, ok := store.(providers.StorageChecker); ok {
 		checks = append(checks, health.Check{Name: "storage", Run: s.Check})
 	}
 	for _, svc := range []orders.Service{orders.TTS, orders.STT, orders.VTT} {

@@ -10,13 +10,6 @@ import (
 	"parla/providers"
 )
 
-// serverChecker is an engine that calls a server over the network (the OpenAI-compatible
-// engines): it can ask whether that server is up, and the answer opens or closes it.
-type serverChecker interface {
-	Check(ctx context.Context) error
-	BaseURL() string
-}
-
 // engineServer is one server the engines call and the services that go to it.
 type engineServer struct {
 	Services []orders.Service
@@ -33,7 +26,7 @@ type engineServer struct {
 func engineServers(speaker providers.Speaker, transcriber providers.Transcriber) []engineServer {
 	var out []engineServer
 	add := func(e any, spare bool, services ...orders.Service) {
-		c, ok := e.(serverChecker)
+		c, ok := e.(providers.ServerChecker)
 		if !ok {
 			return
 		}
@@ -45,7 +38,7 @@ func engineServers(speaker providers.Speaker, transcriber providers.Transcriber)
 		out = append(out, engineServer{Services: services, Check: c.Check, BaseURL: c.BaseURL(), Spare: spare})
 	}
 	speakers := []providers.Speaker{speaker}
-	if r, ok := speaker.(interface{ Speakers() []providers.Speaker }); ok {
+	if r, ok := speaker.(providers.SpeakerGroup); ok {
 		speakers = r.Speakers()
 	}
 	for _, s := range speakers {

@@ -137,7 +137,7 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	links, guard := newLinks(cfg, runner, a.metrics.LinkBytes)
 	a.closers = append(a.closers, guard)
 	// Closed engines are told in one block at start (closed.go); an open whisper says where it computes.
-	if b, ok := transcriber.(interface{ Backend() string }); ok && transcriber.Available() == nil && b.Backend() != "" {
+	if b, ok := transcriber.(providers.BackendNamer); ok && transcriber.Available() == nil && b.Backend() != "" {
 		a.sttBackend = b.Backend()
 		a.log.Info("whisper computes on "+a.sttBackend, "vad", cfg.WhisperVAD)
 	}
@@ -158,7 +158,7 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 }
 
 // newPayments is Stripe when STRIPE_SECRET_KEY is set, else the built-in test checkout.
-func (a *App) newPayments() (providers.Payments, api.WebhookParser, error) {
+func (a *App) newPayments() (providers.Payments, providers.WebhookParser, error) {
 	cfg := a.cfg
 	if cfg.StripeSecretKey != "" {
 		s := stripe.New(stripe.Config{SecretKey: cfg.StripeSecretKey, WebhookSecret: cfg.StripeWebhookSecret, BackendURL: cfg.StripeAPIBase})
@@ -204,7 +204,7 @@ func (a *App) newBook(ctx context.Context, tmpDir string, payments providers.Pay
 }
 
 // newHTTP builds the web server: the API, the pages and the embedded web UI.
-func (a *App) newHTTP(store providers.Storage, speaker providers.Speaker, webhooks api.WebhookParser) error {
+func (a *App) newHTTP(store providers.Storage, speaker providers.Speaker, webhooks providers.WebhookParser) error {
 	cfg := a.cfg
 	ui, err := fs.Sub(webui.Dist, "dist")
 	if err != nil {
@@ -273,8 +273,8 @@ func newSpeaker(cfg Config, mediaRunner *media.Runner, tmpDir string) (providers
 // (Label, as visitors read it).
 type speechEngine interface {
 	providers.Speaker
-	Languages() []string
-	Label() string
+	providers.LanguageLister
+	providers.Labeler
 }
 
 // newSpeechEngine builds one text-to-speech engine by its TTS_ENGINE name.

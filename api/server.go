@@ -45,20 +45,15 @@ const (
 	DefaultMaxUploadBytes = 25 << 20
 )
 
-// WebhookParser verifies and decodes a Stripe webhook delivery.
-type WebhookParser interface {
-	ParseWebhook(payload []byte, sigHeader string) (stripe.WebhookEvent, error)
-}
-
 // Deps are what the handlers call.
 type Deps struct {
 	Book     *orders.Book
 	Storage  providers.Storage
 	Speaker  providers.Speaker // for voice samples; may be nil
 	Test     *stripe.TestCheckout
-	Webhooks WebhookParser // nil in test-checkout mode
-	UI       fs.FS         // the built React app (index.html at its root); may be empty
-	Locales  fs.FS         // the UI's locales (<id>/translation.json) for server-rendered metadata; may be nil
+	Webhooks providers.WebhookParser // nil in test-checkout mode
+	UI       fs.FS                   // the built React app (index.html at its root); may be empty
+	Locales  fs.FS                   // the UI's locales (<id>/translation.json) for server-rendered metadata; may be nil
 	Log      *slog.Logger
 	// Operations (ops.go): Ready answers /readyz (nil: always ready); Count runs around
 	// every request (the HTTP metrics; nil: none); Metrics serves /metrics to requests

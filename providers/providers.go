@@ -3,6 +3,11 @@
 // the requests, the Transcript, the voices and formats on offer, and the errors callers
 // test for. Implementations live in the sub-packages; main.go picks one for each from
 // configuration (newSpeaker, newTranscriber, newStorage, newMailer).
+//
+// The optional capabilities some engines have beyond those (listing keys, a readiness
+// call, naming languages, …; at the end of this file) are declared here too, and each implementation
+// asserts the ones it has (`var _ providers.KeyLister = (*Disk)(nil)`), so that renaming a
+// method breaks the build instead of silently switching a capability off.
 package providers
 
 import (
@@ -15,6 +20,20 @@ import (
 	"strings"
 	"time"
 )
+
+// Service names one of the three paid services, spelled like the API routes. The order
+// book (api/orders) and the letters (providers/mail) share this one enum.
+type Service string
+
+// The services Parla sells.
+const (
+	TTS Service = "tts" // text-to-speech
+	STT Service = "sst" // audio-to-text (the spec's route name is "sst")
+	VTT Service = "vtt" // video-to-text
+)
+
+// Valid reports whether s is one of the three services.
+func (s Service) Valid() bool { return s == TTS || s == STT || s == VTT }
 
 // ErrUnavailable is returned (wrapped) by an engine that cannot serve requests in this
 // deployment: not compiled in, no API key, model missing. Callers close the service.
@@ -255,4 +274,91 @@ type Transcriber interface {
 	// Available reports nil when the engine can take orders, or an error wrapping
 	// ErrUnavailable that says why not.
 	Available() error
+}
+
+// The optional capabilities: a caller holding a Speaker, Transcriber, Storage or Payments
+// asks for one with a type assertion and does without when the engine lacks it. Each
+// implementation asserts those it has with `var _ providers.X = (*Impl)(nil)` in its own
+// package.
+
+// KeyLister is a storage that lists keys by prefix (disk and MinIO): the order book erases
+// an order's files and sweeps orphans with it; without it, only the keys it knows go.
+type KeyLister interface {
+	Keys(ctx context.Context, prefix string) ([]string, error)
+}
+
+// StorageChecker is a storage with a cheap readiness call (disk and MinIO), which /readyz
+// runs.
+type StorageChecker interface {
+	Check(ctx context.Context) error
+}
+
+// ServerChecker is an engine that calls a server over the network (the OpenAI-compatible
+// engines): it can ask whether that server is up, and the answer opens or closes it. The
+// start and /readyz ask each base URL once.
+type ServerChecker interface {
+	Check(ctx context.Context) error
+	// BaseURL is the server the engine calls, without any user name and password.
+	BaseURL() string
+}
+
+// TranslationChecker is a transcription engine that can tell, before an order is taken,
+// whether it can translate speech into English (whisper cannot with an English-only model,
+// OpenAI's diarizing model cannot). An engine without this check is taken to translate.
+type TranslationChecker interface {
+	Translates() error
+}
+
+// BackendNamer is a transcription engine that says where it computes ("CUDA0 (…)", "CPU";
+// whisper.cpp), for the start's log and /readyz; empty when it cannot compute at all.
+type BackendNamer interface {
+	Backend() string
+}
+
+// LanguageLister is a speech engine that names the languages it speaks (codes as
+// speechlang.Normalize gives them). An engine that names none speaks its default.
+type LanguageLister interface {
+	Languages() []string
+}
+
+// Labeler is a speech engine that names itself as visitors read it ("eSpeak NG").
+type Labeler interface {
+	Label() string
+}
+
+// EngineNamer is a speech engine made of several (providers/speechroute, TTS_ENGINE as a
+// list) that names, as visitors read it, the engine that reads a language now.
+type EngineNamer interface {
+	// Namer returns what names the engine of a language, each engine's state read once.
+	Namer() func(lang string) string
+}
+
+// SpeakerGroup is a speech engine made of several (providers/speechroute): each of its
+// engines is asked on its own whether its server is up.
+type SpeakerGroup interface {
+	Speakers() []Speaker
+}
+
+// EmailEraser is a payment provider that keeps the visitor's address where we can erase it
+// (the built-in test checkout; Stripe keeps its own records).
+type EmailEraser interface {
+	EraseEmail(ctx context.Context, sessionID string) error
+}
+
+// WebhookEvent is a verified event of the payment provider.
+type WebhookEvent struct {
+	ID      string    // evt_…, for de-duplication
+	Type    string    // e.g. checkout.session.completed
+	Created time.Time // when the provider created the event
+	// APIVersion is the version the event was rendered with; it may differ from the
+	// client library's, worth a log line.
+	APIVersion string
+	// Session is set for checkout.session.* events and empty otherwise.
+	Session CheckoutSession
+}
+
+// WebhookParser is a payment provider that notifies by webhook (Stripe): it verifies and
+// decodes a delivery. The built-in test checkout has none.
+type WebhookParser interface {
+	ParseWebhook(payload []byte, sigHeader string) (WebhookEvent, error)
 }

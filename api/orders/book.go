@@ -65,7 +65,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 	if deps.Transcriber != nil && deps.Audio != nil {
 		tp := &transcriptProducer{engine: deps.Transcriber, audio: deps.Audio, links: deps.Links,
 			uploads: uploads, tempDir: cfg.TempDir}
-		tp.translator, _ = deps.Transcriber.(translationChecker)
+		tp.translator, _ = deps.Transcriber.(providers.TranslationChecker)
 		if cfg.UploadDir != "" || cfg.SharedUploads {
 			producers[STT] = tp
 		}
@@ -85,13 +85,13 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 		return nil, err
 	}
 	f.queue, sw.queue = queue, queue
-	translator, _ := deps.Transcriber.(translationChecker)
+	translator, _ := deps.Transcriber.(providers.TranslationChecker)
 	var languages *speechlang.Detector
-	if l, ok := deps.Speaker.(languageLister); ok {
+	if l, ok := deps.Speaker.(providers.LanguageLister); ok {
 		languages = speechlang.New(l.Languages())
 	}
 	var engineFor func() func(string) string
-	if n, ok := deps.Speaker.(engineNamer); ok {
+	if n, ok := deps.Speaker.(providers.EngineNamer); ok {
 		engineFor = n.Namer
 	}
 	intake := &Intake{cfg: cfg, services: producers, uploads: uploads, audio: deps.Audio, links: deps.Links,

@@ -24,9 +24,3 @@ type Deps struct {
 	Observer Observer
 	Log      *slog.Logger
 }
-
-// languageLister is a speech engine that names the languages it speaks (codes as
-// speechlang.Normalize gives them). An engine that names none speaks its default.
-type languageLister interface {
-	Languages() []string
-}

@@ -25,7 +25,7 @@ type Desk struct {
 	// Readers are the speech engines' languages, and which engine reads which.
 	Readers *Readers
 	// translator, when set, says whether the transcription engine can translate.
-	translator translationChecker
+	translator providers.TranslationChecker
 	observer   Observer
 	log        *slog.Logger
 	keys       keylock.Locks // one checkout at a time per order key (desk_key.go): two tabs clicking Pay at once

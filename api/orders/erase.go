@@ -53,16 +53,11 @@ func (e *erasure) stored(ctx context.Context, id string) (o storedOrder, found b
 	return o, true, nil
 }
 
-// lister is a storage that lists keys by prefix (both of ours do).
-type lister interface {
-	Keys(ctx context.Context, prefix string) ([]string, error)
-}
-
 // deletePrefix removes every object under prefix; with a storage that cannot list, the
 // keys named in known. Missing objects are no error.
 func deletePrefix(ctx context.Context, s providers.Storage, prefix string, known ...string) error {
 	keys := known
-	if l, ok := s.(lister); ok {
+	if l, ok := s.(providers.KeyLister); ok {
 		listed, err := l.Keys(ctx, prefix)
 		if err != nil {
 			return err
@@ -105,7 +100,7 @@ func (e *erasure) discard(ctx context.Context, id string, claim int64) error {
 // is gone, erased, expired, failed or refunded, and those a claim that lost its order left
 // (a directory that is neither the order's result's nor its current claim's).
 func (e *erasure) orphans(ctx context.Context) (int, error) {
-	l, ok := e.storage.(lister)
+	l, ok := e.storage.(providers.KeyLister)
 	if !ok {
 		return 0, nil
 	}

@@ -95,6 +95,8 @@ type prober interface {
 	Probe(ctx context.Context, path string) (media.ProbeInfo, error)
 }
 
+var _ prober = (*media.Runner)(nil)
+
 // fulfil runs every step of a paid order; each step checks the row first, so a repeated
 // job resumes where the last one stopped. alive is the node's lease for this run: every
 // engine process is gated by it. A failure after the run took its claim carries it

@@ -95,16 +95,10 @@ func (f *fulfiller) send(ctx context.Context, o Order, kind, to, tag string) err
 	return nil
 }
 
-// emailEraser is a payment provider that keeps the visitor's address where we can erase
-// it (the built-in test checkout; Stripe keeps its own records).
-type emailEraser interface {
-	EraseEmail(ctx context.Context, sessionID string) error
-}
-
 // forgetEmail erases the address at the payment provider too once the message is sent, so
 // the session lookup no longer returns it.
 func (f *fulfiller) forgetEmail(ctx context.Context, o Order) {
-	if e, ok := f.payments.(emailEraser); ok && o.SessionID != "" {
+	if e, ok := f.payments.(providers.EmailEraser); ok && o.SessionID != "" {
 		if err := e.EraseEmail(ctx, o.SessionID); err != nil {
 			f.log.Warn("erasing the address at the payment provider", "order", o.ID, "err", err)
 		}

@@ -13,7 +13,7 @@ type MailLetters struct{}
 // Delivered is the message with the download link; a transcription's says whether it is
 // a transcript or an English translation.
 func (MailLetters) Delivered(o Order, link string) (providers.Message, error) {
-	return mail.Render(mail.Delivered, o.Locale, mail.Data{Service: mail.Service(o.Service),
+	return mail.Render(mail.Delivered, o.Locale, mail.Data{Service: o.Service,
 		Link: link, ExpiresAt: o.LinkExpiresAt, OrderRef: o.ID, Translated: Translated(o), Purchase: purchase(o)})
 }
 
@@ -37,7 +37,7 @@ func (MailLetters) Refunded(o Order) (providers.Message, error) {
 	if o.Error == "amount_mismatch" {
 		p.Currency = "" // what was paid is not the order's price: the letter names no amount
 	}
-	return mail.Render(mail.Refunded, o.Locale, mail.Data{Service: mail.Service(o.Service), OrderRef: o.ID, Reason: o.Error,
+	return mail.Render(mail.Refunded, o.Locale, mail.Data{Service: o.Service, OrderRef: o.ID, Reason: o.Error,
 		Purchase: p})
 }
 

@@ -7,20 +7,20 @@ import (
 	"math/bits"
 	"time"
 	"unicode/utf8"
+
+	"parla/providers"
 )
 
-// Service names one of the three paid services.
-type Service string
+// Service names one of the three paid services: providers.Service, the one enum the
+// letters (providers/mail) use too.
+type Service = providers.Service
 
-// The services Parla sells.
+// The services Parla sells (providers.TTS, STT, VTT).
 const (
-	TTS Service = "tts" // text-to-speech
-	STT Service = "sst" // audio-to-text (the spec's route name is "sst")
-	VTT Service = "vtt" // video-to-text
+	TTS = providers.TTS // text-to-speech
+	STT = providers.STT // audio-to-text (the spec's route name is "sst")
+	VTT = providers.VTT // video-to-text
 )
-
-// Valid reports whether s is one of the three services.
-func (s Service) Valid() bool { return s == TTS || s == STT || s == VTT }
 
 // Rounding says how a quantity is turned into billable units.
 type Rounding string

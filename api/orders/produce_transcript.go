@@ -35,13 +35,6 @@ type LinkResolver interface {
 	FetchAudio(ctx context.Context, info links.LinkInfo, dst string) error
 }
 
-// translationChecker is a transcription engine that can tell, before an order is taken,
-// whether it can translate speech into English (whisper cannot with an English-only model).
-// An engine without this check is taken to translate.
-type translationChecker interface {
-	Translates() error
-}
-
 // transcriptProducer transcribes audio- and video-to-text orders: the upload itself, or
 // the video link's audio fetched again (and measured again) after payment.
 type transcriptProducer struct {
@@ -51,7 +44,7 @@ type transcriptProducer struct {
 	uploads *Uploads
 	tempDir string
 	// translator, when set, says whether the engine can translate (see Desk.Translates).
-	translator translationChecker
+	translator providers.TranslationChecker
 }
 
 func (p *transcriptProducer) Available() error { return p.engine.Available() }

@@ -9,13 +9,6 @@ import (
 	"parla/providers/speechlang"
 )
 
-// engineNamer is a speech engine made of several (providers/speechroute, TTS_ENGINE as a
-// list) that names, as visitors read it, the engine that reads a language now.
-type engineNamer interface {
-	// Namer returns what names the engine of a language, each engine's state read once.
-	Namer() func(lang string) string
-}
-
 // Reader is one engine, as visitors read its name, and the languages it reads.
 type Reader struct {
 	Engine    string   `json:"engine"`

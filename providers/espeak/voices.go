@@ -150,6 +150,12 @@ func plan(req providers.SpeechRequest, size int) ([]chunk, error) {
 	return chunks, nil
 }
 
+// The engine's optional capabilities (providers.go).
+var (
+	_ providers.LanguageLister = (*Speaker)(nil)
+	_ providers.Labeler        = (*Speaker)(nil)
+)
+
 // Languages returns the codes of the languages the engine speaks, sorted (see Languages).
 func (s *Speaker) Languages() []string { return Languages() }
 

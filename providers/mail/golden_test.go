@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"parla/providers"
 	"parla/providers/texts"
 )
 
@@ -23,11 +24,11 @@ func TestLettersGolden(t *testing.T) {
 		kind Kind
 		data Data
 	}{
-		{"receipt-tts", Delivered, Data{Service: ServiceTTS, Link: "https://parla.example/r/tok3n", ExpiresAt: expires,
+		{"receipt-tts", Delivered, Data{Service: providers.TTS, Link: "https://parla.example/r/tok3n", ExpiresAt: expires,
 			OrderRef: "ord_tts", Purchase: Purchase{Format: "mp3", Voice: "alloy", Characters: 12345, Amount: 99, Currency: "eur"}}},
-		{"receipt-vtt", Delivered, Data{Service: ServiceVideo, Link: "https://parla.example/r/tok3n", ExpiresAt: expires,
+		{"receipt-vtt", Delivered, Data{Service: providers.VTT, Link: "https://parla.example/r/tok3n", ExpiresAt: expires,
 			OrderRef: "ord_vtt", Translated: true, Purchase: Purchase{Format: "srt", Seconds: 3725, Amount: 1250, Currency: "eur"}}},
-		{"refund-sst", Refunded, Data{Service: ServiceAudio, OrderRef: "ord_sst", Reason: "upload_missing",
+		{"refund-sst", Refunded, Data{Service: providers.STT, OrderRef: "ord_sst", Reason: "upload_missing",
 			Purchase: Purchase{Format: "vtt", Seconds: 65, Amount: 99, Currency: "eur"}}},
 	}
 	for _, locale := range texts.Locales() {
@@ -75,7 +76,7 @@ func TestReceiptInPlainText(t *testing.T) {
 	for _, locale := range texts.Locales() {
 		tr := texts.In(locale)
 		p := Purchase{Format: "wav", Voice: "nova", Characters: 42, Amount: 99, Currency: "eur"}
-		m, err := Render(Delivered, locale, Data{Service: ServiceTTS, Link: "https://parla.example/r/x",
+		m, err := Render(Delivered, locale, Data{Service: providers.TTS, Link: "https://parla.example/r/x",
 			ExpiresAt: time.Now().Add(time.Hour), Purchase: p})
 		if err != nil {
 			t.Fatal(err)
@@ -86,7 +87,7 @@ func TestReceiptInPlainText(t *testing.T) {
 				t.Errorf("%s: receipt lacks %q:\n%s", locale, want, m.Text)
 			}
 		}
-		r, err := Render(Refunded, locale, Data{Service: ServiceTTS, OrderRef: "o", Reason: "production_failed", Purchase: p})
+		r, err := Render(Refunded, locale, Data{Service: providers.TTS, OrderRef: "o", Reason: "production_failed", Purchase: p})
 		if err != nil {
 			t.Fatal(err)
 		}

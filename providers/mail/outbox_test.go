@@ -43,7 +43,7 @@ func TestOutbox(t *testing.T) {
 		locale string
 	}{{mail.Delivered, "jp"}, {mail.Refunded, "ar"}, {mail.Delivered, "ru"}, {mail.Refunded, "en"}} {
 		m, err := mail.Render(tc.kind, tc.locale, mail.Data{
-			Service: mail.ServiceTTS, Link: "https://parla.example/d/t", ExpiresAt: time.Now().Add(240 * time.Hour), OrderRef: "ord_9",
+			Service: providers.TTS, Link: "https://parla.example/d/t", ExpiresAt: time.Now().Add(240 * time.Hour), OrderRef: "ord_9",
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -36,25 +36,13 @@ func (k Kind) String() string {
 	}
 }
 
-// Service is the product an order was for, spelled like the API routes.
-type Service string
-
-const (
-	// ServiceTTS is text-to-speech.
-	ServiceTTS Service = "tts"
-	// ServiceAudio is audio transcription (audio-to-text).
-	ServiceAudio Service = "sst"
-	// ServiceVideo is video transcription (video-link-to-text).
-	ServiceVideo Service = "vtt"
-)
-
 // Data is what the caller knows about the order.
 type Data struct {
-	Service   Service   // required
-	Link      string    // Delivered: the absolute http(s) download link
-	ExpiresAt time.Time // Delivered: when the link stops working; shown in UTC
-	OrderRef  string    // Refunded: required; Delivered: shown when set
-	Reason    string    // Refunded: why (an order error code); said when the catalog explains it
+	Service   providers.Service // required
+	Link      string            // Delivered: the absolute http(s) download link
+	ExpiresAt time.Time         // Delivered: when the link stops working; shown in UTC
+	OrderRef  string            // Refunded: required; Delivered: shown when set
+	Reason    string            // Refunded: why (an order error code); said when the catalog explains it
 	// Translated: a transcription order delivered as an English translation; Delivered says
 	// so (and says "transcript" otherwise). Ignored for text-to-speech.
 	Translated bool
@@ -97,7 +85,7 @@ func Render(kind Kind, locale string, d Data) (providers.Message, error) {
 		date := formatDate(tr, d.ExpiresAt)
 		v.Blocks = []block{{Text: fill("delivered.intro")}}
 		switch {
-		case d.Service == ServiceTTS:
+		case d.Service == providers.TTS:
 		case d.Translated:
 			v.Blocks = append(v.Blocks, block{Text: tr.Get("delivered.what.translation")})
 		default:

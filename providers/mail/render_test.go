@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"parla/providers"
 	"parla/providers/texts"
 )
 
@@ -38,7 +39,7 @@ func TestNoEnglishLeft(t *testing.T) {
 			continue
 		}
 		for _, kind := range []Kind{Delivered, Refunded} {
-			for _, service := range []Service{ServiceTTS, ServiceAudio, ServiceVideo} {
+			for _, service := range []providers.Service{providers.TTS, providers.STT, providers.VTT} {
 				t.Run(locale+"/"+kind.String()+"/"+string(service), func(t *testing.T) {
 					m, err := Render(kind, locale, Data{Service: service, Link: link, ExpiresAt: time.Now().Add(240 * time.Hour), OrderRef: ref})
 					if err != nil {
@@ -79,7 +80,7 @@ func TestRenderDelivered(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.locale, func(t *testing.T) {
-			m, err := Render(Delivered, tt.locale, Data{Service: ServiceAudio, Link: "https://parla.example/d/tok", ExpiresAt: expires})
+			m, err := Render(Delivered, tt.locale, Data{Service: providers.STT, Link: "https://parla.example/d/tok", ExpiresAt: expires})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,7 +112,7 @@ func TestRenderDelivered(t *testing.T) {
 func TestRenderRefunded(t *testing.T) {
 	for _, locale := range texts.Locales() {
 		t.Run(locale, func(t *testing.T) {
-			m, err := Render(Refunded, locale, Data{Service: ServiceTTS, OrderRef: "ord_42"})
+			m, err := Render(Refunded, locale, Data{Service: providers.TTS, OrderRef: "ord_42"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +132,7 @@ func TestRenderRefunded(t *testing.T) {
 func TestRenderEscapesHTML(t *testing.T) {
 	ref := `<script>alert("x")</script>&`
 	link := `https://parla.example/d/tok?a=1&b="><script>`
-	m, err := Render(Delivered, "en", Data{Service: ServiceTTS, Link: link, ExpiresAt: time.Now(), OrderRef: ref})
+	m, err := Render(Delivered, "en", Data{Service: providers.TTS, Link: link, ExpiresAt: time.Now(), OrderRef: ref})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func TestRenderEscapesHTML(t *testing.T) {
 }
 
 func TestRenderErrors(t *testing.T) {
-	ok := Data{Service: ServiceVideo, Link: "https://parla.example/d/x", ExpiresAt: time.Now(), OrderRef: "r"}
+	ok := Data{Service: providers.VTT, Link: "https://parla.example/d/x", ExpiresAt: time.Now(), OrderRef: "r"}
 	tests := []struct {
 		name string
 		kind Kind
@@ -176,7 +177,7 @@ func TestRenderErrors(t *testing.T) {
 
 // An unknown language gets the English letter (texts.Locale's rule, tested there).
 func TestLocale(t *testing.T) {
-	m, err := Render(Refunded, "fr", Data{Service: ServiceTTS, OrderRef: "r"})
+	m, err := Render(Refunded, "fr", Data{Service: providers.TTS, OrderRef: "r"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,13 +255,13 @@ func TestDeliveredSaysTranscriptOrTranslation(t *testing.T) {
 	for _, locale := range texts.Locales() {
 		tr := texts.In(locale)
 		for _, c := range []struct {
-			service    Service
+			service    providers.Service
 			translated bool
 			want, not  string
 		}{
-			{ServiceAudio, false, "delivered.what.transcript", "delivered.what.translation"},
-			{ServiceVideo, true, "delivered.what.translation", "delivered.what.transcript"},
-			{ServiceTTS, true, "", "delivered.what.translation"},
+			{providers.STT, false, "delivered.what.transcript", "delivered.what.translation"},
+			{providers.VTT, true, "delivered.what.translation", "delivered.what.transcript"},
+			{providers.TTS, true, "", "delivered.what.translation"},
 		} {
 			m, err := Render(Delivered, locale, Data{Service: c.service, Link: "https://parla.example/d/x", ExpiresAt: expires, Translated: c.translated})
 			if err != nil {
@@ -269,7 +270,7 @@ func TestDeliveredSaysTranscriptOrTranslation(t *testing.T) {
 			if c.want != "" && !strings.Contains(m.Text, tr.Get(c.want)) {
 				t.Errorf("%s %s (translated %v) lacks %q:\n%s", locale, c.service, c.translated, c.want, m.Text)
 			}
-			if strings.Contains(m.Text, tr.Get(c.not)) || (c.service == ServiceTTS && strings.Contains(m.Text, tr.Get("delivered.what.transcript"))) {
+			if strings.Contains(m.Text, tr.Get(c.not)) || (c.service == providers.TTS && strings.Contains(m.Text, tr.Get("delivered.what.transcript"))) {
 				t.Errorf("%s %s (translated %v) says %q:\n%s", locale, c.service, c.translated, c.not, m.Text)
 			}
 		}

@@ -135,7 +135,7 @@ func TestSMTPRoundTrip(t *testing.T) {
 		t.Run(tt.locale, func(t *testing.T) {
 			link := "https://parla.example/d/tok-" + tt.locale + "?a=1&b=2"
 			m, err := mail.Render(mail.Delivered, tt.locale, mail.Data{
-				Service: mail.ServiceVideo, Link: link, ExpiresAt: expires, OrderRef: "ord_" + tt.locale,
+				Service: providers.VTT, Link: link, ExpiresAt: expires, OrderRef: "ord_" + tt.locale,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -193,7 +193,7 @@ func TestSMTPRoundTrip(t *testing.T) {
 func TestSMTPAuthFailure(t *testing.T) {
 	srv := testkit.StartSMTP(t)
 	sender := newSMTP(t, srv.URL(), func(c *mail.SMTPConfig) { c.Password = "wrong-password" })
-	m, err := mail.Render(mail.Refunded, "en", mail.Data{Service: mail.ServiceTTS, OrderRef: "ord_1"})
+	m, err := mail.Render(mail.Refunded, "en", mail.Data{Service: providers.TTS, OrderRef: "ord_1"})
 	if err != nil {
 		t.Fatal(err)
 	}

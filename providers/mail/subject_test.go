@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"parla/providers"
 	"parla/providers/mail"
 	"parla/providers/testkit"
 )
@@ -27,7 +28,7 @@ func TestSubjectStartsOnItsLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, locale := range []string{"en", "es", "ru", "ar", "jp", "zh"} {
-		m, err := mail.Render(mail.Delivered, locale, mail.Data{Service: mail.ServiceVideo, Link: "https://parla.example/d/t",
+		m, err := mail.Render(mail.Delivered, locale, mail.Data{Service: providers.VTT, Link: "https://parla.example/d/t",
 			ExpiresAt: time.Now().Add(240 * time.Hour), OrderRef: "ord_" + locale})
 		if err != nil {
 			t.Fatal(err)

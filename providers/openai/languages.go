@@ -3,6 +3,8 @@ package openai
 import (
 	"slices"
 	"strings"
+
+	"parla/providers"
 )
 
 // SpeechLanguages are the languages OpenAI's text-to-speech documents as supported
@@ -15,6 +17,16 @@ var SpeechLanguages = []string{
 	"lv", "lt", "mk", "ms", "mr", "mi", "ne", "no", "fa", "pl", "pt", "ro", "ru", "sr", "sk",
 	"sl", "es", "sw", "sv", "tl", "ta", "th", "tr", "uk", "ur", "vi", "cy",
 }
+
+// The engines' optional capabilities (providers.go); client.go's service gives both
+// engines Check and BaseURL.
+var (
+	_ providers.LanguageLister     = (*Speaker)(nil)
+	_ providers.Labeler            = (*Speaker)(nil)
+	_ providers.ServerChecker      = (*Speaker)(nil)
+	_ providers.ServerChecker      = (*Transcriber)(nil)
+	_ providers.TranslationChecker = (*Transcriber)(nil)
+)
 
 // Languages returns the codes of the languages the engine speaks, sorted: those it was
 // given (OPENAI_TTS_LANGUAGES), else those its voice map names (a known model's, such as

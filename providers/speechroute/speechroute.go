@@ -44,6 +44,13 @@ func New(engines []Engine, runner *media.Runner, tempDir string) *Router {
 	return r
 }
 
+// The router's optional capabilities (providers.go).
+var (
+	_ providers.LanguageLister = (*Router)(nil)
+	_ providers.EngineNamer    = (*Router)(nil)
+	_ providers.SpeakerGroup   = (*Router)(nil)
+)
+
 // Languages returns the languages some engine speaks, sorted.
 func (r *Router) Languages() []string {
 	var all []string

@@ -1,6 +1,18 @@
 package storage
 
-import "context"
+import (
+	"context"
+
+	"parla/providers"
+)
+
+// The storages' optional capabilities (providers.go).
+var (
+	_ providers.KeyLister      = (*Disk)(nil)
+	_ providers.KeyLister      = (*MinIO)(nil)
+	_ providers.StorageChecker = (*Disk)(nil)
+	_ providers.StorageChecker = (*MinIO)(nil)
+)
 
 // Keys lists the keys under prefix (List's, without sizes and times): what the order
 // book's sweep and deletions need, through an interface of its own.

@@ -228,6 +228,8 @@ func (tc *TestCheckout) Get(ctx context.Context, sessionID string) (TestSession,
 	return s, nil
 }
 
+var _ providers.EmailEraser = (*TestCheckout)(nil)
+
 // EraseEmail forgets the customer's e-mail address once it is no longer needed.
 func (tc *TestCheckout) EraseEmail(ctx context.Context, sessionID string) error {
 	res, err := tc.db.ExecContext(ctx, `UPDATE test_checkout_sessions SET email = '' WHERE id = ?`, sessionID)

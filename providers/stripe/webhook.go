@@ -34,21 +34,11 @@ var ErrBadSignature = errors.New("stripe webhook signature not valid")
 // not a Stripe event we can read.
 var ErrBadPayload = errors.New("stripe webhook payload not readable")
 
-// WebhookEvent is a verified Stripe event.
-type WebhookEvent struct {
-	ID      string    // evt_…, for de-duplication
-	Type    string    // e.g. checkout.session.completed
-	Created time.Time // when Stripe created the event
-	// APIVersion is the version the event was rendered with; it may differ from stripe-go's
-	// (see ParseWebhook), worth a log line.
-	APIVersion string
-	// Session is set for checkout.session.* events (IsCheckout) and empty otherwise.
-	Session providers.CheckoutSession
-}
+var _ providers.WebhookParser = (*Stripe)(nil)
 
-// IsCheckout reports whether the event carries a checkout session.
-func (e WebhookEvent) IsCheckout() bool {
-	switch e.Type {
+// isCheckout reports whether an event of this type carries a checkout session.
+func isCheckout(eventType string) bool {
+	switch eventType {
 	case EventCheckoutCompleted, EventCheckoutAsyncPaymentSucceeded,
 		EventCheckoutAsyncPaymentFailed, EventCheckoutExpired:
 		return true
@@ -64,9 +54,9 @@ func (e WebhookEvent) IsCheckout() bool {
 // leave fulfilment to the confirmation page alone. That is safe because the session is
 // decoded into our own small struct holding only fields whose shape has not changed across
 // versions, never into stripe-go's full types.
-func (s *Stripe) ParseWebhook(payload []byte, sigHeader string) (WebhookEvent, error) {
+func (s *Stripe) ParseWebhook(payload []byte, sigHeader string) (providers.WebhookEvent, error) {
 	if s.webhookSecret == "" {
-		return WebhookEvent{}, fmt.Errorf("%w: no webhook secret configured", ErrBadSignature)
+		return providers.WebhookEvent{}, fmt.Errorf("%w: no webhook secret configured", ErrBadSignature)
 	}
 	ev, err := webhook.ConstructEventWithOptions(payload, sigHeader, s.webhookSecret, webhook.ConstructEventOptions{
 		Tolerance:                WebhookTolerance,
@@ -74,31 +64,31 @@ func (s *Stripe) ParseWebhook(payload []byte, sigHeader string) (WebhookEvent, e
 	})
 	if err != nil {
 		if isSignatureError(err) {
-			return WebhookEvent{}, fmt.Errorf("%w: %w", ErrBadSignature, err)
+			return providers.WebhookEvent{}, fmt.Errorf("%w: %w", ErrBadSignature, err)
 		}
-		return WebhookEvent{}, fmt.Errorf("%w: %w", ErrBadPayload, err)
+		return providers.WebhookEvent{}, fmt.Errorf("%w: %w", ErrBadPayload, err)
 	}
-	out := WebhookEvent{
+	out := providers.WebhookEvent{
 		ID:         ev.ID,
 		Type:       string(ev.Type),
 		Created:    time.Unix(ev.Created, 0).UTC(),
 		APIVersion: ev.APIVersion,
 	}
 	if out.ID == "" || out.Type == "" {
-		return WebhookEvent{}, fmt.Errorf("%w: event without id or type", ErrBadPayload)
+		return providers.WebhookEvent{}, fmt.Errorf("%w: event without id or type", ErrBadPayload)
 	}
-	if !out.IsCheckout() {
+	if !isCheckout(out.Type) {
 		return out, nil
 	}
 	if ev.Data == nil || len(ev.Data.Raw) == 0 {
-		return WebhookEvent{}, fmt.Errorf("%w: %s event %s has no data object", ErrBadPayload, out.Type, out.ID)
+		return providers.WebhookEvent{}, fmt.Errorf("%w: %s event %s has no data object", ErrBadPayload, out.Type, out.ID)
 	}
 	var ws webhookSession
 	if err := json.Unmarshal(ev.Data.Raw, &ws); err != nil {
-		return WebhookEvent{}, fmt.Errorf("%w: decoding session of %s event %s: %w", ErrBadPayload, out.Type, out.ID, err)
+		return providers.WebhookEvent{}, fmt.Errorf("%w: decoding session of %s event %s: %w", ErrBadPayload, out.Type, out.ID, err)
 	}
 	if ws.Object != "checkout.session" || ws.ID == "" {
-		return WebhookEvent{}, fmt.Errorf("%w: %s event %s carries a %q, not a checkout session", ErrBadPayload, out.Type, out.ID, ws.Object)
+		return providers.WebhookEvent{}, fmt.Errorf("%w: %s event %s carries a %q, not a checkout session", ErrBadPayload, out.Type, out.ID, ws.Object)
 	}
 	out.Session = ws.session()
 	return out, nil

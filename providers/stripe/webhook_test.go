@@ -152,8 +152,8 @@ func TestParseWebhook(t *testing.T) {
 			if ev.Session != tc.want {
 				t.Errorf("session =\n %+v\nwant\n %+v", ev.Session, tc.want)
 			}
-			if ev.IsCheckout() != (tc.want.ID != "") {
-				t.Errorf("IsCheckout = %v for %s", ev.IsCheckout(), ev.Type)
+			if isCheckout(ev.Type) != (tc.want.ID != "") {
+				t.Errorf("IsCheckout = %v for %s", isCheckout(ev.Type), ev.Type)
 			}
 		})
 	}

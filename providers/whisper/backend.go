@@ -1,6 +1,10 @@
 package whisper
 
-import "fmt"
+import (
+	"fmt"
+
+	"parla/providers"
+)
 
 // device is one compute device ggml registered (its C API: ggml_backend_dev_name,
 // _description and _type).
@@ -21,6 +25,12 @@ func chooseBackend(devs []device, threads int) string {
 	}
 	return fmt.Sprintf("CPU, %d threads", threads)
 }
+
+// The engine's optional capabilities (providers.go).
+var (
+	_ providers.BackendNamer       = (*Engine)(nil)
+	_ providers.TranslationChecker = (*Engine)(nil)
+)
 
 // Backend says where whisper.cpp computes: "CUDA0 (NVIDIA H100 80GB HBM3)" in a CUDA build
 // that sees a GPU, "CPU, 8 threads" otherwise, "" in a binary built without whisper. The

@@ -125,7 +125,7 @@ func (r *Results) Erase(ctx context.Context, o Order) error {
 	}
 	// The mark first, then the files: a save or a runner's result that comes later
 	// checks the mark and removes what it wrote (claim.go).
-	if err := r.orders.markErased(ctx, o.ID); err != nil {
+	if err := r.orders.markDeleted(ctx, o.ID); err != nil {
 		return err
 	}
 	if err := eraseFiles(ctx, r.storage, o.ID, o.ResultKey); err != nil {
@@ -133,4 +133,17 @@ func (r *Results) Erase(ctx context.Context, o Order) error {
 	}
 	r.log.Info("result erased at the visitor's request", "order", o.ID)
 	return nil
+}
+
+// markDeleted marks an order's result erased for good before its files go (no later write,
+// a save or a resumed runner's result, can bring it back), and ends the order as expired:
+// a delivered one, and one whose result is stored while its run still sends the letter
+// or finishes (no run takes an erased order, so a run that died would leave it
+// processing for ever; a run that resumes finds its finish refused). One statement, so
+// no crash leaves the mark without the end.
+func (s *Store) markDeleted(ctx context.Context, id string) error {
+	return execRow(ctx, s.db, "erasing result of order "+id,
+		`UPDATE orders SET erased = 1, result_key = '',
+		   status = CASE WHEN status = ? OR status = ? AND result_key != '' THEN ? ELSE status END
+		 WHERE id = ?`, Done, Processing, Expired, id)
 }

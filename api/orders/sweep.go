@@ -86,7 +86,7 @@ func (s *sweeper) results(ctx context.Context, now time.Time) (int, error) {
 	n := 0
 	for _, o := range expired {
 		// The mark first, then the files (as "delete now", claim.go).
-		if err := s.orders.markErased(ctx, o.ID); err != nil {
+		if err := s.orders.markDeleted(ctx, o.ID); err != nil {
 			errs = append(errs, err)
 			continue
 		}

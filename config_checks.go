@@ -98,14 +98,20 @@ func privateURLErrors(c Config, public bool) []error {
 		"this machine and its private network; it is for local development only", redactURL(c.PublicURL))}
 }
 
+// minLeaseBeats is how many heartbeats a node's lease must span at least: the defaults
+// (2 s and 10 s) give exactly three.
+const minLeaseBeats = 3
+
 // jobErrors checks that a job is taken over by another node only once it cannot be running.
 func jobErrors(c Config) []error {
 	var errs []error
 	// A node's lease (its right to start engine processes) ends two beats before others
-	// may judge it dead: it must leave at least one beat.
-	if c.HeartbeatEvery > 0 && c.NodeDeadAfter < 3*c.HeartbeatEvery {
-		errs = append(errs, fmt.Errorf("NODE_DEAD_AFTER=%s is less than three NODE_HEARTBEAT=%s: a node would be "+
-			"judged dead between two of its own beats", c.NodeDeadAfter, c.HeartbeatEvery))
+	// may judge it dead, and each beat renews it: it must span minLeaseBeats beats, so that
+	// a slow or lost beat or two (a busy database) do not end it and fail the node's runs.
+	if c.HeartbeatEvery > 0 && c.NodeDeadAfter < (minLeaseBeats+2)*c.HeartbeatEvery {
+		errs = append(errs, fmt.Errorf("NODE_DEAD_AFTER=%s is less than %d NODE_HEARTBEAT=%s: a node's lease "+
+			"(NODE_DEAD_AFTER less two beats) would span fewer than %d beats, and a slow beat or two would fail its runs",
+			c.NodeDeadAfter, minLeaseBeats+2, c.HeartbeatEvery, minLeaseBeats))
 	}
 	if c.RescueAfter >= c.JobTimeout {
 		return errs

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -242,4 +244,24 @@ func TestShutdownPutsRunningJobsBack(t *testing.T) {
 	if mails, _ := filepath.Glob(filepath.Join(data, "outbox", "*.eml")); len(mails) != 1 {
 		t.Errorf("%d messages after restart, want 1", len(mails))
 	}
+}
+
+// A second process on a SQLite DATA_DIR in use is refused at boot, naming the database and
+// who holds it, before it touches the first one's scratch files (the order it produces).
+func TestSecondProcessOnTheSameDataRefused(t *testing.T) {
+	data := t.TempDir()
+	first := startApp(t, map[string]string{"DATA_DIR": data})
+	scratch := filepath.Join(data, "tmp", "tts-order-1-being-produced")
+	if err := os.WriteFile(scratch, []byte("half a result"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := build(context.Background(), first.cfg, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(data, "parla.db")) ||
+		!strings.Contains(err.Error(), fmt.Sprintf("process %d", os.Getpid())) {
+		t.Fatalf("a second start on the same data: %v", err)
+	}
+	if _, err := os.Stat(scratch); err != nil {
+		t.Errorf("the refused start removed the running one's scratch file: %v", err)
+	}
+	first.wantStatus(first.get("/healthz"), 200)
 }

@@ -75,16 +75,18 @@ func build(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 			return nil, fmt.Errorf("creating %s: %w", d, err)
 		}
 	}
+	// The database first: on SQLite its lock refuses a second process on this DATA_DIR
+	// before it touches the first one's scratch space.
+	db, err := openDatabase(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
 	// One process owns DATA_DIR: scratch files found at start belong to one that died
 	// (half-produced results, half-received uploads, fetched video audio).
 	if n, err := emptyDir(tmpDir); err != nil {
 		log.Warn("clearing scratch space", "err", err)
 	} else if n > 0 {
 		log.Info("scratch files of a previous process removed", "files", n)
-	}
-	db, err := openDatabase(ctx, cfg)
-	if err != nil {
-		return nil, err
 	}
 	if db.Dialect == sqldb.Postgres && cfg.SMTPURL == "" {
 		log.Warn("DATABASE_URL is set without SMTP_URL: letters go to this node's DATA_DIR/outbox, " +

@@ -22,12 +22,17 @@ type erasure struct {
 	storage providers.Storage
 }
 
-// mark marks an order's result erased for good before its files go: no later write
-// (a save, a resumed runner's result) can bring it back.
+// mark marks an order's result erased for good before its files go (no later write, a
+// save or a resumed runner's result, can bring it back), and ends the order as expired: a
+// delivered one, and one whose result is stored while its run still sends the letter or
+// finishes (no run takes an erased order, so a run that died would leave it processing
+// for ever; a run that resumes finds its finish refused). One statement, so no crash
+// leaves the mark without the end.
 func (e *erasure) mark(ctx context.Context, id string) error {
 	return e.db.Update(ctx, "erasing result of order "+id,
-		`UPDATE orders SET erased = 1, result_key = '', status = CASE WHEN status = ? THEN ? ELSE status END WHERE id = ?`,
-		Done, Expired, id)
+		`UPDATE orders SET erased = 1, result_key = '',
+		   status = CASE WHEN status = ? OR status = ? AND result_key != '' THEN ? ELSE status END
+		 WHERE id = ?`, Done, Processing, Expired, id)
 }
 
 // storedOrder is what the orphan sweep needs of an order.

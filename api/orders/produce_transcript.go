@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -117,7 +116,14 @@ func (p *transcriptProducer) source(ctx context.Context, o Order, params Transcr
 	if params.Link == nil {
 		return "", 0, nothing, errors.New("video order without a link")
 	}
-	path = filepath.Join(p.tempDir, "vtt-"+o.ID+"-source")
+	// A file of this run's own: another run of the order on this node (a takeover while
+	// this one still fetches) must neither write into it nor remove it.
+	f, err := os.CreateTemp(p.tempDir, "vtt-"+o.ID+"-*-source")
+	if err != nil {
+		return "", 0, nothing, fmt.Errorf("creating scratch file: %w", err)
+	}
+	path = f.Name()
+	f.Close()
 	cleanup = func() { os.Remove(path) }
 	if err := p.links.FetchAudio(ctx, params.Link.info(), path); err != nil {
 		cleanup()

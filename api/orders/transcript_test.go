@@ -621,3 +621,35 @@ func TestTranslationRefusedWhenTheEngineCannot(t *testing.T) {
 		t.Errorf("error %q, engine calls %d; want translation_unavailable and none", o.Error, calls)
 	}
 }
+
+// Two runs of one video order on one node (a takeover of a run that is still fetching)
+// fetch into scratch files of their own: one's cleanup never removes the other's audio,
+// and neither writes into the other's file.
+func TestVideoRunsFetchIntoTheirOwnScratchFiles(t *testing.T) {
+	const link = "https://videos.example/talk.mp4"
+	l := &scriptedLinks{durations: map[string]time.Duration{link: 30 * time.Second}}
+	tmp := t.TempDir()
+	p := &transcriptProducer{links: l, audio: lengthInFile{}, tempDir: tmp}
+	o := Order{ID: "ord_scratch", Service: VTT}
+	params := TranscriptParams{Seconds: 30, Link: linkParams(links.LinkInfo{Site: "direct", URL: link, Duration: 30 * time.Second})}
+	ctx := context.Background()
+	first, _, cleanFirst, err := p.source(ctx, o, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, _, cleanSecond, err := p.source(ctx, o, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first == second {
+		t.Fatalf("both runs fetch into %s", first)
+	}
+	cleanFirst()
+	if _, err := os.Stat(second); err != nil {
+		t.Errorf("the first run's cleanup removed the second's audio: %v", err)
+	}
+	cleanSecond()
+	if left := files(t, tmp); len(left) != 0 {
+		t.Errorf("scratch left behind: %v", left)
+	}
+}

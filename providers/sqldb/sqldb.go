@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -45,23 +46,32 @@ type DB struct {
 	Dialect Dialect
 	// Pool is the pgx pool behind DB on Postgres (River's driver wants it); nil on SQLite.
 	Pool *pgxpool.Pool
+	// lock is SQLite's lock file, held open (and so locked) until Close; nil on Postgres.
+	lock *os.File
 }
 
 // OpenSQLite opens a SQLite database with the settings River and the store need: WAL, a
-// busy timeout, immediate write transactions and a single connection.
+// busy timeout, immediate write transactions and a single connection. One process may
+// hold it (lockSQLite): ErrInUse while another does.
 func OpenSQLite(path string) (*DB, error) {
+	lock, err := lockSQLite(path)
+	if err != nil {
+		return nil, err
+	}
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)" +
 		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
+	if err == nil {
+		db.SetMaxOpenConns(1)
+		if err = db.Ping(); err != nil {
+			db.Close()
+		}
+	}
 	if err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
-	db.SetMaxOpenConns(1)
-	if err := db.Ping(); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("opening %s: %w", path, err)
-	}
-	return &DB{DB: db, Dialect: SQLite}, nil
+	return &DB{DB: db, Dialect: SQLite, lock: lock}, nil
 }
 
 // DefaultMaxConns is PostgresConfig.MaxConns's default (and DB_MAX_CONNS's): connections
@@ -118,11 +128,14 @@ func OpenPostgres(ctx context.Context, databaseURL string, cfg PostgresConfig) (
 	return &DB{DB: stdlib.OpenDBFromPool(pool), Dialect: Postgres, Pool: pool}, nil
 }
 
-// Close closes the database (and the pool behind it).
+// Close closes the database (and the pool behind it, or SQLite's lock).
 func (db *DB) Close() error {
 	err := db.DB.Close()
 	if db.Pool != nil {
 		db.Pool.Close()
+	}
+	if db.lock != nil {
+		err = errors.Join(err, db.lock.Close())
 	}
 	return err
 }

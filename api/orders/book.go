@@ -144,6 +144,9 @@ func (b *Book) Download(ctx context.Context, token string) (Order, error) {
 	if o.ResultKey == "" || !b.cfg.Now().Before(o.LinkExpiresAt) {
 		return o, ErrLinkExpired
 	}
+	if o.Status == Refunded && o.DoneAt.IsZero() {
+		return o, ErrLinkExpired // refunded before it was delivered: no link was promised
+	}
 	return o, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"parla/media"
 	"parla/providers"
 	"parla/providers/mail"
 	"parla/providers/storage"
@@ -27,12 +28,38 @@ type scriptedSpeaker struct {
 	failures atomic.Int32 // calls that fail before one succeeds; -1 = always fail
 	calls    atomic.Int32
 	hold     atomic.Pointer[chan struct{}] // when set, each call waits for it to close
+	// working, when set, makes each call work until its context ends, every 20 ms passing
+	// the process gate when gated is set and reporting rising progress when progress is;
+	// it returns the gate's refusal or the context's end, recorded in stopped.
+	working, gated, progress atomic.Bool
+	stopped                  atomic.Pointer[error]
+}
+
+// work is a call of a speaker set working.
+func (s *scriptedSpeaker) work(ctx context.Context, req providers.SpeechRequest) error {
+	for p := 1; ; p++ {
+		err := ctx.Err()
+		if err == nil && s.gated.Load() {
+			err = media.ProcessGate(ctx)
+		}
+		if err != nil {
+			s.stopped.Store(&err)
+			return err
+		}
+		if s.progress.Load() && req.Progress != nil {
+			req.Progress(min(p, 99))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func (s *scriptedSpeaker) Available() error { return nil }
 
 func (s *scriptedSpeaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.Writer) error {
 	s.calls.Add(1)
+	if s.working.Load() {
+		return s.work(ctx, req)
+	}
 	if h := s.hold.Load(); h != nil {
 		select {
 		case <-*h:
@@ -668,8 +695,13 @@ func TestOrderRefundedDuringProductionIsNotDelivered(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
 	co, release := f.producing(t, "Refunded while spoken.")
-	if err := f.book.fulfil.fence.MarkFailed(ctx, co.OrderID, "operator_refund"); err != nil {
+	// As the operator's refund does: a claim, then the order failed under it.
+	claim, _, err := f.book.fulfil.fence.claim(ctx, co.OrderID)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if ok, err := f.book.fulfil.fence.failFenced(ctx, co.OrderID, claim, "operator_refund"); !ok || err != nil {
+		t.Fatalf("failing the order: %v, %v", ok, err)
 	}
 	release()
 	if !testkit.WaitFor(10*time.Second, func() bool { return f.jobState(t) == "completed" }) {

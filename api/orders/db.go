@@ -104,6 +104,10 @@ var migrations = []string{
 	// The version of a transcript's text: rendered downloads are cached under it
 	// (results_edit.go: EditVersion).
 	`ALTER TABLE orders ADD COLUMN edit_version BIGINT NOT NULL DEFAULT 0;`,
+	// The runs of an order's fulfilment, counted when each takes its claim: a run its
+	// node's death ended counts too (fence.go), so an order that kills its node is given
+	// up after the attempt limit.
+	`ALTER TABLE orders ADD COLUMN runs BIGINT NOT NULL DEFAULT 0;`,
 }
 
 func migrate(ctx context.Context, db *sqldb.DB) error {

@@ -152,15 +152,15 @@ func orphan(o *storedOrder, id, key string) bool {
 	if o == nil || o.erased {
 		return true
 	}
-	switch o.status {
-	case Expired, Failed, Refunded:
-		return true
-	case AwaitingPayment:
-		return true
-	}
+	// The result the order serves stays, whatever its status: a delivered order refunded
+	// by the operator keeps its file until its link lapses.
 	dir := path.Dir(key) + "/"
 	if o.resultKey != "" && dir == path.Dir(o.resultKey)+"/" {
 		return false
+	}
+	switch o.status {
+	case Expired, Failed, Refunded, AwaitingPayment:
+		return true
 	}
 	if dir == "results/"+id+"/" {
 		return false // a result stored before claims, still being made or served

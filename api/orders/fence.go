@@ -49,63 +49,82 @@ func (j *fence) MarkMailed(ctx context.Context, id string, at time.Time) error {
 		`UPDATE orders SET mailed_at = ?, email = '' WHERE id = ?`, millis(at), id)
 }
 
-// MarkFailed records that fulfilment failed for good; a refund follows.
-func (j *fence) MarkFailed(ctx context.Context, id, reason string) error {
-	return j.db.Update(ctx, "failing order "+id,
-		`UPDATE orders SET status = ?, error = ? WHERE id = ? AND status IN (?, ?)`,
-		Failed, reason, id, Paid, Processing)
+// refundedFenced records the refund of a failed order and erases what the visitor gave
+// us, for the holder of the refund's claim (claimRefund); false when refused.
+func (j *fence) refundedFenced(ctx context.Context, id string, claim int64) (bool, error) {
+	return j.db.Changed(ctx, "refunding order "+id,
+		`UPDATE orders SET status = ?, params = '{}', email = '' WHERE id = ? AND claim = ? AND status = ?`,
+		Refunded, id, claim, Failed)
 }
 
-// MarkRefunded records the refund and erases what the visitor gave us.
-func (j *fence) MarkRefunded(ctx context.Context, id string) error {
-	return j.db.Update(ctx, "refunding order "+id,
-		`UPDATE orders SET status = ?, params = '{}', email = '' WHERE id = ? AND status IN (?, ?, ?)`,
-		Refunded, id, Paid, Processing, Failed)
-}
-
-// claim takes a new claim on a paid order for this run and marks it processing; ErrClaimLost
-// when the order is past that (delivered, refunded, erased).
-func (j *fence) claim(ctx context.Context, id string) (int64, error) {
-	var c int64
-	err := j.db.QueryRowContext(ctx, `UPDATE orders SET status = ?, claim = claim + 1, claimed_by = ?
-		WHERE id = ? AND status IN (?, ?) AND erased = 0 RETURNING claim`, Processing, j.node, id, Paid, Processing).Scan(&c)
+// claim takes a new claim on a paid order for this run and marks it processing, counting
+// the run; it returns the claim and how many runs the order has had, this one included
+// (a run its node's death ended counts: nothing else would). ErrClaimLost when the order
+// is past that (delivered, refunded, erased).
+func (j *fence) claim(ctx context.Context, id string) (claim, runs int64, err error) {
+	err = j.db.QueryRowContext(ctx, `UPDATE orders SET status = ?, claim = claim + 1, runs = runs + 1, claimed_by = ?
+		WHERE id = ? AND status IN (?, ?) AND erased = 0 RETURNING claim, runs`, Processing, j.node, id, Paid, Processing).Scan(&claim, &runs)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("claiming order %s: %w", id, ErrClaimLost)
+		return 0, 0, fmt.Errorf("claiming order %s: %w", id, ErrClaimLost)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("claiming order %s: %w", id, err)
+		return 0, 0, fmt.Errorf("claiming order %s: %w", id, err)
+	}
+	return claim, runs, nil
+}
+
+// giveBackRun uncounts the run of claim: it was stopped by a shutdown, not by the order.
+func (j *fence) giveBackRun(ctx context.Context, id string, claim int64) error {
+	return j.db.Update(ctx, "giving back a run of order "+id,
+		`UPDATE orders SET runs = runs - 1 WHERE id = ? AND claim = ? AND runs > 0`, id, claim)
+}
+
+// claimRefund takes a new claim on a failed order for its refund: an operator's retry
+// (which takes one too) fences a refund that was frozen off; ErrClaimLost when the order
+// is not failed (refunded already, or retried).
+func (j *fence) claimRefund(ctx context.Context, id string) (int64, error) {
+	var c int64
+	err := j.db.QueryRowContext(ctx, `UPDATE orders SET claim = claim + 1 WHERE id = ? AND status = ? RETURNING claim`,
+		id, Failed).Scan(&c)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("claiming the refund of order %s: %w", id, ErrClaimLost)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("claiming the refund of order %s: %w", id, err)
 	}
 	return c, nil
 }
 
-// holds tells whether claim is still the order's and the order still running.
-func (j *fence) holds(ctx context.Context, id string, claim int64) (bool, error) {
+// holds tells whether claim is still the order's, the order in status and not erased.
+func (j *fence) holds(ctx context.Context, id string, claim int64, status Status) (bool, error) {
 	var n int64
 	err := j.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM orders WHERE id = ? AND claim = ? AND status = ? AND erased = 0`,
-		id, claim, Processing).Scan(&n)
+		id, claim, status).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("checking the claim on order %s: %w", id, err)
 	}
 	return n > 0, nil
 }
 
-// setProgressFenced records progress (0–100) of a running order, for the holder of claim.
-func (j *fence) setProgressFenced(ctx context.Context, id string, claim int64, percent int) error {
+// setProgressFenced records progress (0–100) of a running order, for the holder of claim;
+// false when refused (the run lost its order).
+func (j *fence) setProgressFenced(ctx context.Context, id string, claim int64, percent int) (bool, error) {
 	percent = min(max(percent, 0), 100)
-	return j.db.Update(ctx, "recording progress of order "+id,
+	return j.db.Changed(ctx, "recording progress of order "+id,
 		`UPDATE orders SET progress = ? WHERE id = ? AND status = ? AND claim = ?`, percent, id, Processing, claim)
 }
 
 // setResultFenced records the stored result and its download link, for the holder of
-// claim, on an order still running and not erased; false when refused. It keeps an
-// existing link, so a repeated step never hands out a second one.
+// claim, on an order still running, not erased and without a result (a claim never
+// replaces a stored one); false when refused. It keeps an existing link, so a repeated
+// step never hands out a second one.
 func (j *fence) setResultFenced(ctx context.Context, id string, claim int64, key, name, token string, expires time.Time) (bool, error) {
 	return j.db.Changed(ctx, "recording result of order "+id,
 		`UPDATE orders SET result_key = ?, result_name = ?,
 		   link_token = COALESCE(link_token, ?),
 		   link_expires_at = CASE WHEN link_expires_at = 0 THEN ? ELSE link_expires_at END,
 		   progress = 100
-		 WHERE id = ? AND claim = ? AND status = ? AND erased = 0`, key, name, token, millis(expires), id, claim, Processing)
+		 WHERE id = ? AND claim = ? AND status = ? AND erased = 0 AND result_key = ''`, key, name, token, millis(expires), id, claim, Processing)
 }
 
 // finishFenced marks an order done and erases its parameters (the visitor's text), for
@@ -134,13 +153,15 @@ func (j *fence) finishUnmailedFenced(ctx context.Context, id string, claim int64
 }
 
 // claimLetter claims the sending of the order's letter before it is sent, for the holder
-// of claim (claim < 0: the refund, which no runner holds): false when it was claimed or
-// sent before. A crash between the claim and the send leaves it unsent (the operator's
-// Resend is the remedy); a send that fails gives the claim back (unclaimLetter).
-func (j *fence) claimLetter(ctx context.Context, id string, claim int64, at time.Time) (bool, error) {
+// of claim while the order is in status (processing: its link; failed: the news of its
+// refund) and not erased: false when it was claimed or sent before, or the order is no
+// longer the claim's. A crash between the claim and the send leaves it unsent (the
+// operator's Resend is the remedy); a send that fails gives the claim back (unclaimLetter).
+func (j *fence) claimLetter(ctx context.Context, id string, claim int64, status Status, at time.Time) (bool, error) {
 	return j.db.Changed(ctx, "claiming the letter of order "+id,
 		`UPDATE orders SET mail_claimed_at = ?
-		 WHERE id = ? AND mail_claimed_at = 0 AND mailed_at = 0 AND (claim = ? OR ? < 0)`, millis(at), id, claim, claim)
+		 WHERE id = ? AND mail_claimed_at = 0 AND mailed_at = 0 AND claim = ? AND status = ? AND erased = 0`,
+		millis(at), id, claim, status)
 }
 
 // unclaimLetter gives back the claim of a letter whose send failed, so a retry sends it.

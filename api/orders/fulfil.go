@@ -97,59 +97,48 @@ type prober interface {
 
 var _ prober = (*media.Runner)(nil)
 
-// fulfil runs every step of a paid order; each step checks the row first, so a repeated
-// job resumes where the last one stopped. alive is the node's lease for this run: every
-// engine process is gated by it. A failure after the run took its claim carries it
-// (runFailed), so giving the order up is fenced by the same claim.
+// fulfil runs every step of a paid order. It takes its claim first, then reads the order
+// and decides: a run that starts as the previous one delivers finds the stored result and
+// does not produce again. Each step checks the row, so a repeated job resumes where the
+// last one stopped. alive is the node's lease for this run: it and the claim gate every
+// engine process and call. A failure after the run took its claim carries it (runFailed),
+// so giving the order up is fenced by the same claim.
 func (f *fulfiller) fulfil(ctx context.Context, id string, alive func() error) (err error) {
+	claim, runs, err := f.fence.claim(ctx, id)
+	if errors.Is(err, ErrClaimLost) {
+		return f.unclaimable(ctx, id, err)
+	}
+	if err != nil {
+		return err
+	}
+	job := ctx
+	defer func() {
+		if err != nil && errors.Is(job.Err(), context.Canceled) {
+			// Stopped by a shutdown: the run does not count against the order.
+			if gerr := f.fence.giveBackRun(context.WithoutCancel(job), id, claim); gerr != nil {
+				f.log.Warn("giving back a run stopped by a shutdown", "order", id, "err", gerr)
+			}
+		}
+		err = withClaim(claim, err)
+	}()
 	o, err := f.orders.Get(ctx, id)
 	if err != nil {
 		return err
 	}
-	switch o.Status {
-	case Done, Failed, Refunded, Expired:
-		return nil
-	case AwaitingPayment:
-		return fmt.Errorf("order %s is not paid: %w", id, jobs.ErrCancel)
+	if runs > int64(f.cfg.MaxAttempts) {
+		f.log.Error("an order's runs ended without a result too often (its node died each time?); giving it up",
+			"order", id, "runs", runs-1)
+		return permanent("production_failed", fmt.Errorf("%d runs of order %s ended without a result", runs-1, id))
 	}
-	claim, err := f.fence.claim(ctx, id)
-	if err != nil {
-		return err
-	}
-	defer func() { err = withClaim(claim, err) }()
-	ctx = media.WithProcessGate(ctx, alive)
+	ctx = media.WithProcessGate(ctx, f.gate(ctx, id, claim, alive))
 	log := f.log.With("order", id, "claim", claim)
 	if o.ResultKey == "" {
-		f.cfg.Checkpoint(id, "producing")
-		started := time.Now() // the work's own length, whatever clock the book runs on
-		key, name, audio, err := f.produce(ctx, o, claim)
-		produced := Event{Kind: EventProduced, Service: o.Service, Took: time.Since(started), Audio: audio}
-		if err != nil {
-			produced.Reason = "failed"
-		}
-		f.observer.Observe(produced)
-		if err != nil {
-			return f.lostOr(ctx, id, claim, fmt.Errorf("producing order %s: %w", id, err))
-		}
-		ok, err := f.fence.setResultFenced(ctx, id, claim, key, name, randomString(24), f.cfg.Now().Add(f.cfg.LinkTTL))
-		if err != nil {
+		deliver, err := f.makeResult(ctx, o, claim, log)
+		if err != nil || !deliver {
 			return err
 		}
-		if !ok {
-			// Taken over, refunded or erased while this run produced: what it stored goes.
-			f.discard(ctx, id, claim)
-			return f.ended(ctx, id, fmt.Errorf("storing the result of order %s: %w", id, ErrClaimLost))
-		}
-		log.Info("result stored", "took", time.Since(started).Round(time.Millisecond))
-		f.cfg.Checkpoint(id, "stored")
 		if o, err = f.orders.Get(ctx, id); err != nil {
 			return err
-		}
-		// Refunded meanwhile (the operator, or the sweep for a job given up): the visitor
-		// is told that, not sent a link too.
-		if o.Status != Processing && o.Status != Paid {
-			log.Warn("order changed while it was produced; not delivering", "status", o.Status)
-			return nil
 		}
 	}
 	if o.MailedAt.IsZero() {
@@ -170,11 +159,75 @@ func (f *fulfiller) fulfil(ctx context.Context, id string, alive func() error) (
 	return nil
 }
 
+// unclaimable is the end of a run that could not claim its order: nothing to do when it
+// is past fulfilment (delivered, failed, refunded, expired), the job cancelled when it is
+// not paid, else lost (erased, or another runner's).
+func (f *fulfiller) unclaimable(ctx context.Context, id string, lost error) error {
+	o, err := f.orders.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	switch o.Status {
+	case Done, Failed, Refunded, Expired:
+		return nil
+	case AwaitingPayment:
+		return fmt.Errorf("order %s is not paid: %w", id, jobs.ErrCancel)
+	}
+	return lost
+}
+
+// gate is the run's process gate: before every engine process and call, its node's lease
+// (alive) and its claim on the order must both hold.
+func (f *fulfiller) gate(ctx context.Context, id string, claim int64, alive func() error) func() error {
+	return func() error {
+		if err := alive(); err != nil {
+			return err
+		}
+		held, err := f.fence.holds(ctx, id, claim, Processing)
+		if err != nil {
+			return err
+		}
+		if !held {
+			return fmt.Errorf("order %s: %w", id, ErrClaimLost)
+		}
+		return nil
+	}
+}
+
+// makeResult produces the order's result and records it for the run's claim; deliver is
+// false when the order changed meanwhile (refunded, erased) and is not to be delivered.
+func (f *fulfiller) makeResult(ctx context.Context, o Order, claim int64, log *slog.Logger) (deliver bool, err error) {
+	id := o.ID
+	f.cfg.Checkpoint(id, "producing")
+	started := time.Now() // the work's own length, whatever clock the book runs on
+	key, name, audio, err := f.produce(ctx, o, claim)
+	produced := Event{Kind: EventProduced, Service: o.Service, Took: time.Since(started), Audio: audio}
+	if err != nil {
+		produced.Reason = "failed"
+	}
+	f.observer.Observe(produced)
+	if err != nil {
+		return false, f.lostOr(ctx, id, claim, fmt.Errorf("producing order %s: %w", id, err))
+	}
+	ok, err := f.fence.setResultFenced(ctx, id, claim, key, name, randomString(24), f.cfg.Now().Add(f.cfg.LinkTTL))
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		// Taken over, refunded or erased while this run produced: what it stored goes.
+		f.discard(ctx, id, claim)
+		return false, f.ended(ctx, id, fmt.Errorf("storing the result of order %s: %w", id, ErrClaimLost))
+	}
+	log.Info("result stored", "took", time.Since(started).Round(time.Millisecond))
+	f.cfg.Checkpoint(id, "stored")
+	return true, nil
+}
+
 // lostOr returns err, or ErrClaimLost (and removes what this run stored) when the run
 // failed because it no longer holds its order: its lease lapsed (the gate stopped an
 // engine process) or another runner took the order.
 func (f *fulfiller) lostOr(ctx context.Context, id string, claim int64, err error) error {
-	held, herr := f.fence.holds(context.WithoutCancel(ctx), id, claim)
+	held, herr := f.fence.holds(context.WithoutCancel(ctx), id, claim, Processing)
 	if herr != nil || held {
 		return err
 	}
@@ -261,7 +314,9 @@ func (f *fulfiller) produce(ctx context.Context, o Order, claim int64) (key, nam
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
 
-	progress := newProgressRecorder(ctx, o.ID, claim, f.fence, f.log)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	progress := newProgressRecorder(ctx, o.ID, claim, f.fence, stop, f.log)
 	defer progress.close()
 	kind, err := p.Produce(ctx, o, tmp, progress.set)
 	if err != nil {
@@ -327,7 +382,7 @@ func (f *fulfiller) release(ctx context.Context, o Order) {
 func (f *fulfiller) giveUp(ctx context.Context, id string, claim int64, cause error) error {
 	if claim == 0 {
 		var err error
-		if claim, err = f.fence.claim(ctx, id); err != nil {
+		if claim, _, err = f.fence.claim(ctx, id); err != nil {
 			return err
 		}
 	}
@@ -366,25 +421,36 @@ func (f *fulfiller) giveUp(ctx context.Context, id string, claim int64, cause er
 // erases what they gave us. On the last attempt a message that cannot be sent no longer
 // holds the order back: the money is back either way.
 func (f *fulfiller) refund(ctx context.Context, id string, lastAttempt bool) error {
+	claim, err := f.fence.claimRefund(ctx, id)
+	if errors.Is(err, ErrClaimLost) {
+		// Refunded already, or retried by the operator (operator.go): being fulfilled again.
+		f.log.Info("refund skipped: the order is no longer failed", "order", id)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.refundClaimed(ctx, id, claim, lastAttempt)
+}
+
+// refundClaimed is the refund of a failed order for the holder of the refund's claim.
+func (f *fulfiller) refundClaimed(ctx context.Context, id string, claim int64, lastAttempt bool) error {
 	o, err := f.orders.Get(ctx, id)
 	if err != nil {
 		return err
 	}
-	switch o.Status {
-	case Refunded:
-		return nil
-	case Paid, Processing, Done:
-		// The operator retried the failed order (operator.go): it is being fulfilled again.
-		f.log.Info("refund skipped: the order was retried", "order", id)
-		return nil
-	}
 	if o.PaymentIntent != "" {
+		// The provider's call is the one write no claim fences: the claim is checked just
+		// before it (an operator's retry meanwhile takes the order back).
+		if held, err := f.fence.holds(ctx, id, claim, Failed); err != nil || !held {
+			return err
+		}
 		if err := f.payments.Refund(ctx, o.PaymentIntent, "refund-"+o.ID); err != nil {
 			return fmt.Errorf("refunding order %s: %w", id, err)
 		}
 	}
 	if o.MailedAt.IsZero() {
-		if err := f.mailOnce(ctx, o, -1, false); err != nil {
+		if err := f.mailOnce(ctx, o, claim, false); err != nil {
 			f.log.Warn("telling the visitor about the refund", "order", id, "err", err)
 			if !lastAttempt {
 				return err
@@ -392,8 +458,11 @@ func (f *fulfiller) refund(ctx context.Context, id string, lastAttempt bool) err
 		}
 	}
 	f.release(ctx, o)
-	if err := f.fence.MarkRefunded(ctx, id); err != nil {
+	if ok, err := f.fence.refundedFenced(ctx, id, claim); err != nil {
 		return err
+	} else if !ok {
+		f.log.Warn("the refund's claim was taken meanwhile (an operator's retry); not recorded here", "order", id)
+		return nil
 	}
 	f.observer.Observe(Event{Kind: EventRefunded, Service: o.Service, Reason: o.Error, Amount: o.Amount, Currency: o.Currency})
 	f.log.Info("order refunded", "order", id)

@@ -13,22 +13,25 @@ import (
 
 // mailOnce sends the order's letter (its link when delivered, else the news of its
 // refund) at most once: the send is claimed in the database first, by the holder of claim
-// (claim < 0: the refund). A claim taken before means it was sent, or a crash came between
+// (the run's, or the refund's) while the order is running (or failed, for the refund's
+// news). A claim taken before means it was sent, or a crash came between
 // the claim and the send: it is not sent again (the operator's Resend is the remedy). A
 // send that fails gives the claim back for the retry.
 func (f *fulfiller) mailOnce(ctx context.Context, o Order, claim int64, delivered bool) error {
 	if o.Email == "" {
 		return nil
 	}
-	ok, err := f.fence.claimLetter(ctx, o.ID, claim, f.cfg.Now())
+	status := Failed
+	if delivered {
+		status = Processing
+	}
+	ok, err := f.fence.claimLetter(ctx, o.ID, claim, status, f.cfg.Now())
 	if err != nil {
 		return err
 	}
 	if !ok {
-		if claim >= 0 {
-			if held, err := f.fence.holds(ctx, o.ID, claim); err == nil && !held {
-				return fmt.Errorf("mailing order %s: %w", o.ID, ErrClaimLost)
-			}
+		if held, err := f.fence.holds(ctx, o.ID, claim, status); err == nil && !held {
+			return fmt.Errorf("mailing order %s: %w", o.ID, ErrClaimLost)
 		}
 		f.log.Warn("the letter was claimed before; not sent again", "order", o.ID)
 		return nil

@@ -298,10 +298,20 @@ func (op *Operator) Refund(ctx context.Context, by Actor, id string) (Outcome, e
 			return "refunded at the payment provider", nil
 		}
 		if o.Status == Paid || o.Status == Processing {
-			if err := op.book.queue.CancelFulfilment(ctx, id); err != nil {
+			// A claim first: a run still producing the order finds every later write of
+			// its own refused (its letter, its result), so nothing is delivered after this.
+			claim, _, err := f.fence.claim(ctx, id)
+			if errors.Is(err, ErrClaimLost) {
+				return "", refuse("the order changed meanwhile; reload")
+			} else if err != nil {
 				return "", err
 			}
-			if err := f.fence.MarkFailed(ctx, id, "operator_refund"); err != nil {
+			if ok, err := f.fence.failFenced(ctx, id, claim, "operator_refund"); err != nil {
+				return "", err
+			} else if !ok {
+				return "", refuse("the order changed meanwhile; reload")
+			}
+			if err := op.book.queue.CancelFulfilment(ctx, id); err != nil {
 				return "", err
 			}
 		}

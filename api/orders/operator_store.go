@@ -98,11 +98,13 @@ func (s *Store) search(ctx context.Context, q Search, now time.Time, jobTimeout 
 		fmt.Sprintf(` ORDER BY created_at DESC LIMIT %d`, limit), args...)
 }
 
-// retryFailed moves a failed order back to paid, clearing its error, so that its
-// fulfilment runs again. It reports false when the order was no longer failed.
+// retryFailed moves a failed order back to paid, clearing its error and counting its
+// runs afresh, so that its fulfilment runs again; it takes a claim, which fences off a
+// refund of it that was frozen (claimRefund). It reports false when the order was no
+// longer failed.
 func (s *Store) retryFailed(ctx context.Context, id string) (bool, error) {
 	return s.db.Changed(ctx, "retrying order "+id,
-		`UPDATE orders SET status = ?, error = '', progress = 0 WHERE id = ? AND status = ?`, Paid, id, Failed)
+		`UPDATE orders SET status = ?, error = '', progress = 0, claim = claim + 1, runs = 0 WHERE id = ? AND status = ?`, Paid, id, Failed)
 }
 
 // refundDelivered records the refund of a delivered order, its link live or lapsed (the

@@ -17,7 +17,8 @@ type progressRecorder struct {
 	stopped sync.WaitGroup
 }
 
-func newProgressRecorder(ctx context.Context, id string, claim int64, fence *fence, log *slog.Logger) *progressRecorder {
+// A refused write means the run lost its order: stop is called, and the run ends.
+func newProgressRecorder(ctx context.Context, id string, claim int64, fence *fence, stop func(), log *slog.Logger) *progressRecorder {
 	p := &progressRecorder{done: make(chan struct{}), written: -1}
 	p.stopped.Add(1)
 	go func() {
@@ -38,8 +39,13 @@ func newProgressRecorder(ctx context.Context, id string, claim int64, fence *fen
 			p.written = v
 			p.mu.Unlock()
 			if changed {
-				if err := fence.setProgressFenced(ctx, id, claim, v); err != nil {
+				ok, err := fence.setProgressFenced(ctx, id, claim, v)
+				if err != nil {
 					log.Warn("recording progress", "order", id, "err", err)
+				} else if !ok {
+					log.Warn("progress refused: the order is no longer this run's; stopping it", "order", id)
+					stop()
+					return
 				}
 			}
 		}

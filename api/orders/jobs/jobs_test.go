@@ -5,7 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"path/filepath"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,15 +14,22 @@ import (
 	"parla/providers/testkit"
 )
 
-// newQueue builds a queue on a fresh SQLite database with h's handlers (nil ones do
-// nothing), not started.
+// The queue's tests run on SQLite, and on Postgres with PARLA_TEST_DB=postgres.
+func TestMain(m *testing.M) { os.Exit(testkit.RunWithDB(m)) }
+
+// newQueue builds a queue on a fresh database with h's handlers (nil ones do nothing),
+// not started.
 func newQueue(t *testing.T, h Handlers) *Queue {
 	t.Helper()
-	db, err := sqldb.OpenSQLite(filepath.Join(t.TempDir(), "jobs.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	return newNode(t, testkit.OpenDB(t), "test-node", h)
+}
+
+// fastBeats are a cluster's timings short enough for a test: dead after 1.2 s.
+const fastBeat, fastDeath = 200 * time.Millisecond, 1200 * time.Millisecond
+
+// newNode builds a queue for node id on db, not started.
+func newNode(t *testing.T, db *sqldb.DB, id string, h Handlers) *Queue {
+	t.Helper()
 	nothing := func(context.Context) error { return nil }
 	if h.Sweep == nil {
 		h.Sweep = nothing
@@ -33,8 +40,9 @@ func newQueue(t *testing.T, h Handlers) *Queue {
 	if h.Refund == nil {
 		h.Refund = func(context.Context, string, bool) error { return nil }
 	}
-	cfg := Config{NodeID: "test-node", Workers: 1, MaxAttempts: 3, RetryBase: 10 * time.Millisecond,
-		PollInterval: 20 * time.Millisecond, JobTimeout: time.Minute, RescueAfter: 2 * time.Minute, SweepInterval: time.Hour}
+	cfg := Config{NodeID: id, Workers: 1, MaxAttempts: 3, RetryBase: 10 * time.Millisecond,
+		PollInterval: 20 * time.Millisecond, JobTimeout: time.Minute, RescueAfter: 2 * time.Minute, SweepInterval: time.Hour,
+		HeartbeatEvery: fastBeat, NodeDeadAfter: fastDeath}
 	q, err := New(context.Background(), cfg, db, h, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -39,6 +39,9 @@ const dbMillis = `(extract(epoch from clock_timestamp()) * 1000)::bigint`
 type nodeRows struct {
 	db *sqldb.DB
 	id string
+	// boot is this process's nonce: the node's identity is its id and its boot, so another
+	// process that takes the same id is told apart (boot.go).
+	boot string
 	// lease is renewed by every successful beat (lease.go); nil in tests that beat alone.
 	lease *lease
 	// every and deadAfter are Config.HeartbeatEvery and NodeDeadAfter (0: the defaults).
@@ -65,9 +68,12 @@ const JudgeAfterBeats = 3
 // beat records that this node is alive, and renews its lease as of when the beat was sent.
 func (n *nodeRows) beat(ctx context.Context) error {
 	sent := time.Now()
-	err := n.db.Update(ctx, "recording the heartbeat of node "+n.id,
-		`INSERT INTO nodes (id, started_at, seen_at) VALUES (?, `+dbMillis+`, `+dbMillis+`)
-		 ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`, n.id)
+	ok, err := n.db.Changed(ctx, "recording the heartbeat of node "+n.id,
+		`INSERT INTO nodes (id, started_at, seen_at, boot) VALUES (?, `+dbMillis+`, `+dbMillis+`, ?)
+		 ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at WHERE nodes.boot = excluded.boot`, n.id, n.boot)
+	if err == nil && !ok {
+		err = fmt.Errorf("%w: %s", errIDTaken, n.id)
+	}
 	if err == nil && n.lease != nil {
 		n.lease.renew(sent)
 	}
@@ -81,8 +87,8 @@ func (n *nodeRows) leave(ctx context.Context) error {
 }
 
 // heartbeat beats until ctx ends, then leaves. After each beat that follows another
-// without a gap it takes over the jobs of dead nodes (mayJudge).
-func (n *nodeRows) heartbeat(ctx context.Context, log *slog.Logger) {
+// without a gap it takes over the jobs of dead nodes (mayJudge) with takeOver.
+func (n *nodeRows) heartbeat(ctx context.Context, log *slog.Logger, takeOver func(context.Context) (int64, error)) {
 	every, _ := n.timing()
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -106,7 +112,7 @@ func (n *nodeRows) heartbeat(ctx context.Context, log *slog.Logger) {
 				regular = 0
 			}
 			if regular >= JudgeAfterBeats {
-				n.takeOver(ctx, log)
+				logTakeOver(ctx, log, takeOver)
 			}
 			lastBeat = now
 		}
@@ -132,9 +138,9 @@ func mayJudge(last, now time.Time, every time.Duration) bool {
 	return !last.IsZero() && now.Sub(last) <= 2*every
 }
 
-// takeOver makes the running jobs of dead nodes available again and logs how many.
-func (n *nodeRows) takeOver(ctx context.Context, log *slog.Logger) {
-	k, err := n.reclaimOrphans(ctx)
+// logTakeOver takes over the running jobs of dead nodes and logs how many.
+func logTakeOver(ctx context.Context, log *slog.Logger, takeOver func(context.Context) (int64, error)) {
+	k, err := takeOver(ctx)
 	if err != nil && ctx.Err() == nil {
 		log.Warn("taking over the jobs of dead nodes", "err", err)
 	}
@@ -143,22 +149,14 @@ func (n *nodeRows) takeOver(ctx context.Context, log *slog.Logger) {
 	}
 }
 
-// reclaimOrphans makes available again the running jobs whose last attempt belongs to a
+// deadNodesJobs is the SQL that selects the running jobs whose last attempt belongs to a
 // node with no recent heartbeat (River records the client id of each attempt in
-// attempted_by). Postgres only. The job resumes where it stopped: every fulfilment step
-// checks the order's row first.
-func (n *nodeRows) reclaimOrphans(ctx context.Context) (int64, error) {
-	_, deadAfter := n.timing()
-	res, err := n.db.ExecContext(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now()
-		WHERE state = 'running' AND NOT EXISTS (
-			SELECT 1 FROM nodes
-			 WHERE nodes.id = river_job.attempted_by[array_length(river_job.attempted_by, 1)]
-			   AND nodes.seen_at > `+dbMillis+` - ?)`, deadAfter.Milliseconds())
-	if err != nil {
-		return 0, fmt.Errorf("reclaiming jobs of dead nodes: %w", err)
-	}
-	return res.RowsAffected()
-}
+// attempted_by), its one argument the death timeout in milliseconds. Postgres only.
+const deadNodesJobs = `SELECT id, kind, args FROM river_job
+	WHERE state = 'running' AND NOT EXISTS (
+		SELECT 1 FROM nodes
+		 WHERE nodes.id = river_job.attempted_by[array_length(river_job.attempted_by, 1)]
+		   AND nodes.seen_at > ` + dbMillis + ` - ?)`
 
 // NodeName makes a River client id prefix of a host name: letters, digits and dashes.
 func NodeName(host string) string {

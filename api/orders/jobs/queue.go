@@ -8,6 +8,8 @@ package jobs
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,10 +39,16 @@ type Config struct {
 	HeartbeatEvery, NodeDeadAfter time.Duration
 }
 
-// fulfilArgs is the one job that produces and delivers a paid order.
-type fulfilArgs struct {
-	OrderID string `json:"order_id"`
+// orderJob is an order's job: its id, and how many times the job was taken over from a
+// node that died (takeover.go; 0 is left out, so a first job's arguments are its order
+// alone).
+type orderJob struct {
+	OrderID  string `json:"order_id"`
+	Takeover int    `json:"takeover,omitempty"`
 }
+
+// fulfilArgs is the job that produces and delivers a paid order.
+type fulfilArgs orderJob
 
 // Kind names the job in River's table.
 func (fulfilArgs) Kind() string { return kindFulfil }
@@ -52,9 +60,7 @@ func (fulfilArgs) InsertOpts() river.InsertOpts {
 }
 
 // refundArgs refunds an order given up and tells the visitor.
-type refundArgs struct {
-	OrderID string `json:"order_id"`
-}
+type refundArgs orderJob
 
 // Kind names the job in River's table.
 func (refundArgs) Kind() string { return kindRefund }
@@ -105,7 +111,11 @@ type Queue struct {
 // app's database: River's SQLite driver, or its pgx driver on Postgres. Jobs left running
 // by a dead process are made available again (reclaimOrphans).
 func New(ctx context.Context, cfg Config, db *sqldb.DB, h Handlers, log *slog.Logger) (*Queue, error) {
-	q := &Queue{db: db, log: log, nodes: &nodeRows{db: db, id: cfg.NodeID, every: cfg.HeartbeatEvery, deadAfter: cfg.NodeDeadAfter}}
+	if err := db.Migrate(ctx, "jobs_migrations", migrations); err != nil {
+		return nil, err
+	}
+	q := &Queue{db: db, log: log, nodes: &nodeRows{db: db, id: cfg.NodeID, boot: randomBoot(),
+		every: cfg.HeartbeatEvery, deadAfter: cfg.NodeDeadAfter}}
 	if db.Dialect == sqldb.Postgres {
 		q.lease = &lease{valid: leaseFor(q.nodes.timing())}
 		q.nodes.lease = q.lease
@@ -175,16 +185,20 @@ func newRiverClient[TTx any](ctx context.Context, db *sqldb.DB, driver riverdriv
 // *river.Client[*sql.Tx] on SQLite, a *river.Client[pgx.Tx] on Postgres.
 func (q *Queue) Client() any { return q.client }
 
-// Start begins working jobs in the background until Stop. On Postgres the node beats
-// first, so that no other node judges its first jobs orphans.
+// Start begins working jobs in the background until Stop. On Postgres the process first
+// makes the node's id its own (claimID) and beats, so that no other node judges its first
+// jobs orphans.
 func (q *Queue) Start(ctx context.Context) error {
 	if q.db.Dialect == sqldb.Postgres {
+		if err := q.claimID(ctx); err != nil {
+			return err
+		}
 		if err := q.nodes.beat(ctx); err != nil {
 			return err
 		}
 		hbCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
-		go func() { defer close(done); q.nodes.heartbeat(hbCtx, q.log) }()
+		go func() { defer close(done); q.nodes.heartbeat(hbCtx, q.log, q.takeOverDead) }()
 		q.stopBeat = func() { cancel(); <-done }
 	}
 	if err := q.client.Start(ctx); err != nil {
@@ -259,4 +273,23 @@ func (r doublingRetry) NextRetry(job *rivertype.JobRow) time.Time {
 		d *= 2
 	}
 	return time.Now().Add(min(d, time.Hour))
+}
+
+// The queue's own tables: the nodes' heartbeats (created by the order book's migrations
+// before this package had its own, hence IF NOT EXISTS), with the boot of the process
+// that beats under each id.
+var migrations = []string{
+	`CREATE TABLE IF NOT EXISTS nodes (
+		id         TEXT PRIMARY KEY,
+		started_at BIGINT NOT NULL,
+		seen_at    BIGINT NOT NULL
+	);`,
+	`ALTER TABLE nodes ADD COLUMN boot TEXT NOT NULL DEFAULT '';`,
+}
+
+// randomBoot is a process's boot nonce.
+func randomBoot() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }

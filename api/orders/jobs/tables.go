@@ -14,15 +14,15 @@ import (
 // order's place in the queue, and the queue's gauges. TestGaugeQueriesUseIndexes holds
 // the gauges' to an index.
 
-// LostFulfilments lists the orders in one of the open statuses whose fulfilment jobs are
-// all discarded or cancelled: River gave up on them in ways that never reach the
+// LostFulfilments lists the orders in one of the open statuses whose newest fulfilment
+// job (a takeover inserts a newer one) is discarded or cancelled: River gave up on them in ways that never reach the
 // worker's last-attempt GiveUp (its rescuer discards a job found stuck on its last
 // attempt; an operator may cancel or discard one in River's UI). In a cluster an order
 // whose claim is held by a live node is not lost: its one job may have been cancelled by a
 // runner that lost the order while the winner still runs it. The state filter comes first:
 // River indexes jobs by state.
 func (q *Queue) LostFulfilments(ctx context.Context, open ...string) ([]string, error) {
-	orderOf := q.db.Dialect.JSONText("j.args", "order_id")
+	orderOf, newerOf := q.db.Dialect.JSONText("j.args", "order_id"), q.db.Dialect.JSONText("k.args", "order_id")
 	holderAlive, args := "", []any{}
 	for _, s := range open {
 		args = append(args, s)
@@ -38,9 +38,9 @@ func (q *Queue) LostFulfilments(ctx context.Context, open ...string) ([]string, 
 	}, `SELECT o.id FROM orders o
 		WHERE o.status IN (`+placeholders(len(open))+`)
 		  AND EXISTS (SELECT 1 FROM river_job j WHERE j.state IN ('discarded', 'cancelled')
-		                AND j.kind = 'fulfil' AND `+orderOf+` = o.id)
-		  AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.state IN ('available', 'scheduled', 'retryable', 'running', 'pending', 'completed')
-		                AND j.kind = 'fulfil' AND `+orderOf+` = o.id)`+holderAlive, args...)
+		                AND j.kind = 'fulfil' AND `+orderOf+` = o.id
+		                AND NOT EXISTS (SELECT 1 FROM river_job k WHERE k.kind = 'fulfil' AND k.id > j.id
+		                                  AND `+newerOf+` = o.id))`+holderAlive, args...)
 }
 
 // placeholders is n "?" separated by commas.

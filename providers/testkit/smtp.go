@@ -78,7 +78,47 @@ type SMTPServer struct {
 
 	mu       sync.Mutex
 	messages []Received
+	script   []SMTPFault   // the faults the next transactions meet, in order
 	arrived  chan struct{} // gets a token (non-blocking) whenever a message is stored
+	closed   chan struct{} // closed when the test ends
+}
+
+// SMTPFault is how the server mishandles one transaction (MAIL FROM to the answer to the
+// data), as Script queues them.
+type SMTPFault int
+
+const (
+	// SMTPRefuseRcpt answers RCPT TO with 451: the client never sends the data.
+	SMTPRefuseRcpt SMTPFault = iota + 1
+	// SMTPHangUpAfterData keeps the message, then closes the connection without answering
+	// the data: the message has arrived, the client cannot know it.
+	SMTPHangUpAfterData
+	// SMTPAnswerLate keeps the message and answers the data only when the test ends: a
+	// client that stops waiting cannot know the message arrived.
+	SMTPAnswerLate
+	// SMTPHangUpAfterAnswer keeps the message, confirms it, then closes the connection:
+	// the client's RSET and QUIT fail after a delivery.
+	SMTPHangUpAfterAnswer
+)
+
+// Script makes the next transactions meet faults, one each in order; the ones after are
+// served normally.
+func (s *SMTPServer) Script(faults ...SMTPFault) {
+	s.mu.Lock()
+	s.script = append(s.script, faults...)
+	s.mu.Unlock()
+}
+
+// nextFault takes the fault the transaction starting now meets (0: none).
+func (s *SMTPServer) nextFault() SMTPFault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.script) == 0 {
+		return 0
+	}
+	f := s.script[0]
+	s.script = s.script[1:]
+	return f
 }
 
 // StartSMTP starts the server on a free loopback port and closes it in t.Cleanup. By default
@@ -89,7 +129,7 @@ func StartSMTP(t testing.TB, opts ...SMTPOption) *SMTPServer {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	s := &SMTPServer{opts: o, arrived: make(chan struct{}, 1)}
+	s := &SMTPServer{opts: o, arrived: make(chan struct{}, 1), closed: make(chan struct{})}
 
 	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
 		return &smtpSession{server: s, conn: c}, nil
@@ -129,7 +169,9 @@ func StartSMTP(t testing.TB, opts ...SMTPOption) *SMTPServer {
 		}
 	}()
 	t.Cleanup(func() {
+		close(s.closed)
 		srv.Close()
+		l.Close() // Close misses a listener that Serve has not registered yet
 		<-done
 		// Connection goroutines can still log after Close (go-smtp does not wait for them);
 		// the test must not be touched once it has finished.
@@ -204,6 +246,8 @@ type smtpSession struct {
 	user   string
 	from   string
 	to     []string
+	fault  SMTPFault // what this transaction meets (Script)
+	kept   bool      // this transaction's message was stored
 }
 
 func (ss *smtpSession) authRequired() bool { return ss.server.opts.user != "" }
@@ -233,12 +277,16 @@ func (ss *smtpSession) Mail(from string, _ *smtp.MailOptions) error {
 		return smtp.ErrAuthRequired
 	}
 	ss.from = from
+	ss.fault = ss.server.nextFault()
 	return nil
 }
 
 func (ss *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
 	if ss.authRequired() && ss.user == "" {
 		return smtp.ErrAuthRequired
+	}
+	if ss.fault == SMTPRefuseRcpt {
+		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Try again later"}
 	}
 	ss.to = append(ss.to, to)
 	return nil
@@ -260,12 +308,24 @@ func (ss *smtpSession) Data(r io.Reader) error {
 		TLS:  isTLS,
 		User: ss.user,
 	})
+	ss.kept = true
+	switch ss.fault {
+	case SMTPHangUpAfterData:
+		ss.conn.Conn().Close()
+	case SMTPAnswerLate:
+		<-ss.server.closed
+	}
 	return nil
 }
 
 func (ss *smtpSession) Reset() {
+	if ss.fault == SMTPHangUpAfterAnswer && ss.kept {
+		ss.conn.Conn().Close() // called once the data's answer is written
+	}
+	ss.kept = false
 	ss.from = ""
 	ss.to = nil
+	ss.fault = 0
 }
 
 func (ss *smtpSession) Logout() error { return nil }

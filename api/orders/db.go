@@ -105,6 +105,11 @@ var migrations = []string{
 	// The version of a transcript's text: rendered downloads are cached under it
 	// (results_edit.go: EditVersion).
 	`ALTER TABLE orders ADD COLUMN edit_version BIGINT NOT NULL DEFAULT 0;`,
+	// The file of the visitor's edit, beside the result: each save writes a file of its
+	// own, and the save that wins the order's version points the row to it
+	// (results_edit.go). Edits saved before are the old fixed name.
+	`ALTER TABLE orders ADD COLUMN edit_name TEXT NOT NULL DEFAULT '';
+	UPDATE orders SET edit_name = 'edited.json' WHERE edits > 0;`,
 }
 
 func migrate(ctx context.Context, db *sqldb.DB) error {

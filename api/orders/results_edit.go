@@ -48,8 +48,8 @@ const AnyVersion int64 = -1
 
 // Editable is a delivered transcription as the editor opens it.
 type Editable struct {
-	Format   string               // the format ordered ("json" when none was named)
-	Original providers.Transcript // the engine's, as kept (Delivered: as the visitor got it)
+	Format   string                // the format ordered ("json" when none was named)
+	Original providers.Transcript  // the engine's, as kept (Delivered: as the visitor got it)
 	Edited   *providers.Transcript // nil until the visitor saves
 	// Version is the version of the text (EditVersion), read with the edit it names.
 	Version int64

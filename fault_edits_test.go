@@ -71,6 +71,7 @@ func (fc *faultCluster) saveAfter(e *scheduleEdits, i int, wait time.Duration) {
 		time.Sleep(wait)
 		req, _ := http.NewRequest("PUT", url, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("If-Match", "*") // over whichever save came before: the deletion is what is checked
 		for k, v := range sameSite {
 			req.Header.Set(k, v)
 		}

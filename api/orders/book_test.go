@@ -610,7 +610,7 @@ func TestKeptAndEraseNow(t *testing.T) {
 		t.Errorf("a speech order in vtt: %v", err)
 	}
 	// Nor is there a transcript to edit.
-	if _, err := f.book.Results.SaveEdit(ctx, o, []providers.Segment{{End: time.Second, Text: "x"}}); !errors.Is(err, ErrNoSegments) {
+	if _, _, err := f.book.Results.SaveEdit(ctx, o, []providers.Segment{{End: time.Second, Text: "x"}}, 0); !errors.Is(err, ErrNoSegments) {
 		t.Errorf("editing speech: %v", err)
 	}
 	if _, ok, err := f.book.Results.EditedFormat(ctx, o); ok || err != nil {

@@ -239,7 +239,7 @@ func pageText(lng, key string) string { return texts.In(lng).Get(key) }
 // /ja… (the SPA's own addresses, api/pages.go).
 func homeOf(id string) string {
 	for _, l := range siteLanguages {
-		if l.id == id {
+		if l.ID == id {
 			return l.prefix()
 		}
 	}

@@ -13,8 +13,6 @@
 package texts
 
 import (
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -89,9 +87,6 @@ func (l Lang) Dir() string {
 	}
 	return "ltr"
 }
-
-// Keys returns every key of the catalog (English's, which every language has), sorted.
-func Keys() []string { return slices.Sorted(maps.Keys(catalog["en"])) }
 
 // merge joins the parts' texts into one catalog. Two parts with one key would make one of
 // them say the other's words: that is a mistake caught at start.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -167,7 +168,7 @@ func (a *App) newPayments() (providers.Payments, providers.WebhookParser, error)
 		return s, s, nil
 	}
 	var err error
-	if a.test, err = stripe.NewTestCheckout(a.db, cfg.PublicURL+api.TestCheckoutPrefix); err != nil {
+	if a.test, err = stripe.NewTestCheckout(a.db, cfg.PublicURL+api.TestCheckoutPrefix, time.Now); err != nil {
 		return nil, nil, err
 	}
 	a.log.Warn("no STRIPE_SECRET_KEY: using the built-in test checkout; nobody is charged")

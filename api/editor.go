@@ -180,7 +180,7 @@ func (s editorHandlers) revertTranscript(c *fiber.Ctx) error {
 // editAddress is the editor's address for a link, in the page's language (an interface id).
 func editAddress(lng, token string) string {
 	for _, l := range siteLanguages {
-		if l.id == lng {
+		if l.ID == lng {
 			return l.prefix() + "/r/" + token + "/edit"
 		}
 	}
@@ -214,7 +214,7 @@ func (s editorHandlers) editorPage(c *fiber.Ctx) error {
 	if s.pages != nil {
 		lang, _, _ := locate(c.Path())
 		index = s.pages.renderPage(index, lang, c.Path(), editorSitePage, false)
-		c.Set(fiber.HeaderContentLanguage, lang.hreflang)
+		c.Set(fiber.HeaderContentLanguage, lang.Hreflang)
 	}
 	c.Set(fiber.HeaderCacheControl, "private, no-store")
 	c.Set(fiber.HeaderReferrerPolicy, "no-referrer")

@@ -223,12 +223,3 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 func errorBody(e *apiError) fiber.Map {
 	return fiber.Map{"ok": false, "error": fiber.Map{"code": e.kind.code, "message": e.message}}
 }
-
-// ErrorCodes lists every stable error code the API can answer, in the table's order.
-func ErrorCodes() []string {
-	codes := make([]string, len(errorKinds))
-	for i, k := range errorKinds {
-		codes[i] = k.code
-	}
-	return codes
-}

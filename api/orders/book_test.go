@@ -119,7 +119,7 @@ func newFixtureDeps(t *testing.T, edit func(*Config), editDeps func(*Deps)) *fix
 	dir := t.TempDir()
 	db := testkit.OpenDB(t)
 	clk := &clock{now: time.Now().UTC()}
-	tc, err := stripe.NewTestCheckout(db, "http://parla.test/checkout/test/", stripe.WithClock(clk.Now))
+	tc, err := stripe.NewTestCheckout(db, "http://parla.test/checkout/test/", clk.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,9 @@ type scriptedSpeaker struct {
 	// the process gate when gated is set and reporting rising progress when progress is;
 	// it returns the gate's refusal or the context's end, recorded in stopped.
 	working, gated, progress atomic.Bool
+	// misreads, with gated, makes a refusal of the gate read as a fault of the input, as an
+	// ffmpeg that could not start reads (a permanent failure).
+	misreads atomic.Bool
 	stopped                  atomic.Pointer[error]
 }
 
@@ -44,6 +47,9 @@ func (s *scriptedSpeaker) work(ctx context.Context, req providers.SpeechRequest)
 		}
 		if err != nil {
 			s.stopped.Store(&err)
+			if s.misreads.Load() {
+				return permanent("source_changed", err)
+			}
 			return err
 		}
 		if s.progress.Load() && req.Progress != nil {

@@ -224,11 +224,20 @@ func (f *fulfiller) makeResult(ctx context.Context, o Order, claim int64, log *s
 }
 
 // lostOr returns err, or ErrClaimLost (and removes what this run stored) when the run
-// failed because it no longer holds its order: its lease lapsed (the gate stopped an
-// engine process) or another runner took the order.
+// failed because another runner took the order. A run that still holds it but whose gate
+// is closed now (its node's lease lapsed) failed because the gate stopped an engine
+// process, however the engine read that (an ffmpeg that could not start reads as a file
+// that changed): the gate's error is returned, never a permanent one, so the order is
+// retried, not refunded.
 func (f *fulfiller) lostOr(ctx context.Context, id string, claim int64, err error) error {
 	held, herr := f.fence.holds(context.WithoutCancel(ctx), id, claim, Processing)
-	if herr != nil || held {
+	if herr != nil {
+		return err
+	}
+	if held {
+		if gerr := media.ProcessGate(ctx); gerr != nil {
+			return fmt.Errorf("stopped by the process gate (%v): %w", err, gerr)
+		}
 		return err
 	}
 	f.discard(ctx, id, claim)

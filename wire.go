@@ -52,7 +52,7 @@ type App struct {
 	sttBackend string
 	// servers are the OpenAI-compatible servers the engines call, one per base URL: asked
 	// at boot and by /readyz (servers.go).
-	servers []engineServer
+	servers []health.Server
 }
 
 // emptyDir removes everything inside dir and says how many entries went.
@@ -135,8 +135,8 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	if c, ok := transcriber.(io.Closer); ok {
 		a.closers = append(a.closers, c)
 	}
-	a.servers = engineServers(speaker, transcriber)
-	a.checkServers(ctx)
+	a.servers = health.Servers(speaker, transcriber)
+	health.AskServers(ctx, a.servers, a.log)
 	links, guard := newLinks(cfg, runner, a.metrics.LinkBytes)
 	a.closers = append(a.closers, guard)
 	// Closed engines are told in one block at start (closed.go); an open whisper says where it computes.

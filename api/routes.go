@@ -13,6 +13,9 @@ func (s *server) routes(app *fiber.App) {
 	app.Get("/metrics", s.metrics)
 	app.Get("/api/config", s.publicConfig)
 	app.Get("/api/tts/samples/:voice", s.voiceSample)
+	if deps.API != nil {
+		deps.API(app) // before /services/:service: /services/credit is the API's
+	}
 
 	// Checkout creations of the three services share a bucket; uploads and link analyses
 	// have one each (README: RATE_LIMIT), so a visitor's uploads do not use up their checkouts.

@@ -90,12 +90,6 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Credit, error) {
 	}, nil
 }
 
-// Close waits for the letters being sent (at most their send's timeout).
-func (c *Credit) Close() error {
-	c.Shop.letters.Wait()
-	return nil
-}
-
 // Config returns credit's effective configuration.
 func (c *Credit) Config() Config { return c.cfg }
 

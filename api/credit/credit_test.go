@@ -64,7 +64,6 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() }) // before the database closes
 	return &fixture{t: t, db: db, credit: c, pay: pay, outbox: outbox, clock: clk}
 }
 

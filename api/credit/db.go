@@ -1,6 +1,6 @@
 package credit
 
-import "time"
+import "parla/providers/sqldb"
 
 // migrations are applied in order, each once; append, never edit. The same SQL runs on
 // SQLite and Postgres (providers/sqldb): BIGINT for numbers (times in unix milliseconds,
@@ -56,16 +56,7 @@ var migrations = []string{
 	);`,
 }
 
-func millis(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
-func fromMillis(ms int64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms).UTC()
-}
+var (
+	millis     = sqldb.Millis
+	fromMillis = sqldb.FromMillis
+)

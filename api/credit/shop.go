@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"parla/api/orders"
@@ -23,7 +22,6 @@ type Shop struct {
 	payments providers.Payments
 	mailer   providers.Mailer
 	log      *slog.Logger
-	letters  sync.WaitGroup // letters being sent (Close waits for them)
 }
 
 // Purchase is what the /api page sends.
@@ -118,7 +116,8 @@ func (s *Shop) HandleEvent(ctx context.Context, ev orders.PaymentEvent) (bool, e
 // lookup may both come. A payment that is not the purchase's amount is refunded whole.
 func (s *Shop) confirm(ctx context.Context, k Key, session providers.CheckoutSession) error {
 	if k.Status != StatusAwaiting && k.Status != StatusExpired {
-		return s.ensureLetter(ctx, k)
+		s.ensureLetter(ctx, k)
+		return nil
 	}
 	if session.AmountTotal > 0 && (session.AmountTotal != k.Amount || !strings.EqualFold(session.Currency, k.Currency)) {
 		s.log.Error("paid amount differs from the credit bought, refunding", "credit", k.ID,
@@ -147,26 +146,26 @@ func (s *Shop) confirm(ctx context.Context, k Key, session providers.CheckoutSes
 	if err != nil {
 		return err
 	}
-	return s.ensureLetter(ctx, k)
-}
-
-// ensureLetter sends an active key's letter in the background unless its claim was taken.
-func (s *Shop) ensureLetter(ctx context.Context, k Key) error {
-	if k.Status != StatusActive || k.mailClaimed {
-		return nil
-	}
-	s.letters.Add(1)
-	go func() {
-		defer s.letters.Done()
-		s.sendLetter(context.WithoutCancel(ctx), k.ID)
-	}()
+	s.ensureLetter(ctx, k)
 	return nil
 }
+
+// ensureLetter sends an active key's letter unless its claim was taken. It is sent within
+// the request that confirmed the payment (the webhook, the test checkout's Pay, or the
+// page's lookup), so that a shutdown waits for it as for any request.
+func (s *Shop) ensureLetter(ctx context.Context, k Key) {
+	if k.Status == StatusActive && !k.mailClaimed {
+		s.sendLetter(context.WithoutCancel(ctx), k.ID)
+	}
+}
+
+// letterTimeout bounds a letter's send, within a payment provider's webhook timeout.
+const letterTimeout = 20 * time.Second
 
 // sendLetter mails a key at most once: the claim on the row is taken before the send,
 // so a crash or an answer that never came leaves it unsent rather than sent twice.
 func (s *Shop) sendLetter(ctx context.Context, id string) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, letterTimeout)
 	defer cancel()
 	won, err := s.keys.db.Changed(ctx, "claiming a credit letter", `UPDATE credit_keys SET mail_claimed_at = ?, mail_state = 'sending'
 		WHERE id = ? AND mail_claimed_at = 0 AND status = 'active'`, millis(s.cfg.Now()), id)
@@ -252,9 +251,7 @@ func (s *Shop) Result(ctx context.Context, sessionID string) (Reveal, error) {
 	if k.Status == StatusRefunded && k.PaidAt.IsZero() {
 		return Reveal{}, input("order_refunded", "the payment differs from the credit bought and was refunded")
 	}
-	if err := s.ensureLetter(ctx, k); err != nil {
-		return Reveal{}, err
-	}
+	s.ensureLetter(ctx, k)
 	r := Reveal{Key: k.Masked(), Balance: k.Balance, Currency: k.Currency, ExpiresAt: k.ExpiresAt}
 	won, err := s.keys.db.Changed(ctx, "showing a credit key", `UPDATE credit_keys SET shown_at = ? WHERE id = ? AND shown_at = 0`,
 		millis(s.cfg.Now()), k.ID)

@@ -63,6 +63,7 @@ func (s *server) routes(app *fiber.App) {
 	}
 	// API paths answer JSON 404s; /payment/success and /payment/error are pages of the app,
 	// so only non-GET requests under /payment and /checkout are API misses.
+	app.Get("/api", compress.New(), s.spa) // the page of Parla from code, which /api/* would swallow
 	for _, prefix := range []string{"/api", "/services", "/webhooks", "/d"} {
 		app.All(prefix+"/*", notFound)
 	}

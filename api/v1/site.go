@@ -31,6 +31,13 @@ func decodeJSON(c *fiber.Ctx, v any) error {
 	return nil
 }
 
+// creditConfig is GET /api/credit/config: what the /api page needs to sell credit.
+func (a *API) creditConfig(c *fiber.Ctx) error {
+	cfg := a.deps.Credit.Config()
+	return c.JSON(fiber.Map{"ok": true, "min": cfg.MinAmount, "max": cfg.MaxAmount, "currency": cfg.Currency,
+		"validDays": int(cfg.TTL.Hours() / 24)})
+}
+
 // createCheckout is POST /payment/credit/create-checkout-session.
 func (a *API) createCheckout(c *fiber.Ctx) error {
 	var body struct {

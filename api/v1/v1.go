@@ -72,6 +72,7 @@ var UploadPaths = []string{"/v1/audio/transcriptions", "/v1/audio/translations"}
 func (a *API) Mount(app *fiber.App) {
 	app.Post("/payment/credit/create-checkout-session", a.limit(1, a.deps.ClientOf, siteLimited), a.createCheckout)
 	app.Post("/services/credit", a.creditResult)
+	app.Get("/api/credit/config", a.creditConfig)
 
 	v1 := app.Group("/v1", a.limit(4, a.deps.ClientOf, rateLimited), a.authenticate, a.limit(4, keyOf, rateLimited))
 	v1.Get("/models", a.models)

@@ -300,3 +300,41 @@ func TestAPIRateLimit(t *testing.T) {
 		t.Errorf("the ninth call in a minute: %d %s", r.status, r.body)
 	}
 }
+
+// The operator sees the keys masked with their balance and calls, counts calls per model
+// in /metrics, and a revoked key is refused at once.
+func TestAPIOperatorKeysRevokeAndMetrics(t *testing.T) {
+	requireMediaTools(t)
+	h := startApp(t, map[string]string{"ADMIN_TOKEN": e2eAdminToken})
+	key := h.buyCredit(500, "ops@example.com")
+	auth := map[string]string{"Authorization": "Bearer " + key}
+	body, _ := json.Marshal(map[string]any{"model": "tts-1-hd", "input": "Counted.", "voice": "echo"})
+	h.wantStatus(h.do("POST", "/v1/audio/speech", "application/json", body, auth), 200)
+
+	admin := map[string]string{"Authorization": "Bearer " + e2eAdminToken}
+	metrics := string(h.do("GET", "/metrics", "", nil, admin).body)
+	if !strings.Contains(metrics, `parla_api_calls_total{model="tts-1-hd"} 1`) ||
+		!strings.Contains(metrics, `parla_api_charged_millicents_total{model="tts-1-hd"} 792`) {
+		t.Errorf("metrics lack the call per model")
+	}
+	r := h.do("GET", "/admin/keys", "", nil, admin)
+	h.wantStatus(r, 200)
+	var list struct {
+		Keys []struct {
+			ID, Key, Status string
+			Balance         float64
+			Calls           int64
+		}
+	}
+	json.Unmarshal(r.body, &list)
+	if len(list.Keys) != 1 || list.Keys[0].Key != "sk-parla-…"+key[len(key)-4:] || list.Keys[0].Calls != 1 ||
+		math.Abs(list.Keys[0].Balance-(500-0.792)) > 0.0005 || strings.Contains(string(r.body), key) {
+		t.Fatalf("admin keys: %s", r.body)
+	}
+	h.wantStatus(h.do("POST", "/admin/keys/"+list.Keys[0].ID+"/revoke", "", nil, admin), 200)
+	revoked := h.do("GET", "/v1/models", "", nil, auth)
+	if revoked.status != 401 || !strings.Contains(string(revoked.body), `"code":"invalid_api_key"`) {
+		t.Errorf("a revoked key: %d %s", revoked.status, revoked.body)
+	}
+	h.wantStatus(h.do("POST", "/admin/keys/"+list.Keys[0].ID+"/revoke", "", nil, admin), 409)
+}

@@ -46,6 +46,8 @@ type App struct {
 	metrics *metrics.Metrics
 	// api is Parla from code (api/v1): /v1 paid from API credit (api/credit).
 	api *v1.API
+	// keys are the API's keys as the admin area handles them.
+	keys *credit.Keyring
 	// admin is the admin area (/admin); closed unless ADMIN_PASSWORD_HASH or ADMIN_TOKEN is set.
 	admin *admin.Admin
 	// closers are released last at shutdown (the link relay, the whisper model).
@@ -158,7 +160,7 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	if err := a.newAPI(ctx, tmpDir, payments, mailer, speaker, transcriber, runner); err != nil {
 		return err
 	}
-	if a.admin, err = newAdmin(ctx, cfg, a.book, a.log); err != nil {
+	if a.admin, err = newAdmin(ctx, cfg, a.book, a.keys, a.log); err != nil {
 		return err
 	}
 	return a.newHTTP(store, speaker, webhooks)
@@ -221,9 +223,11 @@ func (a *App) newAPI(ctx context.Context, tmpDir string, payments providers.Paym
 		return err
 	}
 	a.book.Cashier.OtherSessions = c.Shop.HandleEvent
+	a.keys = c.Keyring
 	a.api = v1.New(v1.Config{RateLimit: cfg.RateLimit, MaxUploadBytes: cfg.MaxUploadBytes, TempDir: tmpDir},
 		v1.Deps{Credit: c, Desk: a.book.Desk, Intake: a.book.Intake, Pricing: cfg.Pricing, Speaker: speaker,
-			Transcriber: transcriber, Media: runner, ClientOf: api.ClientKeyOf(cfg.TrustedProxies), Log: a.log})
+			Transcriber: transcriber, Media: runner, ClientOf: api.ClientKeyOf(cfg.TrustedProxies),
+			Observe: a.metrics.APICall, Log: a.log})
 	return nil
 }
 

@@ -65,11 +65,13 @@ type Deps struct {
 	Log      *slog.Logger
 }
 
-// Credit is the API's money: the Shop sells credit and hands out keys, the Ledger spends it.
+// Credit is the API's money: the Shop sells credit and hands out keys, the Ledger spends it,
+// the Keyring is the operator's side.
 type Credit struct {
-	Shop   *Shop
-	Ledger *Ledger
-	cfg    Config
+	Shop    *Shop
+	Ledger  *Ledger
+	Keyring *Keyring
+	cfg     Config
 }
 
 // New migrates credit's tables and builds its parts.
@@ -87,6 +89,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Credit, error) {
 		Ledger: &Ledger{cfg: cfg, db: deps.DB, keys: rows},
 		Shop: &Shop{cfg: cfg, keys: rows, seal: seal, payments: deps.Payments, mailer: deps.Mailer,
 			log: deps.Log},
+		Keyring: &Keyring{cfg: cfg, keys: rows, payments: deps.Payments, log: deps.Log},
 	}, nil
 }
 

@@ -366,3 +366,40 @@ func TestPurchaseBoundsAndPending(t *testing.T) {
 		t.Errorf("unknown session: %v", err)
 	}
 }
+
+// A revoked key is refused at once; an unused key is refunded whole through the provider,
+// a partly spent one is not (whole payments only).
+func TestRevokeAndRefund(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	secret, k := f.buy(500)
+	if err := f.credit.Keyring.Revoke(ctx, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.credit.Ledger.Authenticate(ctx, secret); !errors.Is(err, ErrInvalidKey) {
+		t.Errorf("revoked key: %v", err)
+	}
+	if err := f.credit.Keyring.Revoke(ctx, k.ID); !errors.Is(err, ErrRefused) {
+		t.Errorf("revoking twice: %v", err)
+	}
+	if err := f.credit.Keyring.Refund(ctx, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := f.pay.RefundedIntent(ctx, k.PaymentIntent); !ok || err != nil {
+		t.Errorf("the payment was not refunded: %v", err)
+	}
+	if err := f.credit.Keyring.Refund(ctx, k.ID); !errors.Is(err, ErrRefused) {
+		t.Errorf("refunding twice: %v", err)
+	}
+	f.clock.advance(time.Second) // newest first
+	_, spent := f.buy(500)
+	h, _ := f.credit.Ledger.Hold(ctx, spent.ID, Call{Model: "tts-1", Units: 1, Amount: 99})
+	f.credit.Ledger.Settle(ctx, h)
+	if err := f.credit.Keyring.Refund(ctx, spent.ID); !errors.Is(err, ErrRefused) {
+		t.Errorf("refunding spent credit: %v", err)
+	}
+	keys, err := f.credit.Keyring.List(ctx, 10)
+	if err != nil || len(keys) != 2 || keys[0].ID != spent.ID || keys[1].Status != StatusRefunded {
+		t.Errorf("listed %+v, %v", keys, err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -143,7 +144,7 @@ func TestAPIFromCodeWithGoOpenAI(t *testing.T) {
 		t.Errorf("pcm: %d bytes, %v", len(pcm), err)
 	}
 
-	clip := twentySeconds(t)
+	clip := paddedMP3(t, 20)
 	before = h.balanceOf(key)
 	srt, err := c.CreateTranscription(ctx, openai.AudioRequest{Model: openai.Whisper1, FilePath: clip, Format: openai.AudioResponseFormatSRT})
 	if err != nil {
@@ -159,13 +160,14 @@ func TestAPIFromCodeWithGoOpenAI(t *testing.T) {
 	exhaust(t, h, c, key)
 }
 
-// twentySeconds is an mp3 of 20 s: speech padded with silence.
-func twentySeconds(t testing.TB) string {
+// paddedMP3 is an mp3 (128 kb/s) of the given seconds: speech padded with silence.
+func paddedMP3(t testing.TB, seconds int) string {
 	dir := t.TempDir()
-	wav := testkit.Speech(t, dir, "speech.wav", "Hello from Parla. This recording is twenty seconds long.")
-	out := filepath.Join(dir, "twenty.mp3")
+	wav := testkit.Speech(t, dir, "speech.wav", "Hello from Parla. This recording is padded with silence.")
+	out := filepath.Join(dir, "padded.mp3")
+	d := strconv.Itoa(seconds)
 	testkit.Run(t, testkit.Binary(t, "ffmpeg"), "-nostdin", "-loglevel", "error", "-y", "-i", wav,
-		"-af", "apad=whole_dur=20", "-t", "20", "-c:a", "libmp3lame", out)
+		"-af", "apad=whole_dur="+d, "-t", d, "-c:a", "libmp3lame", "-b:a", "128k", out)
 	return out
 }
 
@@ -242,8 +244,11 @@ func TestAPIIdempotencyErrorsChunkedUploadsAndTheLetter(t *testing.T) {
 		t.Errorf("unknown voice: %d %s", r.status, r.body)
 	}
 
-	// A chunked multipart body, as a stream.
-	clip := testkit.Speech(t, t.TempDir(), "clip.mp3", "Hello from Parla, streamed in chunks.")
+	// A chunked multipart body, as a stream, larger than the JSON routes' 1 MB limit.
+	clip := paddedMP3(t, 100)
+	if st, _ := os.Stat(clip); st.Size() <= 1<<20 {
+		t.Fatalf("the clip has %d bytes, want more than 1 MB", st.Size())
+	}
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
 	go func() {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"parla/api/orders"
+	"parla/providers"
 	"parla/providers/mail"
 	"parla/providers/sqldb"
 	"parla/providers/stripe"
@@ -43,7 +44,20 @@ type fixture struct {
 	credit *Credit
 	pay    *stripe.TestCheckout
 	outbox string
+	sent   *countingMailer
 	clock  *clock
+}
+
+// countingMailer counts the sends it passes to the outbox (which keeps one file per
+// message id, so a second send of a letter would not show there).
+type countingMailer struct {
+	providers.Mailer
+	n atomic.Int64
+}
+
+func (m *countingMailer) Send(ctx context.Context, msg providers.Message) error {
+	m.n.Add(1)
+	return m.Mailer.Send(ctx, msg)
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -59,12 +73,13 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sent := &countingMailer{Mailer: mailer}
 	c, err := New(context.Background(), Config{PublicURL: "http://parla.test", Now: clk.now},
-		Deps{DB: db, Payments: pay, Mailer: mailer, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Deps{DB: db, Payments: pay, Mailer: sent, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, db: db, credit: c, pay: pay, outbox: outbox, clock: clk}
+	return &fixture{t: t, db: db, credit: c, pay: pay, outbox: outbox, sent: sent, clock: clk}
 }
 
 // buy pays for amount cents of credit through the test checkout, as the webhook tells it,
@@ -401,5 +416,30 @@ func TestRevokeAndRefund(t *testing.T) {
 	keys, err := f.credit.Keyring.List(ctx, 10)
 	if err != nil || len(keys) != 2 || keys[0].ID != spent.ID || keys[1].Status != StatusRefunded {
 		t.Errorf("listed %+v, %v", keys, err)
+	}
+}
+
+// The letter's claim is taken on the row before the send: a second sender (the webhook and
+// the page's lookup at once, another node) finds it taken and sends nothing, even while
+// the key is still sealed.
+func TestLetterClaimSendsOnce(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	co, err := f.credit.Shop.Open(ctx, Purchase{Amount: 500, Email: "dev@example.com", EmailVerify: "dev@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.pay.Pay(ctx, co.SessionID)
+	session, _ := f.pay.GetCheckout(ctx, co.SessionID)
+	if _, err := f.credit.Shop.HandleEvent(ctx, orders.PaymentEvent{ID: "evt_1", Type: stripe.EventCheckoutCompleted, Session: session}); err != nil {
+		t.Fatal(err)
+	}
+	k, err := f.credit.Shop.keys.one(ctx, "session_id", co.SessionID)
+	if err != nil || k.sealed == "" || k.MailState != "sent" {
+		t.Fatalf("after the payment: %+v, %v; want the key mailed and still sealed (not shown yet)", k, err)
+	}
+	f.credit.Shop.sendLetter(ctx, k.ID)
+	if n := f.sent.n.Load(); n != 1 {
+		t.Errorf("%d letters sent, want 1", n)
 	}
 }

@@ -79,6 +79,57 @@ type SMTPServer struct {
 	mu       sync.Mutex
 	messages []Received
 	arrived  chan struct{} // gets a token (non-blocking) whenever a message is stored
+	fault    SMTPFault
+}
+
+// SMTPFault is how the server misbehaves, for the tests of letters sent at most once
+// (SetFault). The zero value is a well-behaved server.
+type SMTPFault struct {
+	// OnHello, when set, is called once, when the next client says EHLO (it has decided to
+	// send, nothing is sent yet), before the server answers; then it is cleared.
+	OnHello func()
+	// Refuse is how many of the next messages are refused at MAIL FROM with 451 (a
+	// transient failure: nothing was sent).
+	Refuse int
+	// AnswerLate holds the answer to each message's data this long after storing it, as a
+	// server that confirms late (longer than the client waits).
+	AnswerLate time.Duration
+	// HangUp closes the connection after storing each message's data, without answering.
+	HangUp bool
+}
+
+// SetFault makes the server misbehave as f says from now on; SetFault(SMTPFault{}) ends it.
+func (s *SMTPServer) SetFault(f SMTPFault) {
+	s.mu.Lock()
+	s.fault = f
+	s.mu.Unlock()
+}
+
+// hello takes the OnHello hook, if any.
+func (s *SMTPServer) hello() func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.fault.OnHello
+	s.fault.OnHello = nil
+	return f
+}
+
+// refuse reports whether this message is to be refused, counting it.
+func (s *SMTPServer) refuse() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fault.Refuse <= 0 {
+		return false
+	}
+	s.fault.Refuse--
+	return true
+}
+
+// afterData is how the data of a stored message is answered: late, or not at all.
+func (s *SMTPServer) afterData() (late time.Duration, hangUp bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fault.AnswerLate, s.fault.HangUp
 }
 
 // StartSMTP starts the server on a free loopback port and closes it in t.Cleanup. By default
@@ -92,6 +143,9 @@ func StartSMTP(t testing.TB, opts ...SMTPOption) *SMTPServer {
 	s := &SMTPServer{opts: o, arrived: make(chan struct{}, 1)}
 
 	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
+		if hook := s.hello(); hook != nil {
+			hook()
+		}
 		return &smtpSession{server: s, conn: c}, nil
 	}))
 	srv.Domain = "localhost"
@@ -232,6 +286,9 @@ func (ss *smtpSession) Mail(from string, _ *smtp.MailOptions) error {
 	if ss.authRequired() && ss.user == "" {
 		return smtp.ErrAuthRequired
 	}
+	if ss.server.refuse() {
+		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Try again later"}
+	}
 	ss.from = from
 	return nil
 }
@@ -260,6 +317,11 @@ func (ss *smtpSession) Data(r io.Reader) error {
 		TLS:  isTLS,
 		User: ss.user,
 	})
+	late, hangUp := ss.server.afterData()
+	time.Sleep(late)
+	if hangUp {
+		ss.conn.Conn().Close()
+	}
 	return nil
 }
 

@@ -43,6 +43,12 @@ type smtpOptions struct {
 	user, password string
 	startTLS       bool
 	implicitTLS    bool
+	clientTimeout  time.Duration
+}
+
+// SMTPClientTimeout makes URL ask its client to wait at most d for each answer (timeout=d).
+func SMTPClientTimeout(d time.Duration) SMTPOption {
+	return func(o *smtpOptions) { o.clientTimeout = d }
 }
 
 // SMTPAuth requires AUTH PLAIN with the given credentials (instead of SMTPUser/SMTPPassword).
@@ -208,6 +214,9 @@ func (s *SMTPServer) URL() string {
 		q.Set("insecure_skip_verify", "1")
 	default:
 		q.Set("starttls", "none")
+	}
+	if s.opts.clientTimeout > 0 {
+		q.Set("timeout", s.opts.clientTimeout.String())
 	}
 	u.RawQuery = q.Encode()
 	return u.String()

@@ -70,7 +70,7 @@ func (fc *faultCluster) frozenAt(t *testing.T, s *schedule) {
 // slowSMTP has the SMTP server confirm the letter's data later than the node waits, or
 // hang up after it: the letter has left, so it must not be sent again.
 func (fc *faultCluster) slowSMTP(t *testing.T, s *schedule) {
-	fault := testkit.SMTPFault{AnswerLate: smtpTimeout + 5*time.Second}
+	fault := testkit.SMTPFault{AnswerLate: smtpTimeout + 2*time.Second}
 	if s.kind == "smtp-hangup" {
 		fault = testkit.SMTPFault{HangUp: true}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestMain does two things besides running the tests.
@@ -48,8 +49,10 @@ func TestMain(m *testing.M) {
 
 // freezeAt stops this node and its engine processes (SIGSTOP to its process group, as a
 // long pause would) when file names this order and step; the node that renames the file
-// away first is the one, so one node freezes once per arming. A node that leads no
-// process group of its own (the fault suite starts them under setsid) does not freeze:
+// away first (to FILE.taken) is the one, so one node freezes once per arming. It stays
+// stopped until the suite removes FILE.taken and continues it: a stray SIGCONT (seen
+// within milliseconds of stopping itself at "mailed", sender unknown) stops it again. A node that leads
+// no process group of its own (the fault suite starts them under setsid) does not freeze:
 // its group would be the test's.
 func freezeAt(file, id, step string) {
 	if b, err := os.ReadFile(file); err != nil || strings.TrimSpace(string(b)) != id+" "+step {
@@ -58,5 +61,11 @@ func freezeAt(file, id, step string) {
 	if os.Rename(file, file+".taken") != nil || syscall.Getpgrp() != os.Getpid() {
 		return
 	}
-	syscall.Kill(-os.Getpid(), syscall.SIGSTOP)
+	for {
+		syscall.Kill(-os.Getpid(), syscall.SIGSTOP)
+		if _, err := os.Stat(file + ".taken"); err != nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -18,8 +17,8 @@ import (
 // freezes at chosen points, a misbehaving SMTP server, a poison order, a same-id restart
 // and an OpenAI-compatible engine under a freeze.
 
-// frozenAt freezes the node running the order at a chosen point: at its first engine
-// process (past the gate), at the letter (claimed, the SMTP server greeted, nothing
+// frozenAt freezes the node running the order at a chosen point: at an engine process
+// after its first one (past the gate), at the letter (claimed, the SMTP server greeted, nothing
 // sent), after the letter was sent and before it is recorded, or at another fulfilment
 // step; then, as a freeze does, until the other node delivered.
 func (fc *faultCluster) frozenAt(t *testing.T, s *schedule) {
@@ -48,7 +47,14 @@ func (fc *faultCluster) frozenAt(t *testing.T, s *schedule) {
 			t.Fatal(err)
 		}
 	}
-	s.id = fc.placeArmed(t, s, "", arm)
+	if s.kind == "freeze@gate" {
+		// At a later engine process than the first, with pieces left to produce.
+		s.id = fc.place(t, s, "")
+		fc.runnerOf(t, s.id, fc.engineBusy)
+		arm(s.id)
+	} else {
+		s.id = fc.placeArmed(t, s, "", arm)
+	}
 	if !testkit.WaitFor(60*time.Second, func() bool {
 		for i := range fc.nodes {
 			if fc.frozen(i) {
@@ -125,12 +131,8 @@ func (fc *faultCluster) dead(i int) bool {
 	if n.cmd.ProcessState != nil {
 		return true
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n.cmd.Process.Pid))
-	if err != nil {
-		return true
-	}
-	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	return len(f) > 0 && f[0] == "Z"
+	st := processState(n.cmd.Process.Pid)
+	return st == "" || st == "Z"
 }
 
 // sameIDRestart kills the node running the order (-9) and starts it again 0.5 s later

@@ -278,7 +278,7 @@ func (fc *faultCluster) run(t *testing.T, seed uint64) faultFigures {
 
 // place orders a text-to-speech of a few thousand characters and pays it: English
 // (espeak-ng's three or four pieces) after extra, or Spanish when extra is "es" (the
-// OpenAI-compatible stand-in's two or three calls); it returns the order's id.
+// OpenAI-compatible stand-in's five or six calls); it returns the order's id.
 func (fc *faultCluster) place(t *testing.T, s *schedule, extra string) string {
 	return fc.placeArmed(t, s, extra, nil)
 }
@@ -291,7 +291,7 @@ func (fc *faultCluster) placeArmed(t *testing.T, s *schedule, extra string, arm 
 	h := c.at(entry)
 	text := strings.Repeat(fmt.Sprintf("Schedule %d says a few words, then a few more. ", s.seed), 90+s.rng.IntN(30)) // 4,700–6,300 characters
 	if extra == "es" {
-		text = strings.Repeat(spanishParagraph, 60+s.rng.IntN(40)) // 5,600–9,300 characters
+		text = strings.Repeat(spanishParagraph, 180+s.rng.IntN(60)) // 16,700–22,200 characters: five or six calls
 	} else {
 		text = extra + text
 	}
@@ -456,14 +456,21 @@ func (fc *faultCluster) restart(t testing.TB, i int) {
 	fc.cluster.t = t
 }
 
-// frozen reports whether node i is stopped (SIGSTOP): its state in /proc/PID/stat is T.
-func (fc *faultCluster) frozen(i int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", fc.nodes[i].cmd.Process.Pid))
+// frozen reports whether node i is stopped (SIGSTOP).
+func (fc *faultCluster) frozen(i int) bool { return processState(fc.nodes[i].cmd.Process.Pid) == "T" }
+
+// processState is a process's state letter in /proc/PID/stat (T stopped, Z a zombie), ""
+// when it is gone.
+func processState(pid int) string {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return false
+		return ""
 	}
-	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	return len(f) > 0 && f[0] == "T"
+	// "pid (comm) state …": comm may hold spaces and parentheses.
+	if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 {
+		return f[0]
+	}
+	return ""
 }
 
 // check holds the order to what "exactly once" promises (the suite's comment): its end,

@@ -17,8 +17,9 @@ import (
 // freezes at chosen points, a misbehaving SMTP server, a poison order, a same-id restart
 // and an OpenAI-compatible engine under a freeze.
 
-// frozenAt freezes the node running the order at a chosen point: at an engine process
-// after its first one (past the gate), at the letter (claimed, the SMTP server greeted, nothing
+// frozenAt freezes the node running the order at a chosen point: at its first engine
+// process (past the gate; espeak-ng's pieces all start within the job's first second, so
+// a later one would find none left to start), at the letter (claimed, the SMTP server greeted, nothing
 // sent), after the letter was sent and before it is recorded, or at another fulfilment
 // step; then, as a freeze does, until the other node delivered.
 func (fc *faultCluster) frozenAt(t *testing.T, s *schedule) {
@@ -47,14 +48,7 @@ func (fc *faultCluster) frozenAt(t *testing.T, s *schedule) {
 			t.Fatal(err)
 		}
 	}
-	if s.kind == "freeze@gate" {
-		// At a later engine process than the first, with pieces left to produce.
-		s.id = fc.place(t, s, "")
-		fc.runnerOf(t, s.id, fc.engineBusy)
-		arm(s.id)
-	} else {
-		s.id = fc.placeArmed(t, s, "", arm)
-	}
+	s.id = fc.placeArmed(t, s, "", arm)
 	if !testkit.WaitFor(60*time.Second, func() bool {
 		for i := range fc.nodes {
 			if fc.frozen(i) {

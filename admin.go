@@ -17,6 +17,7 @@ import (
 
 	"parla/api"
 	"parla/api/admin"
+	"parla/api/health"
 	"parla/api/orders"
 )
 
@@ -69,7 +70,7 @@ func newAdmin(ctx context.Context, cfg Config, book *orders.Book, log *slog.Logg
 	ac := admin.Config{PasswordHash: cfg.AdminPasswordHash, Token: cfg.AdminToken, SessionKey: cfg.AdminSessionKey,
 		Engines: cfg.Engines(),
 		Closed: func() map[orders.Service]string {
-			return reasonsByService(closedEngines(cfg, book.Desk.Available))
+			return health.ReasonsByService(closedEngines(cfg, book.Desk.Available))
 		},
 		ClientIP: api.ClientIP(cfg.TrustedProxies), SecureCookies: strings.HasPrefix(cfg.PublicURL, "https://"),
 		Log: log.With("component", "admin")}

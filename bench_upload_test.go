@@ -266,7 +266,7 @@ func BenchmarkUploadSpeechCheck25MB(b *testing.B) {
 	for range rounds {
 		for i, measure := range []func(){
 			func() {
-				if _, err := r.Measure(context.Background(), file); err != nil {
+				if _, err := r.Measure(context.Background(), file, 0); err != nil {
 					b.Fatal(err)
 				}
 			},

@@ -19,7 +19,6 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"parla/providers/stripe"
 	"parla/providers/testkit"
 )
 
@@ -345,7 +344,7 @@ func TestAdminRefundThroughStripeOnce(t *testing.T) {
 		"status":"complete","payment_intent":"pi_parla_admin","amount_total":99,"currency":"eur","client_reference_id":"",
 		"customer_details":{"email":"s@example.com","name":"S"},"metadata":{}}}}`, time.Now().Unix(), sessionID))
 	h.wantStatus(h.do("POST", "/webhooks/stripe", "application/json", event,
-		map[string]string{"Stripe-Signature": stripe.SignPayload(event, secret, time.Now())}), 200)
+		map[string]string{"Stripe-Signature": testkit.SignPayload(event, secret, time.Now())}), 200)
 	h.waitForLink(sessionID, 30*time.Second)
 	id := h.orderIDOf(sessionID)
 

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"parla/providers/stripe"
 	"parla/providers/testkit"
 )
 
@@ -134,11 +133,11 @@ func TestStripeWebhooks(t *testing.T) {
 		code   string
 	}{
 		{"unsigned", completed, "", 400, "invalid_signature"},
-		{"wrong secret", completed, stripe.SignPayload(completed, "whsec_other", time.Now()), 400, "invalid_signature"},
+		{"wrong secret", completed, testkit.SignPayload(completed, "whsec_other", time.Now()), 400, "invalid_signature"},
 		{"tampered", bytes.Replace(completed, []byte(`"amount_total":99`), []byte(`"amount_total":1`), 1),
-			stripe.SignPayload(completed, secret, time.Now()), 400, "invalid_signature"},
-		{"stale", completed, stripe.SignPayload(completed, secret, time.Now().Add(-time.Hour)), 400, "invalid_signature"},
-		{"signed but not an event", []byte("{not json"), stripe.SignPayload([]byte("{not json"), secret, time.Now()), 400, "invalid_payload"},
+			testkit.SignPayload(completed, secret, time.Now()), 400, "invalid_signature"},
+		{"stale", completed, testkit.SignPayload(completed, secret, time.Now().Add(-time.Hour)), 400, "invalid_signature"},
+		{"signed but not an event", []byte("{not json"), testkit.SignPayload([]byte("{not json"), secret, time.Now()), 400, "invalid_payload"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -151,13 +150,13 @@ func TestStripeWebhooks(t *testing.T) {
 	h.wantStatus(h.postJSON("/services/tts", map[string]string{"sessionId": sessionID}), 402)
 
 	// Out of order: a paid event arrives first, then a stale "expired" must not undo it.
-	r := send(completed, stripe.SignPayload(completed, secret, time.Now()))
+	r := send(completed, testkit.SignPayload(completed, secret, time.Now()))
 	h.wantStatus(r, 200)
-	dup := send(completed, stripe.SignPayload(completed, secret, time.Now()))
+	dup := send(completed, testkit.SignPayload(completed, secret, time.Now()))
 	if dup.status != 200 || dup.json(t)["duplicate"] != true {
 		t.Errorf("replayed event: %d %s", dup.status, dup.body)
 	}
-	h.wantStatus(send(expired, stripe.SignPayload(expired, secret, time.Now())), 200)
+	h.wantStatus(send(expired, testkit.SignPayload(expired, secret, time.Now())), 200)
 	link := h.waitForLink(sessionID, 20*time.Second)
 	if codec, _ := probe(t, h.get(link).body); codec != "mp3" {
 		t.Errorf("result codec %s", codec)

@@ -31,6 +31,7 @@ type fakeOpenAI struct {
 	t        testing.TB
 	mu       sync.Mutex
 	requests []transcriptionRequest
+	noisy    atomic.Bool // the answers end with a "[MUSIC]" segment, which the cleaner drops
 }
 
 type transcriptionRequest struct {
@@ -83,14 +84,17 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	if endpoint == "translations" {
 		task, second = "translate", " This clip was translated."
 	}
+	segments := []map[string]any{
+		{"id": 0, "start": 0, "end": half, "text": " Hello from Parla."},
+		{"id": 1, "start": half, "end": req.Seconds, "text": second},
+	}
+	if f.noisy.Load() { // what an engine writes over music
+		segments = append(segments, map[string]any{"id": 2, "start": half, "end": req.Seconds, "text": " [MUSIC]"})
+	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{
 		"task": task, "language": "english", "duration": req.Seconds,
-		"text": "Hello from Parla." + second,
-		"segments": []map[string]any{
-			{"id": 0, "start": 0, "end": half, "text": " Hello from Parla."},
-			{"id": 1, "start": half, "end": req.Seconds, "text": second},
-		},
+		"text": "Hello from Parla." + second, "segments": segments,
 	})
 }
 

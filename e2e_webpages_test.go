@@ -283,10 +283,12 @@ func errorCode(t *testing.T, r reply) any {
 }
 
 // The transcript editor's routes on a delivered transcript: the link's token reads the
-// cues; a save from the page is checked and then served in every format, the ordered
-// download included; saving or going back from another site is refused; "back to the
-// original" restores it; "delete now" erases the edit with the result. A speech link has
-// nothing to edit. The edited text never reaches the logs.
+// cues as delivered (without what the cleaner dropped) and their version (ETag); a save
+// from the page is checked and then served in every format, the ordered download
+// included; saving or going back from another site, without a version, or from a version
+// saved over is refused; "back to the original" restores it; "delete now" erases the edit
+// with the result. A speech link has nothing to edit. The edited text never reaches the
+// logs.
 func TestTranscriptEditorEndToEnd(t *testing.T) {
 	requireMediaTools(t)
 	openai := startFakeOpenAI(t)
@@ -294,6 +296,7 @@ func TestTranscriptEditorEndToEnd(t *testing.T) {
 	env := openai.env()
 	env["RATE_LIMIT"] = "10" // the editor's bucket: 40 a minute
 	h := startAppLogging(t, env, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	openai.noisy.Store(true)
 	dl, page := h.deliveredTranscript("ar")
 
 	// The link page leads to the editor, which is the app behind the link page's guards.
@@ -322,6 +325,10 @@ func TestTranscriptEditorEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(got.body, &tr); err != nil || len(tr.Original) == 0 || tr.Edited != nil || tr.Format != "srt" || tr.Duration <= 0 {
 		t.Fatalf("the transcript: %v %s", err, got.body)
 	}
+	if bytes.Contains(got.body, []byte("MUSIC")) || got.header.Get("ETag") != `"0"` {
+		t.Errorf("the editor starts from %s, version %q; want the cues as delivered, version \"0\"", got.body, got.header.Get("ETag"))
+	}
+	v0 := withHeaders(sameSite, "If-Match", `"0"`)
 
 	cues := tr.Original
 	cues[0]["text"] = "Dr. Ortega says hello."
@@ -335,10 +342,26 @@ func TestTranscriptEditorEndToEnd(t *testing.T) {
 	}
 	bad := []map[string]any{{"start": 0, "end": tr.Duration + 1, "text": "Too long."}}
 	badBody, _ := json.Marshal(map[string]any{"cues": bad})
-	if r := h.do("PUT", page+"/transcript", "application/json", badBody, sameSite); r.status != 400 || errorCode(t, r) != "invalid_transcript" {
+	if r := h.do("PUT", page+"/transcript", "application/json", badBody, v0); r.status != 400 || errorCode(t, r) != "invalid_transcript" {
 		t.Errorf("a cue past the end: %d %s", r.status, r.body)
 	}
-	h.wantStatus(h.do("PUT", page+"/transcript", "application/json", body, sameSite), 200)
+	if r := h.do("PUT", page+"/transcript", "application/json", body, sameSite); r.status != 428 || errorCode(t, r) != "version_required" {
+		t.Errorf("a save without If-Match: %d %s", r.status, r.body)
+	}
+	saved := h.do("PUT", page+"/transcript", "application/json", body, v0)
+	h.wantStatus(saved, 200)
+	if saved.header.Get("ETag") != `"1"` {
+		t.Errorf("the save's version: %q", saved.header.Get("ETag"))
+	}
+	// Another tab still on version 0 saves: refused, the first save stands.
+	cues[0]["text"] = "From a stale tab."
+	stale, _ := json.Marshal(map[string]any{"cues": cues})
+	if r := h.do("PUT", page+"/transcript", "application/json", stale, v0); r.status != 409 || errorCode(t, r) != "edit_conflict" {
+		t.Errorf("a save from a version saved over: %d %s", r.status, r.body)
+	}
+	if r := h.do("DELETE", page+"/transcript", "", nil, v0); r.status != 409 || errorCode(t, r) != "edit_conflict" {
+		t.Errorf("a revert from a version saved over: %d %s", r.status, r.body)
+	}
 
 	// Every format carries the edit, the ordered download too; another device sees it.
 	for _, path := range []string{dl, dl + "?format=vtt", dl + "?format=text"} {
@@ -348,18 +371,23 @@ func TestTranscriptEditorEndToEnd(t *testing.T) {
 			t.Errorf("%s lacks the edit:\n%s", path, r.body)
 		}
 	}
-	again := h.do("GET", page+"/transcript", "", nil, nil).json(t)
-	if e, _ := again["edited"].([]any); len(e) == 0 {
-		t.Errorf("the saved edit is not served back: %v", again)
+	for _, path := range []string{dl + "?format=text", dl + "?format=verbose_json"} {
+		if r := h.get(path); bytes.Contains(r.body, []byte("MUSIC")) || bytes.Contains(r.body, []byte("stale tab")) {
+			t.Errorf("%s after the save:\n%s", path, r.body)
+		}
+	}
+	again := h.do("GET", page+"/transcript", "", nil, nil)
+	if e, _ := again.json(t)["edited"].([]any); len(e) == 0 || again.header.Get("ETag") != `"1"` {
+		t.Errorf("the saved edit is not served back: %s %v", again.body, again.header)
 	}
 
 	// Back to the original: refused cross-site, obeyed from the page.
 	h.wantStatus(h.do("DELETE", page+"/transcript", "", nil, map[string]string{"Sec-Fetch-Site": "cross-site"}), 403)
-	h.wantStatus(h.do("DELETE", page+"/transcript", "", nil, sameSite), 200)
+	h.wantStatus(h.do("DELETE", page+"/transcript", "", nil, withHeaders(sameSite, "If-Match", `"1"`)), 200)
 	if r := h.get(dl + "?format=text"); bytes.Contains(r.body, []byte("Ortega")) {
 		t.Errorf("the original still carries the edit: %s", r.body)
 	}
-	h.wantStatus(h.do("PUT", page+"/transcript", "application/json", body, sameSite), 200)
+	h.wantStatus(h.do("PUT", page+"/transcript", "application/json", body, withHeaders(sameSite, "If-Match", "*")), 200)
 
 	// Delete now (confirmed) erases the edit too.
 	h.wantStatus(h.do("POST", page+"/delete", "application/x-www-form-urlencoded", []byte("confirm=yes"),

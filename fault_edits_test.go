@@ -61,13 +61,22 @@ func (fc *faultCluster) transcriptToEdit(t *testing.T, seed uint64) *scheduleEdi
 		version: got.header.Get("ETag"), saves: map[int]*savedEdit{}}
 }
 
-// save PUTs an edit to node i in the background (none when the schedule makes no edits);
-// its answer is recorded, not required (the node may be frozen, killed or the order
-// deleted): what the saves leave behind is checked.
-func (fc *faultCluster) save(e *scheduleEdits, i int) { fc.saveAfter(e, i, 0) }
+// save PUTs an edit to node i in the background (none when the schedule makes no edits),
+// from the version the page read; its answer is recorded, not required (the node may be
+// frozen, killed or the order deleted): what the saves leave behind is checked.
+func (fc *faultCluster) save(e *scheduleEdits, i int) { fc.saveAfter(e, i, 0, e.versionRead()) }
 
-// saveAfter is save, sent after wait.
-func (fc *faultCluster) saveAfter(e *scheduleEdits, i int, wait time.Duration) {
+// versionRead is the version the visitor's page read (none without edits).
+func (e *scheduleEdits) versionRead() string {
+	if e == nil {
+		return ""
+	}
+	return e.version
+}
+
+// saveAfter is save, sent after wait with If-Match: version ("*": over whichever save
+// came before).
+func (fc *faultCluster) saveAfter(e *scheduleEdits, i int, wait time.Duration, version string) {
 	if e == nil {
 		return
 	}
@@ -88,8 +97,8 @@ func (fc *faultCluster) saveAfter(e *scheduleEdits, i int, wait time.Duration) {
 		time.Sleep(wait)
 		req, _ := http.NewRequest("PUT", url, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
-		if e.version != "" {
-			req.Header.Set("If-Match", e.version)
+		if version != "" {
+			req.Header.Set("If-Match", version)
 		}
 		for k, v := range sameSite {
 			req.Header.Set(k, v)

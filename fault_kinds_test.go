@@ -30,7 +30,7 @@ func (fc *faultCluster) frozenAt(t *testing.T, s *schedule) {
 			step = id + " " + []string{"producing", "stored", "mailed"}[s.rng.IntN(3)]
 		case "freeze@letter":
 			// The node that claimed the letter and says EHLO is the order's runner.
-			fc.smtp.SetFault(testkit.SMTPFault{OnHello: func() {
+			fc.smtp.OnHello(func() {
 				if by, err := fc.tryQuery(`SELECT claimed_by FROM orders WHERE id = $1`, id); err == nil && len(by) == 1 {
 					for i, n := range fc.nodes {
 						if n.id == by[0] {
@@ -38,7 +38,7 @@ func (fc *faultCluster) frozenAt(t *testing.T, s *schedule) {
 						}
 					}
 				}
-			}})
+			})
 			// Its letter's fate is unknown to the winner: at most one, the operator's to resend.
 			s.letters = func(n int) bool { return n <= 1 }
 			return
@@ -67,18 +67,19 @@ func (fc *faultCluster) frozenAt(t *testing.T, s *schedule) {
 	s.resumedAt = time.Now()
 }
 
-// slowSMTP has the SMTP server confirm the letter's data later than the node waits, or
-// hang up after it: the letter has left, so it must not be sent again.
+// slowSMTP has the SMTP server confirm the letter's data later than the node waits (only
+// when the suite ends), or hang up after it: the letter has left, so it must not be sent
+// again.
 func (fc *faultCluster) slowSMTP(t *testing.T, s *schedule) {
-	fault := testkit.SMTPFault{AnswerLate: smtpTimeout + 2*time.Second}
+	fault := testkit.SMTPAnswerLate // when the suite ends
 	if s.kind == "smtp-hangup" {
-		fault = testkit.SMTPFault{HangUp: true}
+		fault = testkit.SMTPHangUpAfterData
 	}
-	fc.smtp.SetFault(fault)
+	fc.smtp.Script(fault)
 	s.id = fc.place(t, s, "")
 	s.faultAt = time.Now()
 	s.doneAt = fc.waitDone(t, s.id, 120*time.Second)
-	time.Sleep(fault.AnswerLate) // a letter sent again would be stored by now
+	time.Sleep(smtpTimeout) // a letter sent again would be stored by now
 }
 
 // poison orders a text whose engine kills its node each time (the espeak-ng wrapper's

@@ -352,7 +352,7 @@ func (fc *faultCluster) settle(t *testing.T, s *schedule) faultFigures {
 // reset brings the cluster back to its usual self after a schedule: the SMTP server
 // behaving, no freeze armed, every node running and up.
 func (fc *faultCluster) reset() {
-	fc.smtp.SetFault(testkit.SMTPFault{})
+	fc.smtp.Calm()
 	os.Remove(fc.freeze)
 	for i, n := range fc.nodes {
 		if fc.dead(i) {
@@ -400,8 +400,9 @@ func (fc *faultCluster) fault(t *testing.T, s *schedule) {
 		// Saves 3 ms apart from before the delete to after it: some record their edit
 		// just before the mark and write the file just after the delete listed the files.
 		deleteAt := 10 + rng.IntN(40)
+		// Each over whichever came before (If-Match: *): the deletion is what is checked.
 		for i := range 20 {
-			fc.saveAfter(e, other, time.Duration(i*3)*time.Millisecond)
+			fc.saveAfter(e, other, time.Duration(i*3)*time.Millisecond, "*")
 		}
 		time.Sleep(time.Duration(deleteAt) * time.Millisecond)
 		fc.deleteLink(t, other, e.page)
@@ -421,7 +422,7 @@ func (fc *faultCluster) resumeMidWinner(t *testing.T, s *schedule) {
 	}) {
 		t.Fatalf("order %s: %s did not take it over and start producing", s.id, other)
 	}
-	fc.smtp.SetFault(testkit.SMTPFault{Refuse: 1})
+	fc.smtp.Script(testkit.SMTPRefuseRcpt)
 	status := fc.one(`SELECT status FROM orders WHERE id = $1`, s.id)
 	fc.resume(s.victim)
 	s.resumedAt = time.Now()

@@ -27,7 +27,8 @@ func (g bookGauges) Gauges(ctx context.Context) (orders.Gauges, error) {
 
 // readiness is what /readyz checks: the database answers, the storage takes a call, free
 // space in DATA_DIR is above READY_MIN_FREE_BYTES, each service's engine is there, and
-// each OpenAI-compatible server the engines call answers GET /models (servers.go; free,
+// each OpenAI-compatible server the engines call answers GET /models (api/health's
+// servers.go; free,
 // at OpenAI too). Text-to-speech is
 // always required; audio- and video-to-text only when STT_ENGINE is set, else a missing
 // engine leaves them closed by configuration, which /readyz reports without failing.
@@ -39,7 +40,7 @@ func (a *App) readiness(store providers.Storage) *health.Checker {
 	if s, ok := store.(providers.StorageChecker); ok {
 		checks = append(checks, health.Check{Name: "storage", Run: s.Check})
 	}
-	for _, svc := range []orders.Service{orders.TTS, orders.STT, orders.VTT} {
+	for _, svc := range health.Services {
 		checks = append(checks, health.Check{
 			Name:     "engine." + string(svc),
 			Optional: svc != orders.TTS && !a.cfg.STTRequired,
@@ -47,7 +48,7 @@ func (a *App) readiness(store providers.Storage) *health.Checker {
 			Detail:   engineDetail(svc, a.sttBackend),
 		})
 	}
-	checks = append(checks, a.serverChecks()...)
+	checks = append(checks, health.ServerChecks(a.servers, a.cfg.STTRequired)...)
 	// 1 s each, run together: /readyz answers within the 2 s `parla healthcheck` waits.
 	return &health.Checker{Checks: checks, Timeout: time.Second, MaxAge: readyMaxAge}
 }

@@ -18,6 +18,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"parla/api/health"
 	"parla/api/orders"
 	"parla/providers"
 	"parla/providers/testkit"
@@ -418,7 +420,7 @@ func TestClosedBlockNamesTheFix(t *testing.T) {
 	if len(closed) != 1 || len(closed[0].Services) != 2 {
 		t.Fatalf("closedEngines = %+v, want one engine closing sst and vtt", closed)
 	}
-	block := closedBlock(closed)
+	block := health.ClosedBlock(closed)
 	for _, want := range []string{"CLOSED  audio-to-text (/sst), video-to-text (/vtt)", "whisper engine: ",
 		"open    models/download.sh base ", "OPEN    text-to-speech (/tts)", "/readyz and /admin"} {
 		if !strings.Contains(block, want) {
@@ -428,10 +430,10 @@ func TestClosedBlockNamesTheFix(t *testing.T) {
 	if strings.Count(block, "CLOSED") != 1 {
 		t.Errorf("one engine, one entry:\n%s", block)
 	}
-	if got := reasonsByService(closed)[orders.VTT]; !strings.Contains(got, "; to open: models/download.sh base") {
+	if got := health.ReasonsByService(closed)[orders.VTT]; !strings.Contains(got, "; to open: models/download.sh base") {
 		t.Errorf("admin reason = %q", got)
 	}
-	if closedBlock(nil) != "" {
+	if health.ClosedBlock(nil) != "" {
 		t.Error("all open: no block")
 	}
 }

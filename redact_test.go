@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"parla/api/health"
 	"parla/providers/openai"
 	"parla/providers/testkit"
 )
@@ -49,12 +50,12 @@ func TestEngineURLCredentialsAreNeverShown(t *testing.T) {
 	base := "http://alice:s3cret@" + testkit.FreePort(t) + "/v1" // nobody listens
 	var logs bytes.Buffer
 	a := &App{log: slog.New(slog.NewTextHandler(&logs, nil)), cfg: Config{STTRequired: true},
-		servers: engineServers(openai.NewSpeaker(openai.Config{BaseURL: base}), nil)}
-	a.checkServers(context.Background())
+		servers: health.Servers(openai.NewSpeaker(openai.Config{BaseURL: base}), nil)}
+	health.AskServers(context.Background(), a.servers, a.log)
 	if !strings.Contains(logs.String(), "speech server down at start") || secret(logs.String()) {
 		t.Errorf("the boot's line: %s", logs.String())
 	}
-	for _, c := range a.serverChecks() {
+	for _, c := range health.ServerChecks(a.servers, a.cfg.STTRequired) {
 		err := c.Run(context.Background())
 		if shown := fmt.Sprint(c.Detail, " ", err); err == nil || secret(shown) {
 			t.Errorf("/readyz's %s: %s", c.Name, shown)

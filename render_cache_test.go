@@ -30,13 +30,14 @@ func TestRenderedDownloadsCachedPerVersion(t *testing.T) {
 		t.Errorf("If-None-Match with the current ETag: %d, want 304", r.status)
 	}
 	var tr struct{ Original []map[string]any }
-	json.Unmarshal(h.get(page+"/transcript").body, &tr)
+	got := h.get(page + "/transcript")
+	json.Unmarshal(got.body, &tr)
 	if len(tr.Original) == 0 {
 		t.Fatal("no cues")
 	}
 	tr.Original[0]["text"] = "Saved over the cache."
 	body, _ := json.Marshal(map[string]any{"cues": tr.Original})
-	h.wantStatus(h.do("PUT", page+"/transcript", "application/json", body, sameSite), 200)
+	h.wantStatus(h.do("PUT", page+"/transcript", "application/json", body, withHeaders(sameSite, "If-Match", got.header.Get("ETag"))), 200)
 	saved := h.do("GET", vtt, "", nil, map[string]string{"If-None-Match": etag})
 	if saved.status != 200 || saved.header.Get("ETag") == etag || !bytes.Contains(saved.body, []byte("Saved over the cache.")) {
 		t.Errorf("after a save: %d, ETag %q (was %q)\n%s", saved.status, saved.header.Get("ETag"), etag, saved.body)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"parla/api/health"
 	"parla/api/orders"
 	"parla/providers/testkit"
 )
@@ -95,10 +96,10 @@ func TestSpeechServerDownAtBoot(t *testing.T) {
 	ln.Close()
 	start := time.Now()
 	h := startApp(t, map[string]string{"TTS_ENGINE": "openai", "OPENAI_TTS_BASE_URL": gone})
-	if d := time.Since(start); d > 2*bootServerTimeout {
+	if d := time.Since(start); d > 2*health.BootServerTimeout {
 		t.Errorf("start took %v", d)
 	}
-	block := closedBlock(h.app.closed())
+	block := health.ClosedBlock(h.app.closed())
 	for _, want := range []string{"CLOSED  text-to-speech (/tts)", "server " + gone + " does not answer",
 		"open    start that server"} {
 		if !strings.Contains(block, want) {

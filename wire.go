@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -51,7 +52,7 @@ type App struct {
 	sttBackend string
 	// servers are the OpenAI-compatible servers the engines call, one per base URL: asked
 	// at boot and by /readyz (servers.go).
-	servers []engineServer
+	servers []health.Server
 }
 
 // emptyDir removes everything inside dir and says how many entries went.
@@ -134,8 +135,8 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	if c, ok := transcriber.(io.Closer); ok {
 		a.closers = append(a.closers, c)
 	}
-	a.servers = engineServers(speaker, transcriber)
-	a.checkServers(ctx)
+	a.servers = health.Servers(speaker, transcriber)
+	health.AskServers(ctx, a.servers, a.log)
 	links, guard := newLinks(cfg, runner, a.metrics.LinkBytes)
 	a.closers = append(a.closers, guard)
 	// Closed engines are told in one block at start (closed.go); an open whisper says where it computes.
@@ -167,7 +168,7 @@ func (a *App) newPayments() (providers.Payments, providers.WebhookParser, error)
 		return s, s, nil
 	}
 	var err error
-	if a.test, err = stripe.NewTestCheckout(a.db, cfg.PublicURL+api.TestCheckoutPrefix); err != nil {
+	if a.test, err = stripe.NewTestCheckout(a.db, cfg.PublicURL+api.TestCheckoutPrefix, time.Now); err != nil {
 		return nil, nil, err
 	}
 	a.log.Warn("no STRIPE_SECRET_KEY: using the built-in test checkout; nobody is charged")

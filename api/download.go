@@ -22,7 +22,7 @@ const presignTTL = 5 * time.Minute
 // segments, at no charge; once the visitor saved an edit, every format, the ordered one
 // included, is rendered from it. A browser asking for an unknown or lapsed link gets the 404/410
 // page; other clients the JSON error.
-func (s *server) download(c *fiber.Ctx) error {
+func (s linkHandlers) download(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	o, err := s.deps.Book.Download(ctx, c.Params("token"))
 	if err != nil {
@@ -63,7 +63,7 @@ func (s *server) download(c *fiber.Ctx) error {
 }
 
 // otherFormat sends a transcription in another format, made from its kept segments.
-func (s *server) otherFormat(c *fiber.Ctx, o orders.Order, format string) error {
+func (s linkHandlers) otherFormat(c *fiber.Ctx, o orders.Order, format string) error {
 	r, done, err := s.cachedRender(c, o, format) // cached per version of the text, with an ETag
 	if done {
 		return err

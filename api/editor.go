@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -18,6 +20,11 @@ import (
 // page: whoever holds the letter's link may correct it. Saving and going back to the
 // original change what the link serves, so, like "delete now", they are obeyed only from
 // this site's own pages (sameOrigin). The text is the visitor's: handlers never log it.
+//
+// The text has a version (its ETag). A change names the version it started from in
+// If-Match and is refused (409 edit_conflict) when another change came first, from
+// another tab, device or node; one without If-Match is refused too (428 version_required):
+// it could only overwrite blindly, and an editor loaded before versions existed must not.
 
 // editorCue is one cue on the wire: times in whole milliseconds; the speaker where the
 // engine told speakers apart or the visitor named one.
@@ -34,8 +41,29 @@ type editorTranscript struct {
 	Language string      `json:"language"`
 	Duration int64       `json:"duration"` // milliseconds: no cue may end after it
 	Format   string      `json:"format"`   // the format ordered
-	Original []editorCue `json:"original"`
-	Edited   []editorCue `json:"edited"` // null until the visitor saves
+	Original []editorCue `json:"original"` // as delivered: cleaned of what the engine invented
+	Edited   []editorCue `json:"edited"`   // null until the visitor saves
+}
+
+// textETag is the entity tag of version v of a link's transcript text.
+func textETag(v int64) string { return `"` + strconv.FormatInt(v, 10) + `"` }
+
+// ifMatchVersion reads the version a change started from out of its If-Match: one strong
+// entity tag of ours, or "*" (orders.AnyVersion). None is 428 version_required; any other
+// value names no version the text ever had, so, as a stale one, 409 edit_conflict.
+func ifMatchVersion(header string) (int64, error) {
+	h := strings.TrimSpace(header)
+	switch {
+	case h == "":
+		return 0, fail("version_required", "")
+	case h == "*":
+		return orders.AnyVersion, nil
+	}
+	v, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(h, `"`), `"`), 10, 64)
+	if err != nil || v < 0 || textETag(v) != h {
+		return 0, fail("edit_conflict", "If-Match names no version of this transcript")
+	}
+	return v, nil
 }
 
 // cuesOf writes segments as the editor's cues.
@@ -88,26 +116,32 @@ func (s editorHandlers) editorTranscript(c *fiber.Ctx) error {
 		return err
 	}
 	out := editorTranscript{OK: true, Language: e.Original.Language, Format: e.Format,
-		Duration: orders.EditLimit(e.Original).Milliseconds(), Original: cuesOf(e.Original.Segments)}
+		Duration: orders.EditLimit(e.Original).Milliseconds(), Original: cuesOf(e.Delivered().Segments)}
 	if e.Edited != nil {
 		out.Edited = cuesOf(e.Edited.Segments)
 	}
+	c.Set(fiber.HeaderETag, textETag(e.Version))
 	return c.JSON(out)
 }
 
 // changeableOrder is editableOrder for a change (save, back to the original): refused from
-// another site, as "Delete now" is.
-func (s editorHandlers) changeableOrder(c *fiber.Ctx) (orders.Order, error) {
+// another site, as "Delete now" is, and without the version it started from (If-Match).
+func (s editorHandlers) changeableOrder(c *fiber.Ctx) (orders.Order, int64, error) {
 	o, err := s.editableOrder(c)
 	if err == nil && !sameOrigin(c, s.cfg.PublicURL) {
 		err = fail("cross_site", "")
 	}
-	return o, err
+	if err != nil {
+		return o, 0, err
+	}
+	v, err := ifMatchVersion(c.Get(fiber.HeaderIfMatch))
+	return o, v, err
 }
 
-// saveTranscript stores the visitor's edit (PUT {cues: [...]}) and answers what was stored.
+// saveTranscript stores the visitor's edit (PUT {cues: [...]}) and answers what was stored,
+// with the text's new version.
 func (s editorHandlers) saveTranscript(c *fiber.Ctx) error {
-	o, err := s.changeableOrder(c)
+	o, version, err := s.changeableOrder(c)
 	if err != nil {
 		return err
 	}
@@ -121,29 +155,32 @@ func (s editorHandlers) saveTranscript(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.deps.Book.Results.SaveEdit(c.UserContext(), o, segs)
+	t, v, err := s.deps.Book.Results.SaveEdit(c.UserContext(), o, segs, version)
 	if err != nil {
 		return err
 	}
+	c.Set(fiber.HeaderETag, textETag(v))
 	return c.JSON(fiber.Map{"ok": true, "edited": cuesOf(t.Segments)})
 }
 
 // revertTranscript removes the visitor's edit: the link serves the original again.
 func (s editorHandlers) revertTranscript(c *fiber.Ctx) error {
-	o, err := s.changeableOrder(c)
+	o, version, err := s.changeableOrder(c)
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Book.Results.Revert(c.UserContext(), o); err != nil {
+	v, err := s.deps.Book.Results.Revert(c.UserContext(), o, version)
+	if err != nil {
 		return err
 	}
+	c.Set(fiber.HeaderETag, textETag(v))
 	return c.JSON(fiber.Map{"ok": true})
 }
 
 // editAddress is the editor's address for a link, in the page's language (an interface id).
 func editAddress(lng, token string) string {
 	for _, l := range siteLanguages {
-		if l.id == lng {
+		if l.ID == lng {
 			return l.prefix() + "/r/" + token + "/edit"
 		}
 	}
@@ -177,7 +214,7 @@ func (s editorHandlers) editorPage(c *fiber.Ctx) error {
 	if s.pages != nil {
 		lang, _, _ := locate(c.Path())
 		index = s.pages.renderPage(index, lang, c.Path(), editorSitePage, false)
-		c.Set(fiber.HeaderContentLanguage, lang.hreflang)
+		c.Set(fiber.HeaderContentLanguage, lang.Hreflang)
 	}
 	c.Set(fiber.HeaderCacheControl, "private, no-store")
 	c.Set(fiber.HeaderReferrerPolicy, "no-referrer")

@@ -108,6 +108,9 @@ var errorKinds = []errorKind{
 		causes: []error{orders.ErrNoSegments}},
 	{code: "invalid_transcript", status: 400, message: "the edited transcript is not valid"},
 	{code: "cross_site", status: 403, message: "this change is accepted only from Parla's own page"},
+	{code: "edit_conflict", status: 409, message: "the transcript was changed elsewhere since this version was opened; reload it to see the newer version",
+		causes: []error{orders.ErrEditConflict}},
+	{code: "version_required", status: 428, message: "a change of the transcript must name the version it started from in If-Match (the ETag its GET answered)"},
 	// The built-in test checkout.
 	{code: "session_expired", status: 410, message: "this checkout has expired; start again",
 		causes: []error{stripe.ErrSessionExpired}},
@@ -219,13 +222,4 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 
 func errorBody(e *apiError) fiber.Map {
 	return fiber.Map{"ok": false, "error": fiber.Map{"code": e.kind.code, "message": e.message}}
-}
-
-// ErrorCodes lists every stable error code the API can answer, in the table's order.
-func ErrorCodes() []string {
-	codes := make([]string, len(errorKinds))
-	for i, k := range errorKinds {
-		codes[i] = k.code
-	}
-	return codes
 }

@@ -28,7 +28,7 @@ import (
 // countdown.
 
 // linkPage shows a delivered order's page, or the 404/410 page of an unknown or lapsed link.
-func (s *server) linkPage(c *fiber.Ctx) error {
+func (s linkHandlers) linkPage(c *fiber.Ctx) error {
 	o, err := s.deps.Book.Download(c.UserContext(), c.Params("token"))
 	if err != nil {
 		return s.linkError(c, o, err)
@@ -40,7 +40,7 @@ func (s *server) linkPage(c *fiber.Ctx) error {
 // page's button leads to a confirmation, whose own form (confirm=yes) erases. Only a form
 // posted by the page itself is obeyed (see sameOrigin): another site cannot make a
 // visitor's browser delete their file.
-func (s *server) eraseNow(c *fiber.Ctx) error {
+func (s linkHandlers) eraseNow(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	o, err := s.deps.Book.Download(ctx, c.Params("token"))
 	if err != nil {
@@ -144,7 +144,7 @@ func pageLocale(c *fiber.Ctx, orderLocale string) string {
 
 // renderLinkPage shows a delivered order: what it is, its expiry with a countdown, the
 // download, the other formats of a transcript, and "delete now".
-func (s *server) renderLinkPage(c *fiber.Ctx, o orders.Order, notice string) error {
+func (s linkHandlers) renderLinkPage(c *fiber.Ctx, o orders.Order, notice string) error {
 	lng := pageLocale(c, o.Locale)
 	k, err := s.deps.Book.Results.Kept(c.UserContext(), o)
 	if err != nil {
@@ -239,7 +239,7 @@ func pageText(lng, key string) string { return texts.In(lng).Get(key) }
 // /ja… (the SPA's own addresses, api/pages.go).
 func homeOf(id string) string {
 	for _, l := range siteLanguages {
-		if l.id == id {
+		if l.ID == id {
 			return l.prefix()
 		}
 	}

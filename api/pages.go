@@ -11,46 +11,32 @@ import (
 	"strings"
 	"time"
 
+	"parla/providers/texts"
 	"parla/webui"
 )
 
-// siteLanguage is an interface language as the server writes it into a page. id is the
-// product's own code (jp for Japanese, as the UI names it); tag goes into <html lang>
-// exactly as the UI sets it; hreflang and prefix are the BCP 47 code of its addresses.
-type siteLanguage struct {
-	id, tag, hreflang, og string
-	rtl                   bool
-}
+// siteLanguage is an interface language (texts.Language: the table of
+// webui/src/languages.json, which the UI reads too) as the server writes it into a page:
+// Tag goes into <html lang>, Hreflang is the code of its addresses.
+type siteLanguage struct{ texts.Language }
 
 // prefix is the first path segment of the language's addresses: none for English, the
 // default, so /tts is the English page and /es/tts the Spanish one.
 func (l siteLanguage) prefix() string {
-	if l.id == "en" {
+	if l.ID == "en" {
 		return ""
 	}
-	return "/" + l.hreflang
+	return "/" + l.Hreflang
 }
 
-// siteLanguages are the interface languages of webui/src/languages.json, the list the UI
-// reads too.
-var siteLanguages = parseSiteLanguages(webui.Languages)
-
-// parseSiteLanguages reads the shared list of interface languages; a broken one is a
-// build's mistake, caught at start.
-func parseSiteLanguages(data []byte) []siteLanguage {
-	var list []struct {
-		ID, Tag, Hreflang, Og string
-		RTL                   bool `json:"rtl"`
-	}
-	if err := json.Unmarshal(data, &list); err != nil || len(list) == 0 {
-		panic(fmt.Sprintf("api: webui/src/languages.json: %v (%d languages)", err, len(list)))
-	}
-	out := make([]siteLanguage, len(list))
-	for i, l := range list {
-		out[i] = siteLanguage{id: l.ID, tag: l.Tag, hreflang: l.Hreflang, og: l.Og, rtl: l.RTL}
+// siteLanguages are the interface languages, English first.
+var siteLanguages = func() []siteLanguage {
+	var out []siteLanguage
+	for _, l := range texts.Languages() {
+		out = append(out, siteLanguage{l})
 	}
 	return out
-}
+}()
 
 // sitePage is one route of the app (webui/src/pages.json, which the app's router reads
 // too): the locale keys of its title and description; noindex for pages that only make
@@ -121,15 +107,15 @@ type pageRenderer struct {
 func newPageRenderer(base string, locales fs.FS, info siteInfo) (*pageRenderer, error) {
 	r := &pageRenderer{base: strings.TrimRight(base, "/"), locales: map[string]map[string]any{}, info: info}
 	for _, l := range siteLanguages {
-		data, err := fs.ReadFile(locales, l.id+"/translation.json")
+		data, err := fs.ReadFile(locales, l.ID+"/translation.json")
 		if err != nil {
-			return nil, fmt.Errorf("reading the %s locale: %w", l.id, err)
+			return nil, fmt.Errorf("reading the %s locale: %w", l.ID, err)
 		}
 		var m map[string]any
 		if err := json.Unmarshal(data, &m); err != nil {
-			return nil, fmt.Errorf("parsing the %s locale: %w", l.id, err)
+			return nil, fmt.Errorf("parsing the %s locale: %w", l.ID, err)
 		}
-		r.locales[l.id] = m
+		r.locales[l.ID] = m
 	}
 	return r, nil
 }
@@ -143,8 +129,8 @@ func locate(p string) (lang siteLanguage, route, redirect string) {
 	rest = "/" + rest
 	for _, l := range siteLanguages {
 		switch first {
-		case l.hreflang, l.id:
-			if first != l.hreflang || l.id == "en" {
+		case l.Hreflang, l.ID:
+			if first != l.Hreflang || l.ID == "en" {
 				return l, rest, sitePath(l.prefix() + rest)
 			}
 			return l, rest, ""
@@ -219,11 +205,11 @@ func (r *pageRenderer) renderPage(index []byte, lang siteLanguage, route string,
 	ret := r.info.Retention
 	vars := map[string]string{"linkDays": strconv.Itoa(ret.LinkDays), "uploadHours": strconv.Itoa(ret.UploadHours),
 		"unpaidHours": strconv.Itoa(ret.UnpaidHours)}
-	title := r.text(lang.id, "meta.title", nil)
+	title := r.text(lang.ID, "meta.title", nil)
 	if page.title != "" {
-		title = r.text(lang.id, page.title, vars) + " · " + title
+		title = r.text(lang.ID, page.title, vars) + " · " + title
 	}
-	desc := r.text(lang.id, page.description, vars)
+	desc := r.text(lang.ID, page.description, vars)
 	addr := func(l siteLanguage) string {
 		if route == "/" && l.prefix() != "" {
 			return r.base + l.prefix()
@@ -240,28 +226,28 @@ func (r *pageRenderer) renderPage(index []byte, lang siteLanguage, route string,
 	if found {
 		fmt.Fprintf(&b, "    <link rel=\"canonical\" href=\"%s\" />\n", attr(addr(lang)))
 		for _, l := range siteLanguages {
-			fmt.Fprintf(&b, "    <link rel=\"alternate\" hreflang=\"%s\" href=\"%s\" />\n", l.hreflang, attr(addr(l)))
+			fmt.Fprintf(&b, "    <link rel=\"alternate\" hreflang=\"%s\" href=\"%s\" />\n", l.Hreflang, attr(addr(l)))
 		}
 		fmt.Fprintf(&b, "    <link rel=\"alternate\" hreflang=\"x-default\" href=\"%s\" />\n", attr(addr(siteLanguages[0])))
 		fmt.Fprintf(&b, "    <meta property=\"og:url\" content=\"%s\" />\n", attr(addr(lang)))
 	}
 	for _, m := range [][2]string{
 		{"og:type", "website"}, {"og:site_name", "Parla"}, {"og:title", title}, {"og:description", desc},
-		{"og:locale", lang.og}, {"og:image", r.base + "/og.png"}, {"og:image:width", "1200"}, {"og:image:height", "630"},
+		{"og:locale", lang.OG}, {"og:image", r.base + "/og.png"}, {"og:image:width", "1200"}, {"og:image:height", "630"},
 	} {
 		fmt.Fprintf(&b, "    <meta property=\"%s\" content=\"%s\" />\n", m[0], attr(m[1]))
 	}
 	fmt.Fprintf(&b, "    <meta name=\"twitter:card\" content=\"summary_large_image\" />\n")
-	r.preloads.links(&b, lang.id, page.screen)
+	r.preloads.links(&b, lang.ID, page.screen)
 	info, _ := json.Marshal(r.info)
 	fmt.Fprintf(&b, "    <meta name=\"parla:site\" content=\"%s\" />\n  ", attr(string(info)))
 
 	s := string(index)
 	dir := "ltr"
-	if lang.rtl {
+	if lang.RTL {
 		dir = "rtl"
 	}
-	s = htmlTag.ReplaceAllLiteralString(s, fmt.Sprintf(`<html lang="%s" dir="%s">`, lang.tag, dir))
+	s = htmlTag.ReplaceAllLiteralString(s, fmt.Sprintf(`<html lang="%s" dir="%s">`, lang.Tag, dir))
 	s = titleTag.ReplaceAllLiteralString(s, "")
 	s = descTag.ReplaceAllLiteralString(s, "")
 	s = strings.Replace(s, "</head>", b.String()+"</head>", 1)

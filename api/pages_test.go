@@ -75,7 +75,7 @@ func TestPagesAreRenderedPerRouteAndLanguage(t *testing.T) {
 		{"/es", "es", "ltr", "https://parla.example/es", "Parla: texto a voz", ""},
 		{"/ja/sst", "ja", "ltr", "https://parla.example/ja/sst", "音声の文字起こし", ""},
 		{"/ru/vtt/", "ru", "ltr", "https://parla.example/ru/vtt", "Parla", ""},
-		{"/zh/terms", "zh-CN", "ltr", "https://parla.example/zh/terms", "服务条款 · ", "Parla 按次付费语音工具的条款"},
+		{"/zh/terms", "zh-Hans", "ltr", "https://parla.example/zh/terms", "服务条款 · ", "Parla 按次付费语音工具的条款"},
 		{"/ar/privacy", "ar", "rtl", "https://parla.example/ar/privacy", "سياسة الخصوصية · ", "10"},
 		{"/refunds", "en", "ltr", "https://parla.example/refunds", "Refund policy · Parla", "automatically and in full"},
 	}

@@ -174,7 +174,7 @@ func etagOf(k renderKey) string {
 // cachedRender is Results.OtherFormat through the cache, within the client's bucket of
 // rendered downloads. It answers 304 itself (done) when the request's If-None-Match
 // names the current rendering.
-func (s *server) cachedRender(c *fiber.Ctx, o orders.Order, format string) (r *rendered, done bool, err error) {
+func (s linkHandlers) cachedRender(c *fiber.Ctx, o orders.Order, format string) (r *rendered, done bool, err error) {
 	now := time.Now()
 	if !s.renders.allow(s.clientOf(c), renderBucketTimes*s.cfg.RateLimit, now) {
 		return nil, true, fail("rate_limited", "too many requests; try again in a minute")

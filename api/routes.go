@@ -63,10 +63,11 @@ func (s *server) routes(app *fiber.App) {
 	app.Post(TestCheckoutPrefix+":id/cancel", p.testCheckoutCancel)
 
 	app.Post("/webhooks/stripe", p.stripeWebhook)
-	app.Get(downloadPrefix+":token", s.download)
-	app.Post(downloadPrefix+":token", s.download)
-	app.Get(pagePrefix+":token", s.linkPage)
-	app.Post(pagePrefix+":token/delete", s.eraseNow)
+	l := linkHandlers{s}
+	app.Get(downloadPrefix+":token", l.download)
+	app.Post(downloadPrefix+":token", l.download)
+	app.Get(pagePrefix+":token", l.linkPage)
+	app.Post(pagePrefix+":token/delete", l.eraseNow)
 	// The transcript editor (editor.go): a bucket of its own, four times as generous as
 	// the checkouts, since every opening and every save counts.
 	edits := s.rateLimitTimes(4)

@@ -94,6 +94,11 @@ type paymentHandlers struct{ *server }
 // editorHandlers serve the transcript editor of a delivered order's link (editor.go).
 type editorHandlers struct{ *server }
 
+// linkHandlers serve a delivered order's link: its file (/d/{token}, download.go; other
+// formats rendered through render_cache.go) and its page (/r/{token}, linkpage.go: the
+// countdown, the formats, "delete now").
+type linkHandlers struct{ *server }
+
 // New builds the Fiber app with every route.
 func New(cfg Config, deps Deps) *fiber.App {
 	s := newServer(cfg, deps)

@@ -58,7 +58,7 @@ func (s *server) spa(c *fiber.Ctx) error {
 		// The app's own not-found page, in the language, with the status a crawler believes.
 		c.Status(fiber.StatusNotFound)
 	}
-	c.Set(fiber.HeaderContentLanguage, lang.hreflang)
+	c.Set(fiber.HeaderContentLanguage, lang.Hreflang)
 	c.Vary("Accept-Encoding")
 	return c.Send(s.withConfig(page))
 }

@@ -172,9 +172,9 @@ func TestFFmpegBuild(t *testing.T) {
 // check (probe and measure), the decode for whisper, the re-encode and cut for OpenAI.
 func checkVisitorFile(t *testing.T, r *Runner, path string) {
 	ctx := context.Background()
-	m, err := r.CheckSpeech(ctx, path)
+	m, err := r.CheckPaid(ctx, path, fixtureLength)
 	if err != nil || !near(m.Length, fixtureLength, 0.15) {
-		t.Fatalf("CheckSpeech = %+v, %v; want %v", m, err, fixtureLength)
+		t.Fatalf("CheckPaid = %+v, %v; want %v", m, err, fixtureLength)
 	}
 	if u, err := r.CheckUpload(ctx, path, 3*time.Hour); err != nil || !near(u.Length, fixtureLength, 0.15) {
 		t.Errorf("CheckUpload = %+v, %v; want %v", u, err, fixtureLength)

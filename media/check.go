@@ -8,7 +8,8 @@ import (
 	"time"
 )
 
-// Errors CheckAudio fails with besides ErrNoAudio; callers map them to the visitor's codes.
+// Errors the checks (CheckUpload, CheckPaid) fail with besides ErrNoAudio; callers map
+// them to the visitor's codes.
 var (
 	// ErrUnreadable: ffprobe or ffmpeg cannot read the file as media.
 	ErrUnreadable = errors.New("unreadable media")
@@ -34,44 +35,22 @@ func RemoteMeasureArgs(url string) []string {
 // (an MP4 whose timescales are multiplied by 100 says a hundredth of its length), and a
 // stream whose sample rate or channels change mid-stream makes ffmpeg rebuild its filters,
 // which restarts any count kept on the file's own clock; the samples an engine transcribes
-// are what set the price.
-func (r *Runner) Measure(ctx context.Context, path string) (Measurement, error) {
+// are what set the price. With a limit (0: none) the decode stops just past it, counted in
+// samples, never cut by the file's own clock: the Measurement then lasts more than limit,
+// and the error, if any, is only that the scan stopped reading. It runs in the shared pool.
+func (r *Runner) Measure(ctx context.Context, path string, limit time.Duration) (Measurement, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return Measurement{}, fmt.Errorf("measuring %s: %w", path, err)
 	}
 	scan := &silenceScan{}
+	if limit > 0 {
+		scan.limit = samplesOf(limit) + 1
+	}
 	if err := r.FFmpeg(ctx, PCMArgs(abs, 0), nil, scan); err != nil {
-		return Measurement{}, fmt.Errorf("measuring %s: %w", filepath.Base(path), err)
+		return scan.measurement(), fmt.Errorf("measuring %s: %w", filepath.Base(path), err)
 	}
 	return scan.measurement(), nil
-}
-
-// CheckAudio makes sure the local file at path is audio we can transcribe and returns its
-// real duration: it must have an audio stream (ErrNoAudio), be readable with a length
-// (ErrUnreadable), and hold about as much audio as its header claims (ErrDurationMismatch).
-// The visitor's file name and content type play no part.
-func (r *Runner) CheckAudio(ctx context.Context, path string) (time.Duration, error) {
-	m, err := r.CheckSpeech(ctx, path)
-	return m.Length, err
-}
-
-// CheckSpeech is CheckAudio that also says how much of the file is speech (measured in
-// the same decoding pass). Whether there is enough is the caller's rule
-// (Measurement.HasSpeech).
-func (r *Runner) CheckSpeech(ctx context.Context, path string) (Measurement, error) {
-	info, err := r.Probe(ctx, path)
-	if err != nil {
-		return Measurement{}, probeError(ctx, err)
-	}
-	m, err := r.Measure(ctx, path)
-	if err != nil {
-		return Measurement{}, measureError(ctx, err)
-	}
-	if _, err := checkDurations(info.Duration, m.Length); err != nil {
-		return Measurement{}, err
-	}
-	return m, nil
 }
 
 // probeError is what a failed probe means for a check: no audio, the check cancelled, or

@@ -98,7 +98,7 @@ func BenchmarkMeasure25MB(b *testing.B) {
 		st, _ := os.Stat(path)
 		b.Run(f.name+"/speech", func(b *testing.B) {
 			for b.Loop() {
-				m, err := r.Measure(context.Background(), path)
+				m, err := r.Measure(context.Background(), path, 0)
 				if err != nil || m.Length < f.length-time.Second || m.Length > f.length+time.Second {
 					b.Fatalf("measured %+v, %v; want %v", m.Length, err, f.length)
 				}
@@ -125,7 +125,7 @@ func BenchmarkMeasure25MB(b *testing.B) {
 		// machine disturb far less than the wall clock.
 		b.Run(f.name+"/speech-vs-samples", func(b *testing.B) {
 			alternate(b, [2]string{"speech", "samples"},
-				func() error { _, err := r.Measure(context.Background(), path); return err },
+				func() error { _, err := r.Measure(context.Background(), path, 0); return err },
 				func() error { return r.FFmpeg(context.Background(), sampleMeasureArgs(path), nil, io.Discard) })
 		})
 		// The measure before issue 22 (filters on the file's own clock) and now (the
@@ -134,7 +134,7 @@ func BenchmarkMeasure25MB(b *testing.B) {
 		b.Run(f.name+"/before-vs-after", func(b *testing.B) {
 			alternate(b, [2]string{"before", "after"},
 				func() error { return r.FFmpeg(context.Background(), filterMeasureArgs(path), nil, io.Discard) },
-				func() error { _, err := r.Measure(context.Background(), path); return err })
+				func() error { _, err := r.Measure(context.Background(), path, 0); return err })
 		})
 		b.Run(f.name+"/packets", func(b *testing.B) {
 			for b.Loop() {

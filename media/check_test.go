@@ -49,18 +49,21 @@ func TestCheckDurations(t *testing.T) {
 	}
 }
 
-func TestCheckAudio(t *testing.T) {
+// TestCheckUploadTakesAudio: an upload (no longest) is taken at its real length whatever
+// its format, and refused for what it is when it is no audio we can transcribe.
+func TestCheckUploadTakesAudio(t *testing.T) {
 	r := newRunner(t)
 	dir := t.TempDir()
 	ctx := context.Background()
 	for _, ext := range []string{"mp3", "wav", "m4a", "ogg", "webm", "flac", "mp4"} {
 		path := testkit.Speech(t, dir, "speech."+ext, testkit.SampleSentence)
-		got, err := r.CheckAudio(ctx, path)
+		m, err := r.CheckUpload(ctx, path, 0)
+		got := m.Length
 		if err != nil {
 			t.Errorf("%s: %v", ext, err)
 			continue
 		}
-		ref, err := r.Measure(ctx, filepath.Join(dir, "speech.wav"))
+		ref, err := r.Measure(ctx, filepath.Join(dir, "speech.wav"), 0)
 		if ext != "wav" && err == nil && !near(got, ref.Length, 0.05) {
 			t.Errorf("%s: %v, the wav holds %v", ext, got, ref)
 		}
@@ -96,9 +99,9 @@ func TestCheckAudio(t *testing.T) {
 		{"timescales multiplied by 100", write("scaled.m4a", scaleTimescales(t, m4a, 100)), ErrDurationMismatch},
 		{"video without audio", silentVideo, ErrNoAudio},
 	} {
-		d, err := r.CheckAudio(ctx, c.path)
+		m, err := r.CheckUpload(ctx, c.path, 0)
 		if !errors.Is(err, c.err) {
-			t.Errorf("%s: got %v, %v; want %v", c.name, d, err, c.err)
+			t.Errorf("%s: got %v, %v; want %v", c.name, m.Length, err, c.err)
 		}
 	}
 }

@@ -183,7 +183,7 @@ func TestProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("audio", func(t *testing.T) {
-		info, err := Probe(context.Background(), wavPath)
+		info, err := New(Config{}).Probe(context.Background(), wavPath)
 		if err != nil {
 			t.Fatal(err)
 		}

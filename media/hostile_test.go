@@ -79,8 +79,8 @@ func checkRefusesHostileUploads(t *testing.T, r *Runner, dir, secret string) {
 	ctx := context.Background()
 	for name, path := range hostileUploads(t, dir, secret) {
 		t.Run(name, func(t *testing.T) {
-			if d, err := r.CheckAudio(ctx, path); err == nil {
-				t.Errorf("CheckAudio accepted it as %v of audio", d)
+			if m, err := r.CheckUpload(ctx, path, 0); err == nil {
+				t.Errorf("CheckUpload accepted it as %v of audio", m.Length)
 			}
 			if samples, err := r.DecodePCM(ctx, path, 0, 0); err == nil || len(samples) > 0 {
 				t.Errorf("DecodePCM decoded %d samples (err %v)", len(samples), err)
@@ -94,7 +94,7 @@ func checkRefusesHostileUploads(t *testing.T, r *Runner, dir, secret string) {
 	// The same calls on the secret itself work: the refusals above are the whitelists' doing.
 	// (Without -format_whitelist the nearby-file playlist and concat script are read: the
 	// test was seen to fail that way.)
-	if _, err := r.CheckAudio(ctx, secret); err != nil {
+	if _, err := r.CheckUpload(ctx, secret, 0); err != nil {
 		t.Fatalf("the secret itself: %v", err)
 	}
 }

@@ -39,9 +39,10 @@ func uploadHeaderLimit(claimed, limit time.Duration, past error) (time.Duration,
 	return limit, past
 }
 
-// CheckPaid is CheckSpeech for media fetched after payment, priced at paid: the decode
-// stops just past EngineLimit(paid), the most any engine is given of it, and a file that
-// goes on past that is refused (ErrTooLong) without decoding the rest. The limit comes
+// CheckPaid checks media fetched after payment, priced at paid, as CheckUpload checks an
+// upload (probe, measure, header against samples): the decode stops just past
+// EngineLimit(paid), the most any engine is given of it, and a file that goes on past that
+// is refused (ErrTooLong) without decoding the rest. The limit comes
 // from the paid length, never from a new measure. It runs in the shared pool: paid work.
 func (r *Runner) CheckPaid(ctx context.Context, path string, paid time.Duration) (Measurement, error) {
 	limit := EngineLimit(paid)
@@ -57,9 +58,7 @@ func (r *Runner) CheckPaid(ctx context.Context, path string, paid time.Duration)
 		return Measurement{}, probeError(ctx, err)
 	}
 	// Counted in samples, not cut by -t: a squeezed clock must not hide what runs past.
-	scan := &silenceScan{limit: samplesOf(limit) + 1}
-	err = r.FFmpeg(ctx, PCMArgs(abs, 0), nil, scan)
-	m := scan.measurement()
+	m, err := r.Measure(ctx, abs, limit)
 	if m.Length > limit {
 		return Measurement{}, fmt.Errorf("%w: paid for %s, the audio goes on past %s", ErrTooLong,
 			paid.Round(time.Second), limit.Round(time.Second))

@@ -81,7 +81,7 @@ func TestMeasurePricesWhatTheEngineHears(t *testing.T) {
 	if heard < total-time.Second {
 		t.Fatalf("the engine decodes %v of %v: the test file is not what it should be", heard, total)
 	}
-	m, err := r.CheckSpeech(context.Background(), path)
+	m, err := r.CheckUpload(context.Background(), path, 0)
 	switch {
 	case err == nil && m.Length < heard-100*time.Millisecond:
 		t.Fatalf("measured %v; the engine decodes %v", m.Length, heard)
@@ -106,7 +106,7 @@ func TestEngineInputCappedAtPaidLength(t *testing.T) {
 
 // TestUploadBombRefusedFast: the issue's 27,914-byte FLAC that decodes into 4.6 hours is
 // refused within 10 s of CPU, and so is one of 600 KB that lasts 91 hours. (Measured with
-// CheckSpeech before issue 22: accepted as 4h53m in 1.5 s and as 104h40m in 19.3 s.)
+// The unbounded check before issue 22: accepted as 4h53m in 1.5 s and as 104h40m in 19.3 s.)
 func TestUploadBombRefusedFast(t *testing.T) {
 	r := newRunner(t)
 	for _, frames := range []int{2147, 46000} {
@@ -129,7 +129,7 @@ func TestUploadBombRefusedFast(t *testing.T) {
 
 // TestCheckUploadLongest: an upload longer than the longest taken is refused, whether its
 // header says so (without decoding) or only its samples do (decoding stops just past it);
-// one within it is measured as CheckSpeech measures it.
+// one within it is measured as Measure measures it.
 func TestCheckUploadLongest(t *testing.T) {
 	r := newRunner(t)
 	dir := t.TempDir()
@@ -145,9 +145,9 @@ func TestCheckUploadLongest(t *testing.T) {
 		t.Errorf("20 s of MPEG-TS, 10 s taken: %v", err)
 	}
 	m, err := r.CheckUpload(ctx, long, time.Minute)
-	want, _ := r.CheckSpeech(ctx, long)
+	want, _ := r.Measure(ctx, long, 0)
 	if err != nil || m.Length != want.Length || m.Speech != want.Speech {
-		t.Errorf("20 s, a minute taken: %+v, %v; CheckSpeech says %+v", m, err, want)
+		t.Errorf("20 s, a minute taken: %+v, %v; Measure says %+v", m, err, want)
 	}
 }
 
@@ -167,8 +167,8 @@ func TestCheckUploadOwnPool(t *testing.T) {
 	}
 	<-r.sem
 	r.visitors <- struct{}{} // every visitors' slot busy
-	if _, err := r.CheckSpeech(ctx, path); err != nil {
-		t.Fatalf("CheckSpeech with the visitors' slots busy: %v", err)
+	if _, err := r.CheckPaid(ctx, path, time.Minute); err != nil {
+		t.Fatalf("CheckPaid with the visitors' slots busy: %v", err)
 	}
 }
 

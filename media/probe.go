@@ -32,12 +32,6 @@ type ProbeInfo struct {
 	HasVideo bool
 }
 
-// Probe describes the local file at path with ffprobe from PATH. It is a shortcut for
-// New(Config{}).Probe; use a configured Runner's method when the app set tool paths.
-func Probe(ctx context.Context, path string) (ProbeInfo, error) {
-	return New(Config{}).Probe(ctx, path)
-}
-
 // Probe describes the local file at path. It fails with ErrNoAudio (wrapped) when the file
 // has no audio stream, so callers can reject uploads that are not audio.
 func (r *Runner) Probe(ctx context.Context, path string) (ProbeInfo, error) {

@@ -1,26 +1,35 @@
-// Package media runs ffmpeg and ffprobe for the rest of the app: it probes files, measures
-// the speech in them (check.go, speech.go), decodes them to PCM for whisper and cuts long
-// recordings into chunks (pcm.go, chunk.go), reads relayed video links (remote.go), encodes
-// raw speech audio into the formats visitors can order, joins parts encoded in parallel
-// without a second encode (concat.go, ogg.go, flac.go), and splits long texts for speech
-// engines (text.go). Every command line is built by a pure function (the …Args functions:
-// args.go and the file of each step) so it can be compared against a golden list in tests;
-// Runner executes them with a context, a cap on concurrent ffmpeg processes and a bounded
-// stderr tail folded into errors.
+// Package media runs ffmpeg and ffprobe for the rest of the app: it probes files
+// (probe.go), measures the audio and the speech in them (check.go, speech.go), decodes them
+// to PCM for whisper and cuts long recordings into chunks (pcm.go, chunk.go), reads relayed
+// video links (remote.go), encodes raw speech audio into the formats visitors can order,
+// joins parts encoded in parallel without a second encode (concat.go, ogg.go, flac.go), and
+// splits long texts for speech engines (text.go). Every command line is built by a pure
+// function (the …Args functions: args.go and the file of each step) so it can be compared
+// against a golden list in tests; Runner executes them with a context, a cap on concurrent
+// ffmpeg processes and a bounded stderr tail folded into errors.
 //
-// Measuring a file has one entry point per use, each with its bounds. Every one counts
-// the samples ffmpeg decodes from the whole file (never cut by -t, which goes by the file's
-// own timestamps), and stops reading as soon as they pass its limit:
+// A measure decodes the whole file as the engines get it (PCMArgs) and counts its samples
+// and its silences in Go (Measure, speech.go): the length the engines hear sets the price,
+// never the header's claim nor the file's own timestamps (ffmpeg's -t goes by those, so no
+// measure is cut by it). The header only has to agree with the samples (checkDurations:
+// ErrDurationMismatch). Measuring has one entry point per use, each with its bounds, and
+// each stops reading as soon as the samples pass its limit:
 //
-//   - a visitor's upload: CheckUpload. At most the longest duration given, DensityLimit of
-//     the file's size and twice the header's claim (ErrTooLong, ErrTooDense,
-//     ErrDurationMismatch), in the visitors' own pool (Config.MaxVisitors), for at most
-//     MeasureDeadline of its size in CPU time.
-//   - a video link, before it is ordered: MeasureRemoteBounded, over a relay URL only, the
-//     same bounds from the header's claim, the service's maximum and the announced size.
-//   - media fetched after payment: CheckPaid, stopped just past EngineLimit of the paid
-//     length (ErrTooLong, refunded). The engines' own decodes are capped at EngineLimit
-//     too, a backstop against a file that changed, never the way a price is made.
+//   - a visitor's upload: CheckUpload (upload.go). At most the longest duration given,
+//     DensityLimit of the file's size and twice the header's claim (ErrTooLong,
+//     ErrTooDense, ErrDurationMismatch), for at most MeasureDeadline of its size in CPU
+//     time.
+//   - a video link, before it is ordered: MeasureRemoteBounded (visitors.go), over a relay
+//     URL only, the same bounds from the header's claim, the service's maximum and the
+//     announced size.
+//   - media fetched after payment: CheckPaid (lying.go), stopped just past EngineLimit of
+//     the paid length (ErrTooLong, refunded). The engines' own decodes are capped at
+//     EngineLimit too, a backstop against a file that changed, never the way a price is
+//     made.
+//
+// A visitor's free request (the first two) runs in the visitors' own pool
+// (Config.MaxVisitors), its decodes at nice 19 (visitors.go), so paid work and previews,
+// in the shared pool (Config.MaxConcurrent), keep the cores and never wait behind it.
 package media
 
 import (

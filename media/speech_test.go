@@ -104,7 +104,7 @@ func TestMeasureSpeech(t *testing.T) {
 	ctx := context.Background()
 	ffmpeg := testkit.Binary(t, "ffmpeg")
 	speech := testkit.Speech(t, dir, "speech.wav", testkit.SampleSentence)
-	alone, err := r.Measure(ctx, speech)
+	alone, err := r.Measure(ctx, speech, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestMeasureSpeech(t *testing.T) {
 	if alone.Speech != alone.Length || alone.Length < 3*time.Second {
 		t.Fatalf("espeak-ng speech: %+v, want all of it speech", alone)
 	}
-	yes, err := r.Measure(ctx, testkit.Speech(t, dir, "yes.wav", "Yes."))
+	yes, err := r.Measure(ctx, testkit.Speech(t, dir, "yes.wav", "Yes."), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestMeasureSpeech(t *testing.T) {
 		{"speech then 30 s silence", padded("after.wav", 0, 30), alone.Length + 30*time.Second, alone.Speech, true, 1},
 		{"20 s silence, speech, 20 s silence (mp3)", padded("around.mp3", 20, 20), alone.Length + 40*time.Second, alone.Speech, true, 2},
 	} {
-		m, err := r.CheckSpeech(ctx, c.path)
+		m, err := r.CheckUpload(ctx, c.path, 0)
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue

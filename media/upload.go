@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Errors CheckUpload fails with besides CheckSpeech's.
+// Errors CheckUpload fails with besides ErrNoAudio, ErrUnreadable and ErrDurationMismatch.
 var (
 	// ErrTooLong: the audio lasts longer than the longest upload taken.
 	ErrTooLong = errors.New("audio longer than the longest taken")
@@ -50,7 +50,8 @@ func uploadLimit(size int64, longest time.Duration) (time.Duration, error) {
 	return limit, past
 }
 
-// CheckUpload is CheckSpeech for a visitor's upload, bounded in what it may cost: the audio
+// CheckUpload makes sure a visitor's upload is audio we can transcribe and measures it
+// (its length and speech, the engines' samples counted), bounded in what it may cost: the audio
 // may last at most longest (0: no limit) and DensityLimit of the file's size; decoding
 // stops just past the smaller (ErrTooLong, ErrTooDense), and a header that claims more is
 // refused before decoding. The measure runs in the visitors' own pool (Config.MaxVisitors)

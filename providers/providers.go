@@ -113,10 +113,19 @@ type Message struct {
 	HTML    string
 }
 
-// Mailer delivers messages.
+// Mailer delivers messages. An error of Send wraps ErrNotSent when the message certainly
+// did not leave; any other error leaves its fate unknown (it may have been delivered).
 type Mailer interface {
 	Send(ctx context.Context, m Message) error
 }
+
+// ErrNotSent is wrapped by a Mailer's error when the message certainly did not leave: the
+// failure came before its data was handed over (for SMTP: connecting, TLS, EHLO, AUTH, MAIL
+// FROM, RCPT TO or the DATA command refused, a context ended before the data; for an outbox:
+// its file not written). An error without it may come after the server took the data (an
+// answer that came late, a connection cut after the data): the message may have left, and
+// a caller that promises at most one letter must not send it again.
+var ErrNotSent = errors.New("not sent")
 
 // CheckoutRequest is what the order book asks the payment provider for: one line item at
 // the server's own price.

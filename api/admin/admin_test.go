@@ -58,7 +58,7 @@ func newFixture(t testing.TB, cfg Config) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	db := testkit.OpenDB(t)
-	tc, err := stripe.NewTestCheckout(db, "http://parla.test/checkout/test/")
+	tc, err := stripe.NewTestCheckout(db, "http://parla.test/checkout/test/", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,9 @@
 // Package health answers whether this node can serve: the readiness checks behind /readyz
 // (database, storage, engines, free disk) and the free space of DATA_DIR, which the metrics
-// show too. It knows no HTTP; main builds the checks and api serves the report.
+// show too; the OpenAI-compatible servers the engines call, asked at the start and by
+// /readyz (servers.go); and the start's block on closed services with the reasons /readyz
+// and /admin give (closed.go). It knows no HTTP; main builds the checks (and says what opens
+// a closed engine in its configuration) and api serves the report.
 package health
 
 import (

@@ -108,6 +108,22 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 	}, nil
 }
 
+// handlers are what the queue runs for each job: the fulfilment, giving an order up
+// (fenced by the claim its run failed with), the refund, the sweep.
+func (f *fulfiller) handlers(sw *sweeper) jobs.Handlers {
+	return jobs.Handlers{
+		Fulfil: f.fulfil,
+		GiveUp: func(ctx context.Context, id string, cause error) error {
+			return f.giveUp(ctx, id, claimOf(cause), cause)
+		},
+		Refund: f.refund,
+		Sweep: func(ctx context.Context) error {
+			_, err := sw.Sweep(ctx)
+			return err
+		},
+	}
+}
+
 // Config returns the book's effective configuration.
 func (b *Book) Config() Config { return b.cfg }
 

@@ -32,6 +32,9 @@ type scriptedSpeaker struct {
 	// the process gate when gated is set and reporting rising progress when progress is;
 	// it returns the gate's refusal or the context's end, recorded in stopped.
 	working, gated, progress atomic.Bool
+	// misreads, with gated, makes a refusal of the gate read as a fault of the input, as an
+	// ffmpeg that could not start reads (a permanent failure).
+	misreads atomic.Bool
 	stopped                  atomic.Pointer[error]
 }
 
@@ -44,6 +47,9 @@ func (s *scriptedSpeaker) work(ctx context.Context, req providers.SpeechRequest)
 		}
 		if err != nil {
 			s.stopped.Store(&err)
+			if s.misreads.Load() {
+				return permanent("source_changed", err)
+			}
 			return err
 		}
 		if s.progress.Load() && req.Progress != nil {
@@ -119,7 +125,7 @@ func newFixtureDeps(t *testing.T, edit func(*Config), editDeps func(*Deps)) *fix
 	dir := t.TempDir()
 	db := testkit.OpenDB(t)
 	clk := &clock{now: time.Now().UTC()}
-	tc, err := stripe.NewTestCheckout(db, "http://parla.test/checkout/test/", stripe.WithClock(clk.Now))
+	tc, err := stripe.NewTestCheckout(db, "http://parla.test/checkout/test/", clk.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -610,7 +616,7 @@ func TestKeptAndEraseNow(t *testing.T) {
 		t.Errorf("a speech order in vtt: %v", err)
 	}
 	// Nor is there a transcript to edit.
-	if _, err := f.book.Results.SaveEdit(ctx, o, []providers.Segment{{End: time.Second, Text: "x"}}); !errors.Is(err, ErrNoSegments) {
+	if _, _, err := f.book.Results.SaveEdit(ctx, o, []providers.Segment{{End: time.Second, Text: "x"}}, 0); !errors.Is(err, ErrNoSegments) {
 		t.Errorf("editing speech: %v", err)
 	}
 	if _, ok, err := f.book.Results.EditedFormat(ctx, o); ok || err != nil {

@@ -108,6 +108,11 @@ var migrations = []string{
 	// node's death ended counts too (fence.go), so an order that kills its node is given
 	// up after the attempt limit.
 	`ALTER TABLE orders ADD COLUMN runs BIGINT NOT NULL DEFAULT 0;`,
+	// The file of the visitor's edit, beside the result: each save writes a file of its
+	// own, and the save that wins the order's version points the row to it
+	// (results_edit.go). Edits saved before are the old fixed name.
+	`ALTER TABLE orders ADD COLUMN edit_name TEXT NOT NULL DEFAULT '';
+	UPDATE orders SET edit_name = 'edited.json' WHERE edits > 0;`,
 }
 
 func migrate(ctx context.Context, db *sqldb.DB) error {

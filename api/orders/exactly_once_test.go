@@ -243,3 +243,25 @@ func TestARetryFencesOffAFrozenRefund(t *testing.T) {
 		t.Errorf("%d refunds, order %s; want none and the order paid again", len(refunds), o.Status)
 	}
 }
+
+// A run whose node's lease lapsed (the gate closed while it still holds the order) is
+// retried, not refunded, however the engine read the refusal: an ffmpeg that could not
+// start reads as a source that changed, a permanent failure.
+func TestAClosedGateIsNeverAPermanentFailure(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	f.speaker.working.Store(true)
+	f.speaker.gated.Store(true)
+	f.speaker.misreads.Store(true)
+	co := f.order(t, "Its node's lease lapsed.")
+	if err := f.book.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.pay(t, co.SessionID)
+	lapsed := func() error { return errors.New("this node's heartbeat lease has lapsed") }
+	err := f.book.fulfil.fulfil(ctx, co.OrderID, lapsed)
+	var pe *permanentError
+	if err == nil || errors.As(err, &pe) || errors.Is(err, ErrClaimLost) {
+		t.Fatalf("the run ended with %v; want the gate's error, retried", err)
+	}
+}

@@ -156,7 +156,8 @@ func (j *fence) finishUnmailedFenced(ctx context.Context, id string, claim int64
 // of claim while the order is in status (processing: its link; failed: the news of its
 // refund) and not erased: false when it was claimed or sent before, or the order is no
 // longer the claim's. A crash between the claim and the send leaves it unsent (the
-// operator's Resend is the remedy); a send that fails gives the claim back (unclaimLetter).
+// operator's Resend is the remedy); only a send that certainly did not leave
+// (providers.ErrNotSent) gives the claim back (unclaimLetter).
 func (j *fence) claimLetter(ctx context.Context, id string, claim int64, status Status, at time.Time) (bool, error) {
 	return j.db.Changed(ctx, "claiming the letter of order "+id,
 		`UPDATE orders SET mail_claimed_at = ?

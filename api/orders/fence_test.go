@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,15 +55,15 @@ func TestSavesRacingDeleteLeaveNoText(t *testing.T) {
 }
 
 // slowEdits is MinIO whose writes of a visitor's edit take editWrite longer, as on a loaded
-// node or a slow store: "delete now" then lands, in most rounds, between a save's record on
-// the row and its file, the window the check after the write must close. (Without it the
+// node or a slow store: "delete now" then lands, in most rounds, between a save's file and
+// its record on the row, the window the record's check of the mark must close. (Without it the
 // MinIO round trips were too quick: removing that check failed the test in 1 of 2 runs.)
 type slowEdits struct{ *storage.MinIO }
 
 const editWrite = 100 * time.Millisecond
 
 func (s slowEdits) Put(ctx context.Context, key string, r io.Reader, size int64, contentType string) error {
-	if strings.HasSuffix(key, "/edited.json") {
+	if strings.HasPrefix(path.Base(key), "edited-") {
 		time.Sleep(editWrite)
 	}
 	return s.MinIO.Put(ctx, key, r, size, contentType)
@@ -81,7 +82,7 @@ func raceSavesAndDelete(t *testing.T, f *fixture, o Order, round int) {
 			defer wg.Done()
 			<-start
 			text := fmt.Sprintf("SECRET-%d-%d %s", round, i, strings.Repeat("words of the visitor ", 50))
-			f.book.Results.SaveEdit(ctx, o, []providers.Segment{seg(0, time.Second, text)})
+			f.book.Results.SaveEdit(ctx, o, []providers.Segment{seg(0, time.Second, text)}, AnyVersion)
 		}()
 	}
 	erased := make(chan error, 1)
@@ -95,7 +96,7 @@ func raceSavesAndDelete(t *testing.T, f *fixture, o Order, round int) {
 	if err := <-erased; err != nil {
 		t.Fatalf("round %d: delete now: %v", round, err)
 	}
-	if _, err := f.book.Results.SaveEdit(ctx, o, []providers.Segment{seg(0, time.Second, "SECRET-after")}); err == nil {
+	if _, _, err := f.book.Results.SaveEdit(ctx, o, []providers.Segment{seg(0, time.Second, "SECRET-after")}, AnyVersion); err == nil {
 		t.Fatalf("round %d: a save after delete now was accepted", round)
 	}
 }

@@ -224,11 +224,20 @@ func (f *fulfiller) makeResult(ctx context.Context, o Order, claim int64, log *s
 }
 
 // lostOr returns err, or ErrClaimLost (and removes what this run stored) when the run
-// failed because it no longer holds its order: its lease lapsed (the gate stopped an
-// engine process) or another runner took the order.
+// failed because another runner took the order. A run that still holds it but whose gate
+// is closed now (its node's lease lapsed) failed because the gate stopped an engine
+// process, however the engine read that (an ffmpeg that could not start reads as a file
+// that changed): the gate's error is returned, never a permanent one, so the order is
+// retried, not refunded.
 func (f *fulfiller) lostOr(ctx context.Context, id string, claim int64, err error) error {
 	held, herr := f.fence.holds(context.WithoutCancel(ctx), id, claim, Processing)
-	if herr != nil || held {
+	if herr != nil {
+		return err
+	}
+	if held {
+		if gerr := media.ProcessGate(ctx); gerr != nil {
+			return fmt.Errorf("stopped by the process gate (%v): %w", err, gerr)
+		}
 		return err
 	}
 	f.discard(ctx, id, claim)
@@ -279,22 +288,6 @@ func claimOf(err error) int64 {
 		return rf.claim
 	}
 	return 0
-}
-
-// handlers are what the queue runs for each job: the fulfilment, giving an order up
-// (fenced by the claim its run failed with), the refund, the sweep.
-func (f *fulfiller) handlers(sw *sweeper) jobs.Handlers {
-	return jobs.Handlers{
-		Fulfil: f.fulfil,
-		GiveUp: func(ctx context.Context, id string, cause error) error {
-			return f.giveUp(ctx, id, claimOf(cause), cause)
-		},
-		Refund: f.refund,
-		Sweep: func(ctx context.Context) error {
-			_, err := sw.Sweep(ctx)
-			return err
-		},
-	}
 }
 
 // produce makes the order's result through its service's producer and stores it,
@@ -372,99 +365,4 @@ func (f *fulfiller) release(ctx context.Context, o Order) {
 	if p, ok := f.producers[o.Service]; ok {
 		p.Release(ctx, o)
 	}
-}
-
-// giveUp ends an order that cannot be fulfilled, for the holder of claim (0: the caller
-// holds none, as the sweep or a run that failed before claiming: it takes one first, which
-// fences off any earlier runner). If the result exists and only the message failed, the
-// visitor still has the link on the confirmation page, so the order is finished rather
-// than refunded. A claim lost to another runner changes nothing: ErrClaimLost.
-func (f *fulfiller) giveUp(ctx context.Context, id string, claim int64, cause error) error {
-	if claim == 0 {
-		var err error
-		if claim, _, err = f.fence.claim(ctx, id); err != nil {
-			return err
-		}
-	}
-	o, err := f.orders.Get(ctx, id)
-	if err != nil {
-		return err
-	}
-	if o.ResultKey != "" {
-		if ok, err := f.fence.finishUnmailedFenced(ctx, id, claim, f.cfg.Now()); err != nil {
-			return err
-		} else if !ok {
-			return fmt.Errorf("giving up order %s: %w", id, ErrClaimLost)
-		}
-		f.release(ctx, o) // only now: a loser must not take the winner's input away
-		f.observer.Observe(Event{Kind: EventDelivered, Service: o.Service})
-		return nil
-	}
-	reason := "production_failed"
-	var pe *permanentError
-	if errors.As(cause, &pe) {
-		reason = pe.reason
-	}
-	if ok, err := f.fence.failFenced(ctx, id, claim, reason); err != nil {
-		return err
-	} else if !ok {
-		return fmt.Errorf("giving up order %s: %w", id, ErrClaimLost)
-	}
-	f.observer.Observe(Event{Kind: EventFailed, Service: o.Service, Reason: reason})
-	if err := f.queue.Refund(ctx, id); err != nil {
-		return fmt.Errorf("after %v: %w", cause, err)
-	}
-	return nil
-}
-
-// refund returns the money (idempotent per order at the provider), tells the visitor and
-// erases what they gave us. On the last attempt a message that cannot be sent no longer
-// holds the order back: the money is back either way.
-func (f *fulfiller) refund(ctx context.Context, id string, lastAttempt bool) error {
-	claim, err := f.fence.claimRefund(ctx, id)
-	if errors.Is(err, ErrClaimLost) {
-		// Refunded already, or retried by the operator (operator.go): being fulfilled again.
-		f.log.Info("refund skipped: the order is no longer failed", "order", id)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return f.refundClaimed(ctx, id, claim, lastAttempt)
-}
-
-// refundClaimed is the refund of a failed order for the holder of the refund's claim.
-func (f *fulfiller) refundClaimed(ctx context.Context, id string, claim int64, lastAttempt bool) error {
-	o, err := f.orders.Get(ctx, id)
-	if err != nil {
-		return err
-	}
-	if o.PaymentIntent != "" {
-		// The provider's call is the one write no claim fences: the claim is checked just
-		// before it (an operator's retry meanwhile takes the order back).
-		if held, err := f.fence.holds(ctx, id, claim, Failed); err != nil || !held {
-			return err
-		}
-		if err := f.payments.Refund(ctx, o.PaymentIntent, "refund-"+o.ID); err != nil {
-			return fmt.Errorf("refunding order %s: %w", id, err)
-		}
-	}
-	if o.MailedAt.IsZero() {
-		if err := f.mailOnce(ctx, o, claim, false); err != nil {
-			f.log.Warn("telling the visitor about the refund", "order", id, "err", err)
-			if !lastAttempt {
-				return err
-			}
-		}
-	}
-	f.release(ctx, o)
-	if ok, err := f.fence.refundedFenced(ctx, id, claim); err != nil {
-		return err
-	} else if !ok {
-		f.log.Warn("the refund's claim was taken meanwhile (an operator's retry); not recorded here", "order", id)
-		return nil
-	}
-	f.observer.Observe(Event{Kind: EventRefunded, Service: o.Service, Reason: o.Error, Amount: o.Amount, Currency: o.Currency})
-	f.log.Info("order refunded", "order", id)
-	return nil
 }

@@ -16,7 +16,10 @@ import (
 // (the run's, or the refund's) while the order is running (or failed, for the refund's
 // news). A claim taken before means it was sent, or a crash came between
 // the claim and the send: it is not sent again (the operator's Resend is the remedy). A
-// send that fails gives the claim back for the retry.
+// send that certainly did not leave (providers.ErrNotSent) gives the claim back for the
+// retry; any other failure (the server answered late or hung up after the data, recording
+// the send failed) keeps it: the letter may be in the visitor's box, so it is never sent
+// again by itself.
 func (f *fulfiller) mailOnce(ctx context.Context, o Order, claim int64, delivered bool) error {
 	if o.Email == "" {
 		return nil
@@ -37,6 +40,10 @@ func (f *fulfiller) mailOnce(ctx context.Context, o Order, claim int64, delivere
 		return nil
 	}
 	if err := f.mail(ctx, o, delivered); err != nil {
+		if !errors.Is(err, providers.ErrNotSent) {
+			f.log.Error("the letter may have been sent; not sending it again (the operator's Resend is the remedy)", "order", o.ID, "err", err)
+			return err
+		}
 		if uerr := f.fence.unclaimLetter(context.WithoutCancel(ctx), o.ID); uerr != nil {
 			err = errors.Join(err, uerr)
 		}
@@ -87,7 +94,7 @@ func (f *fulfiller) send(ctx context.Context, o Order, kind, to, tag string) err
 		msg, err = f.letters.Delivered(o, link(f.cfg.PublicURL, f.cfg.Routes.Page, o))
 	}
 	if err != nil {
-		return fmt.Errorf("writing message for order %s: %w", o.ID, err)
+		return fmt.Errorf("writing message for order %s: %w (%w)", o.ID, err, providers.ErrNotSent)
 	}
 	msg.ID, msg.To = "parla."+o.ID+"."+tag, to
 	err = f.mailer.Send(ctx, msg)

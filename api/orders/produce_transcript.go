@@ -22,7 +22,6 @@ import (
 // media.ErrTooDense). CheckPaid measures what is fetched after payment, decoding no more
 // than the paid length and its margin (media.EngineLimit of paid).
 type AudioChecker interface {
-	CheckSpeech(ctx context.Context, path string) (media.Measurement, error)
 	CheckPaid(ctx context.Context, path string, paid time.Duration) (media.Measurement, error)
 	CheckUpload(ctx context.Context, path string, longest time.Duration) (media.Measurement, error)
 }

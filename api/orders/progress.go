@@ -19,7 +19,7 @@ type progressRecorder struct {
 
 // A refused write means the run lost its order: stop is called, and the run ends.
 func newProgressRecorder(ctx context.Context, id string, claim int64, fence *fence, stop func(), log *slog.Logger) *progressRecorder {
-	p := &progressRecorder{done: make(chan struct{}), written: -1}
+	p := &progressRecorder{done: make(chan struct{})} // nothing to write until the engine reports
 	p.stopped.Add(1)
 	go func() {
 		defer p.stopped.Done()

@@ -16,7 +16,7 @@ import (
 )
 
 // Results are what delivered orders keep beside their file for the rest of their links'
-// life (kept.json: the transcript with its segments, for the other formats; edited.json:
+// life (kept.json: the transcript with its segments, for the other formats; edited-….json:
 // the visitor's edit) and erase on "delete now".
 type Results struct {
 	storage providers.Storage
@@ -39,11 +39,11 @@ func putKept(ctx context.Context, s providers.Storage, resultKey string, k Kept)
 	return nil
 }
 
-// deleteResult removes a result and what is kept with it, the visitor's edit included;
-// missing files are no error.
+// deleteResult removes a result and what is kept with it; missing files are no error. The
+// visitor's edits, each a file of its own name, go with the order's folder (eraseFiles).
 func deleteResult(ctx context.Context, s providers.Storage, resultKey string) error {
 	var errs []error
-	for _, key := range []string{resultKey, keptKey(resultKey), editedKey(resultKey)} {
+	for _, key := range []string{resultKey, keptKey(resultKey)} {
 		if err := s.Delete(ctx, key); err != nil && !errors.Is(err, providers.ErrNotFound) {
 			errs = append(errs, err)
 		}

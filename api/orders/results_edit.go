@@ -17,10 +17,12 @@ import (
 )
 
 // The visitor's corrections of a delivered transcription (the editor of /r/{token}/edit) are
-// stored beside the result (editedKey) as a whole transcript, and from then on every format
+// stored beside the result (editKey) as a whole transcript, and from then on every format
 // of the link is rendered from them by the same renderers as the original. They live as
-// long as the result: the sweep and "delete now" remove them with it (deleteResult), and
-// "back to the original" removes them alone.
+// long as the result: the sweep and "delete now" remove them with it (eraseFiles), and
+// "back to the original" removes them alone. Every change names the version of the text
+// it started from (the editor's ETag), and is refused when another change came first
+// (replaceEdit).
 
 // The bounds of an edited transcript. A 3-hour talk is about 2,500 cues and 150,000
 // characters; the JSON body limit (api.DefaultBodyLimit, 1 MB) comes first for most edits.
@@ -32,14 +34,39 @@ const (
 	MaxSpeakerChars = 80
 )
 
-// editedKey is where the edited transcript of the result stored at resultKey lives.
-func editedKey(resultKey string) string { return path.Dir(resultKey) + "/edited.json" }
+// editKey is where the edit named name (the row's edit_name) of the result stored at
+// resultKey lives.
+func editKey(resultKey, name string) string { return path.Dir(resultKey) + "/" + name }
+
+// ErrEditConflict is a change of the visitor's edit refused because the text is no longer
+// at the version it started from: another save or revert, on any node, came first.
+var ErrEditConflict = errors.New("the transcript was changed since the version this change started from")
+
+// AnyVersion, as the version a change starts from, is whatever version is current (a
+// request's If-Match: *).
+const AnyVersion int64 = -1
 
 // Editable is a delivered transcription as the editor opens it.
 type Editable struct {
-	Format   string // the format ordered ("json" when none was named)
-	Original providers.Transcript
+	Format   string                // the format ordered ("json" when none was named)
+	Original providers.Transcript  // the engine's, as kept (Delivered: as the visitor got it)
 	Edited   *providers.Transcript // nil until the visitor saves
+	// Version is the version of the text (EditVersion), read with the edit it names.
+	Version int64
+	name    string // the edit's file beside the result (editKey); "" without one
+}
+
+// Delivered is the original transcript as every format delivered it: cleaned of what the
+// engine wrote that nobody said. The editor starts from it, so that correcting one cue
+// does not bring back what the cleaner dropped.
+func (e Editable) Delivered() providers.Transcript { return transcript.Delivered(e.Original) }
+
+// matches refuses a change that started from another version than the current one.
+func (e Editable) matches(version int64) error {
+	if version != AnyVersion && version != e.Version {
+		return ErrEditConflict
+	}
+	return nil
 }
 
 // ValidateEdit checks an edited transcript's cues: at least one, at most MaxEditCues; each
@@ -131,7 +158,7 @@ func EditLimit(t providers.Transcript) time.Duration {
 }
 
 // edited builds the stored transcript: the original's language, length and task with the
-// visitor's cues. A cue left exactly as the engine gave it keeps the engine's word times, so
+// visitor's cues. A cue left exactly as it was delivered keeps the engine's word times, so
 // its subtitles are cut as before; a changed cue's time is shared out by characters. A
 // renamed speaker changes no times.
 func edited(orig providers.Transcript, segs []providers.Segment) providers.Transcript {
@@ -173,8 +200,33 @@ func (r *Results) editable(ctx context.Context, o Order) (Kept, Editable, error)
 	if e.Format == "" {
 		e.Format = "json"
 	}
-	e.Edited, err = r.readEdited(ctx, o)
-	return k, e, err
+	return k, e, r.readEdit(ctx, o, &e)
+}
+
+// readEdit reads the version of the text and the edit the row names, into e. A change
+// removes the file it replaced just after the row moves on: a read between the two finds
+// the file gone and reads the row again. A file still missing (an edit saved and reverted
+// before edits had names of their own) is no edit.
+func (r *Results) readEdit(ctx context.Context, o Order, e *Editable) error {
+	for range 3 {
+		err := r.orders.db.QueryRowContext(ctx, `SELECT edit_version, edit_name FROM orders WHERE id = ?`, o.ID).Scan(&e.Version, &e.name)
+		if err != nil {
+			return fmt.Errorf("reading the edit of order %s: %w", o.ID, err)
+		}
+		if e.name == "" {
+			return nil
+		}
+		var t providers.Transcript
+		found, err := readStored(ctx, r.storage, editKey(o.ResultKey, e.name), &t)
+		if err != nil {
+			return fmt.Errorf("the edit of order %s: %w", o.ID, err)
+		}
+		if found {
+			e.Edited = &t
+			return nil
+		}
+	}
+	return nil
 }
 
 // current is the transcript the link's formats are rendered from: the edit when there is one.
@@ -196,72 +248,105 @@ func (e Editable) render(format string) ([]byte, error) {
 }
 
 // SaveEdit validates the visitor's cues and stores them as the transcript every format of
-// the link is rendered from, returning what was stored.
-func (r *Results) SaveEdit(ctx context.Context, o Order, segs []providers.Segment) (providers.Transcript, error) {
+// the link is rendered from, if the text is still at version (AnyVersion: whichever it
+// is), returning what was stored and the text's new version. ErrEditConflict when another
+// change came first, ErrLinkExpired when the result is gone.
+func (r *Results) SaveEdit(ctx context.Context, o Order, segs []providers.Segment, version int64) (providers.Transcript, int64, error) {
 	e, err := r.Editable(ctx, o)
+	if err == nil {
+		err = e.matches(version)
+	}
+	if err == nil {
+		err = ValidateEdit(segs, EditLimit(e.Original))
+	}
 	if err != nil {
-		return providers.Transcript{}, err
+		return providers.Transcript{}, 0, err
 	}
-	if err := ValidateEdit(segs, EditLimit(e.Original)); err != nil {
-		return providers.Transcript{}, err
-	}
-	t := edited(e.Original, segs)
+	t := edited(e.Delivered(), segs)
 	raw, err := json.Marshal(t)
 	if err != nil {
-		return providers.Transcript{}, fmt.Errorf("encoding the edit of order %s: %w", o.ID, err)
+		return providers.Transcript{}, 0, fmt.Errorf("encoding the edit of order %s: %w", o.ID, err)
 	}
-	if err := r.putEdit(ctx, o, raw); err != nil {
-		return providers.Transcript{}, err
-	}
-	if err := r.bumpEditVersion(ctx, o.ID); err != nil {
-		return providers.Transcript{}, err
+	v, err := r.replaceEdit(ctx, o, e, raw)
+	if err != nil {
+		return providers.Transcript{}, 0, err
 	}
 	// The order's id only: the text is the visitor's and never reaches the logs.
-	r.log.Info("transcript edited", "order", o.ID, "cues", len(segs))
-	return t, nil
+	r.log.Info("transcript edited", "order", o.ID, "cues", len(segs), "version", v)
+	return t, v, nil
 }
 
-// putEdit stores the visitor's edit, ordered against "delete now" and the expiry, which
-// mark the order before they remove its files (markErased, then eraseFiles): the save is
-// recorded on the row only while the result is still served, in one statement, and the
-// file written after it is checked against the mark again. A delete whose mark came
-// before that check removes the file itself (it lists the order's objects after marking);
-// one whose mark came after finds the check failing here, and the save removes its file.
-// Either way no edit outlives the deletion.
-func (r *Results) putEdit(ctx context.Context, o Order, raw []byte) error {
-	ok, err := r.orders.recordEdit(ctx, o.ID, o.ResultKey)
+// Revert removes the visitor's edit ("back to the original"), if the text is still at
+// version, returning its new version; errors as SaveEdit's.
+func (r *Results) Revert(ctx context.Context, o Order, version int64) (int64, error) {
+	e, err := r.Editable(ctx, o)
+	if err == nil {
+		err = e.matches(version)
+	}
 	if err != nil {
-		return err
+		return 0, err
+	}
+	return r.replaceEdit(ctx, o, e, nil)
+}
+
+// replaceEdit makes raw (nil: none, the original) the visitor's edit in place of e's, if
+// the text is still at e.Version and the result still served. The check and the change
+// are one conditional UPDATE of the row, so of two changes from one version, on any
+// nodes, one wins and the other gets ErrEditConflict, and a save parked on a frozen node
+// loses to every change made meanwhile. The new edit is written first, to a file of its
+// own: the row never names a file not written whole, and a refused save removes only its
+// own. Against "delete now", which marks the row before it lists and removes the order's
+// files (erasure.erase: the mark, then the files), the UPDATE is refused once the mark is there:
+// either the delete lists the file and removes it, or the save is refused and removes it
+// itself. The replaced edit's file goes last.
+func (r *Results) replaceEdit(ctx context.Context, o Order, e Editable, raw []byte) (int64, error) {
+	name := ""
+	if raw != nil {
+		name = "edited-" + randomString(12) + ".json"
+		if err := r.storage.Put(ctx, editKey(o.ResultKey, name), bytes.NewReader(raw), int64(len(raw)), "application/json"); err != nil {
+			return 0, fmt.Errorf("storing the edit of order %s: %w", o.ID, err)
+		}
+	}
+	ok, err := r.orders.db.Changed(ctx, "recording the edit of order "+o.ID,
+		`UPDATE orders SET edit_name = ?, edit_version = edit_version + 1
+		 WHERE id = ? AND result_key = ? AND result_key != '' AND erased = 0 AND edit_version = ?`,
+		name, o.ID, o.ResultKey, e.Version)
+	if err != nil {
+		// Whether the row moved is unknown: the file stays, and goes with the result.
+		return 0, err
 	}
 	if !ok {
-		return ErrLinkExpired
+		return 0, errors.Join(r.refusal(ctx, o), r.dropEdit(ctx, o, name))
 	}
-	key := editedKey(o.ResultKey)
-	if err := r.storage.Put(ctx, key, bytes.NewReader(raw), int64(len(raw)), "application/json"); err != nil {
-		return fmt.Errorf("storing the edit of order %s: %w", o.ID, err)
+	if err := r.dropEdit(ctx, o, e.name); err != nil {
+		r.log.Warn("removing a replaced edit; it goes with the result", "order", o.ID, "err", err)
 	}
-	serves, err := r.orders.stillServes(context.WithoutCancel(ctx), o.ID, o.ResultKey)
-	if err == nil && serves {
-		return nil
-	}
-	if derr := r.storage.Delete(context.WithoutCancel(ctx), key); derr != nil && !errors.Is(derr, providers.ErrNotFound) {
-		err = errors.Join(err, derr)
-	}
-	if err != nil {
-		return fmt.Errorf("checking the edit of order %s against its deletion: %w", o.ID, err)
-	}
-	return ErrLinkExpired
+	return e.Version + 1, nil
 }
 
-// Revert removes the visitor's edit ("back to the original"); without one it does nothing.
-func (r *Results) Revert(ctx context.Context, o Order) error {
-	if _, err := r.Editable(ctx, o); err != nil {
+// refusal says why a change's UPDATE was refused: the result is gone (deleted, expired),
+// or another change came first.
+func (r *Results) refusal(ctx context.Context, o Order) error {
+	serves, err := r.orders.stillServes(context.WithoutCancel(ctx), o.ID, o.ResultKey)
+	switch {
+	case err != nil:
 		return err
+	case !serves:
+		return ErrLinkExpired
 	}
-	if err := r.storage.Delete(ctx, editedKey(o.ResultKey)); err != nil && !errors.Is(err, providers.ErrNotFound) {
-		return fmt.Errorf("removing the edit of order %s: %w", o.ID, err)
+	return ErrEditConflict
+}
+
+// dropEdit removes the edit file named name, if any; one already gone is no error.
+func (r *Results) dropEdit(ctx context.Context, o Order, name string) error {
+	if name == "" {
+		return nil
 	}
-	return r.bumpEditVersion(ctx, o.ID)
+	err := r.storage.Delete(context.WithoutCancel(ctx), editKey(o.ResultKey, name))
+	if err != nil && !errors.Is(err, providers.ErrNotFound) {
+		return fmt.Errorf("removing an edit of order %s: %w", o.ID, err)
+	}
+	return nil
 }
 
 // EditedFormat tells whether the visitor edited the result, and in which format it was
@@ -280,25 +365,11 @@ func (r *Results) EditedFormat(ctx context.Context, o Order) (format string, ok 
 	return e.Format, true, nil
 }
 
-// readEdited reads the stored edit; nil without one.
-func (r *Results) readEdited(ctx context.Context, o Order) (*providers.Transcript, error) {
-	var t providers.Transcript
-	found, err := readStored(ctx, r.storage, editedKey(o.ResultKey), &t)
-	if err != nil || !found {
-		if err != nil {
-			err = fmt.Errorf("the edit of order %s: %w", o.ID, err)
-		}
-		return nil, err
-	}
-	return &t, nil
-}
-
 // The version of a delivered transcript's text, recorded on its order's row: 0 as
-// delivered, one more at every save or revert of the visitor's edit. Rendered downloads
-// are cached under it (api/render_cache.go), so a node never serves a render of a text
-// that was saved over or reverted, on this node or another. It is bumped after the text
-// changed; the row's edits column (recordEdit, in putEdit's fenced statement) is another
-// number: saves alone, counted before the file is written, as part of the fence.
+// delivered, one more at every save or revert of the visitor's edit, in the statement
+// that names the edit's file (replaceEdit). It is the editor's ETag, and rendered
+// downloads are cached under it (api/render_cache.go), so a node never serves a render of
+// a text that was saved over or reverted, on this node or another.
 
 // EditVersion reads the version of order id's transcript text.
 func (r *Results) EditVersion(ctx context.Context, id string) (int64, error) {
@@ -307,13 +378,4 @@ func (r *Results) EditVersion(ctx context.Context, id string) (int64, error) {
 		return 0, fmt.Errorf("reading the edit version of order %s: %w", id, err)
 	}
 	return v, nil
-}
-
-// bumpEditVersion records that order id's transcript text changed.
-func (r *Results) bumpEditVersion(ctx context.Context, id string) error {
-	_, err := r.orders.db.ExecContext(ctx, `UPDATE orders SET edit_version = edit_version + 1 WHERE id = ?`, id)
-	if err != nil {
-		return fmt.Errorf("recording the edit of order %s: %w", id, err)
-	}
-	return nil
 }

@@ -109,12 +109,12 @@ func TestSaveEditRevertAndErase(t *testing.T) {
 	orig[0].Words = []providers.Word{{Start: 0, End: time.Second, Text: "One."}}
 	f.keepTranscript(t, o, e.Original)
 
-	if _, err := f.book.Results.SaveEdit(ctx, o, []providers.Segment{seg(0, time.Second, "One."), seg(11*time.Second, 12*time.Second, "Late.")}); err == nil {
+	if _, _, err := f.book.Results.SaveEdit(ctx, o, []providers.Segment{seg(0, time.Second, "One."), seg(11*time.Second, 12*time.Second, "Late.")}, 0); err == nil {
 		t.Error("a cue after the recording was saved")
 	}
-	saved, err := f.book.Results.SaveEdit(ctx, o, []providers.Segment{seg(0, time.Second, "One."), seg(orig[1].Start, orig[1].End, "Dr. Ortega.")})
-	if err != nil {
-		t.Fatal(err)
+	saved, v, err := f.book.Results.SaveEdit(ctx, o, []providers.Segment{seg(0, time.Second, "One."), seg(orig[1].Start, orig[1].End, "Dr. Ortega.")}, 0)
+	if err != nil || v != 1 {
+		t.Fatal(v, err)
 	}
 	if len(saved.Segments[0].Words) != 1 || saved.Segments[1].Words != nil || saved.Text != "One. Dr. Ortega." || saved.Language != "english" {
 		t.Errorf("saved %+v", saved)
@@ -132,20 +132,20 @@ func TestSaveEditRevertAndErase(t *testing.T) {
 		t.Errorf("the edited text reached the log:\n%s", f.logs.String())
 	}
 
-	if err := f.book.Results.Revert(ctx, o); err != nil {
-		t.Fatal(err)
+	if v, err := f.book.Results.Revert(ctx, o, 1); err != nil || v != 2 {
+		t.Fatal(v, err)
 	}
 	if body, _, _, _ := f.book.Results.OtherFormat(ctx, o, "text"); string(body) != "One. Two.\n" {
 		t.Errorf("text after going back to the original: %q", body)
 	}
-	if _, err := f.book.Results.SaveEdit(ctx, o, []providers.Segment{seg(0, time.Second, "Again.")}); err != nil {
+	if _, _, err := f.book.Results.SaveEdit(ctx, o, []providers.Segment{seg(0, time.Second, "Again.")}, 2); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.book.Results.Erase(ctx, o); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.files.Get(ctx, editedKey(o.ResultKey)); !errors.Is(err, providers.ErrNotFound) {
-		t.Errorf("the edit outlived delete now: %v", err)
+	if left, _ := f.files.List(ctx, "results/"+o.ID+"/"); len(left) != 0 {
+		t.Errorf("the edit outlived delete now: %v", left)
 	}
 }
 
@@ -158,7 +158,7 @@ func TestSaveEditRenamesSpeakers(t *testing.T) {
 	orig[0].Speaker, orig[1].Speaker = "A", "B"
 	f.keepTranscript(t, o, e.Original)
 	renamed := []providers.Segment{spoken(orig[0].Start, orig[0].End, orig[0].Text, "Dr. Ortega"), spoken(orig[1].Start, orig[1].End, orig[1].Text, " B ")}
-	saved, err := f.book.Results.SaveEdit(ctx, o, renamed)
+	saved, _, err := f.book.Results.SaveEdit(ctx, o, renamed, AnyVersion)
 	if err != nil {
 		t.Fatal(err)
 	}

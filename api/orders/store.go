@@ -140,13 +140,6 @@ func (s *Store) DropResult(ctx context.Context, id string) error {
 		Done, Expired, id)
 }
 
-// recordEdit records a save of the visitor's edit, in the statement that checks the
-// result is still the one the visitor edits and not erased: false when it is gone.
-func (s *Store) recordEdit(ctx context.Context, id, resultKey string) (bool, error) {
-	return s.db.Changed(ctx, "recording an edit of order "+id,
-		`UPDATE orders SET edits = edits + 1 WHERE id = ? AND result_key = ? AND result_key != '' AND erased = 0`, id, resultKey)
-}
-
 // stillServes tells whether the order still serves resultKey (not erased, not expired).
 func (s *Store) stillServes(ctx context.Context, id, resultKey string) (bool, error) {
 	var n int64

@@ -18,11 +18,12 @@ import (
 
 // lengthInFile stands in for ffprobe: a file's "duration" is the number of seconds written
 // in it ("12s"), all of it speech, or none when "silent" follows ("12s silent"); anything
-// else is not audio. media.Runner.CheckSpeech is tested on real media in its own package
+// else is not audio. media.Runner's checks are tested on real media in their own package
 // and end to end.
 type lengthInFile struct{}
 
-func (lengthInFile) CheckSpeech(_ context.Context, path string) (media.Measurement, error) {
+// measure reads the file's length and speech, as both checks do first.
+func (lengthInFile) measure(path string) (media.Measurement, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return media.Measurement{}, err
@@ -38,22 +39,22 @@ func (lengthInFile) CheckSpeech(_ context.Context, path string) (media.Measureme
 	return media.Measurement{Length: d, Speech: d}, nil
 }
 
-// CheckPaid is CheckSpeech, refusing what lasts longer than the paid length and its margin.
+// CheckPaid is measure, refusing what lasts longer than the paid length and its margin.
 func (l lengthInFile) CheckPaid(ctx context.Context, path string, paid time.Duration) (media.Measurement, error) {
-	m, err := l.CheckSpeech(ctx, path)
+	m, err := l.measure(path)
 	if err == nil && m.Length > media.EngineLimit(paid) {
 		return media.Measurement{}, media.ErrTooLong
 	}
 	return m, err
 }
 
-// CheckUpload is CheckSpeech, refusing "dense" as a decode bomb; the longest taken is the
+// CheckUpload is measure, refusing "dense" as a decode bomb; the longest taken is the
 // Desk's to enforce.
 func (l lengthInFile) CheckUpload(ctx context.Context, path string, _ time.Duration) (media.Measurement, error) {
 	if data, _ := os.ReadFile(path); string(data) == "dense" {
 		return media.Measurement{}, media.ErrTooDense
 	}
-	return l.CheckSpeech(ctx, path)
+	return l.measure(path)
 }
 
 // scriptedTranscriber returns two one-second segments, at the start and the middle of the

@@ -22,7 +22,7 @@ func TestSavedEditServedAsWritten(t *testing.T) {
 	for i, text := range written {
 		cues = append(cues, seg(time.Duration(i)*s, time.Duration(i+1)*s, text))
 	}
-	if _, err := f.book.Results.SaveEdit(ctx, o, cues); err != nil {
+	if _, _, err := f.book.Results.SaveEdit(ctx, o, cues, 0); err != nil {
 		t.Fatal(err)
 	}
 	for _, format := range providers.TranscriptFormats {

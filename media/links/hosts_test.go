@@ -41,7 +41,8 @@ func TestAnalysisAndFetchAgreeWhateverTheHostDoes(t *testing.T) {
 				if err != nil {
 					t.Fatalf("FetchAudio: %v", err)
 				}
-				got, err := r.cfg.Runner.CheckAudio(ctx, dst)
+				m, err := r.cfg.Runner.CheckPaid(ctx, dst, info.Duration)
+				got := m.Length
 				if err != nil {
 					t.Fatalf("the fetched audio: %v", err)
 				}
@@ -73,7 +74,8 @@ func TestMP4IndexedAtTheEndFromAHostWithoutRanges(t *testing.T) {
 	if err := r.FetchAudio(ctx, info, dst); err != nil {
 		t.Fatal(err)
 	}
-	got, err := r.cfg.Runner.CheckAudio(ctx, dst)
+	m, err := r.cfg.Runner.CheckPaid(ctx, dst, info.Duration)
+	got := m.Length
 	if err != nil || lengthDiffers(got, info.Duration) {
 		t.Errorf("analysed %v, fetched %v (%v)", info.Duration, got, err)
 	}

@@ -262,7 +262,25 @@ func runError(doing string, u *url.URL, rl *Relayed, err error) error {
 // FetchAudio writes the audio of an analysed link to the local file dst. Site links go
 // through their Site; direct links through the relay, bounded by GuardConfig.MaxBytes.
 // A direct link's audio is copied, not re-encoded, into Matroska (see media.FetchAudioArgs).
+// A fetch is engine work: it starts only when the process gate lets it (media.ProcessGate:
+// a runner that may have lost its order fetches nothing), and one that fails while the gate
+// closed returns the gate's error, not a fault of the source (ffmpeg refused to start: the
+// link is no less media for that).
 func (r *Resolver) FetchAudio(ctx context.Context, info LinkInfo, dst string) error {
+	if err := media.ProcessGate(ctx); err != nil {
+		return err
+	}
+	err := r.fetch(ctx, info, dst)
+	if err != nil {
+		if gate := media.ProcessGate(ctx); gate != nil {
+			return gate
+		}
+	}
+	return err
+}
+
+// fetch is FetchAudio's work.
+func (r *Resolver) fetch(ctx context.Context, info LinkInfo, dst string) error {
 	if info.Site != SiteDirect {
 		site, id, ok := r.siteFor(info)
 		if !ok {

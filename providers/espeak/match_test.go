@@ -67,7 +67,7 @@ func TestSpeakMatchesBarePipeline(t *testing.T) {
 // decodedLength is how long the audio of the file at path lasts, by its decoded samples.
 func decodedLength(t *testing.T, s *Speaker, path string) time.Duration {
 	t.Helper()
-	m, err := s.media.Measure(context.Background(), path)
+	m, err := s.media.Measure(context.Background(), path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

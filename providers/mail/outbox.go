@@ -27,7 +27,7 @@ func NewOutbox(dir string) (*Outbox, error) {
 		return nil, fmt.Errorf("outbox: no directory")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("outbox: creating %s: %w", dir, err)
+		return nil, fmt.Errorf("creating %s: %w", dir, err)
 	}
 	from, err := parseFrom(DefaultFrom)
 	if err != nil {
@@ -41,19 +41,28 @@ func (o *Outbox) Dir() string { return o.dir }
 
 // Send writes m to a new file named <UTC timestamp>-<random>.eml, so names sort by time and
 // never collide, or <ID>.eml for a message with an ID, which is written once: sending it
-// again is a no-op. The file appears whole or not at all (written aside, then renamed).
+// again is a no-op. The file appears whole or not at all (written aside, then renamed), so
+// every error wraps providers.ErrNotSent: a message whose file is not in place did not leave.
 func (o *Outbox) Send(ctx context.Context, m providers.Message) error {
+	if err := o.write(ctx, m); err != nil {
+		return fmt.Errorf("outbox: %w (%w)", err, providers.ErrNotSent)
+	}
+	return nil
+}
+
+// write puts m's file in place, whole, or leaves none.
+func (o *Outbox) write(ctx context.Context, m providers.Message) error {
 	now := time.Now().UTC()
 	msg, err := newMsg(o.from, m, now)
 	if err != nil {
-		return fmt.Errorf("outbox: %w", err)
+		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("outbox: %w", err)
+		return err
 	}
 	suffix, err := randomHex(6)
 	if err != nil {
-		return fmt.Errorf("outbox: %w", err)
+		return err
 	}
 	// Fixed-width nanoseconds keep lexical order equal to time order.
 	name := now.Format("20060102T150405.000000000Z") + "-" + suffix + ".eml"
@@ -66,7 +75,7 @@ func (o *Outbox) Send(ctx context.Context, m providers.Message) error {
 
 	tmp, err := os.CreateTemp(o.dir, ".tmp-*.eml.part")
 	if err != nil {
-		return fmt.Errorf("outbox: creating temporary file: %w", err)
+		return fmt.Errorf("creating temporary file: %w", err)
 	}
 	defer func() {
 		if tmp != nil {
@@ -75,18 +84,18 @@ func (o *Outbox) Send(ctx context.Context, m providers.Message) error {
 		}
 	}()
 	if _, err := msg.WriteTo(tmp); err != nil {
-		return fmt.Errorf("outbox: writing message: %w", err)
+		return fmt.Errorf("writing message: %w", err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("outbox: syncing message: %w", err)
+		return fmt.Errorf("syncing message: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("outbox: closing message: %w", err)
+		return fmt.Errorf("closing message: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), filepath.Join(o.dir, name)); err != nil {
 		os.Remove(tmp.Name())
 		tmp = nil
-		return fmt.Errorf("outbox: renaming message into place: %w", err)
+		return fmt.Errorf("renaming message into place: %w", err)
 	}
 	tmp = nil
 	return nil

@@ -3,6 +3,7 @@ package mail
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	netmail "net/mail"
@@ -45,14 +46,17 @@ func NewSMTP(cfg SMTPConfig) (*SMTP, error) {
 func (s *SMTP) Config() SMTPConfig { return s.cfg }
 
 // Send delivers m, or returns an error without sending when its headers are unsafe
-// (ErrBadHeader, ErrBadAddress). Cancelling ctx aborts the connection at any stage.
+// (ErrBadHeader, ErrBadAddress). Cancelling ctx aborts the connection at any stage. An
+// error wraps providers.ErrNotSent when the message certainly did not leave (see
+// beforeData); a failure during or after its data leaves the fate unknown, and once the
+// server has confirmed the data a failing RSET or QUIT is no error.
 func (s *SMTP) Send(ctx context.Context, m providers.Message) error {
 	msg, err := newMsg(s.from, m, time.Now())
 	if err != nil {
-		return fmt.Errorf("smtp: %w", err)
+		return fmt.Errorf("smtp: %w (%w)", err, providers.ErrNotSent)
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("smtp: %w", err)
+		return fmt.Errorf("smtp: %w (%w)", err, providers.ErrNotSent)
 	}
 	// A private context whose end closes the connection: go-mail only watches ctx while
 	// dialling, and the connection must not outlive this call.
@@ -60,15 +64,51 @@ func (s *SMTP) Send(ctx context.Context, m providers.Message) error {
 	defer cancel()
 	c, err := s.client(ctx)
 	if err != nil {
-		return fmt.Errorf("smtp %s: %w", s.addr, err)
+		return fmt.Errorf("smtp %s: %w (%w)", s.addr, err, providers.ErrNotSent)
 	}
-	if err := c.DialAndSendWithContext(ctx, msg); err != nil {
+	if err := deliver(ctx, c, msg); err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			err = fmt.Errorf("%w (%w)", ctxErr, err)
 		}
 		return fmt.Errorf("smtp %s: %w", s.addr, redacted{err: err, addr: msg.GetToString()[0]})
 	}
 	return nil
+}
+
+// deliver connects (greeting, EHLO, STARTTLS, AUTH) and sends msg, go-mail's steps one by
+// one so that the error tells whether the data may have left: one before it wraps
+// providers.ErrNotSent.
+func deliver(ctx context.Context, c *gomail.Client, msg *gomail.Msg) error {
+	client, err := c.DialToSMTPClientWithContext(ctx)
+	if err != nil {
+		return fmt.Errorf("dial failed: %w (%w)", err, providers.ErrNotSent)
+	}
+	err = c.SendWithSMTPClient(client, msg)
+	_ = c.CloseWithSMTPClient(client) // QUIT; the connection closes with ctx anyway
+	if msg.IsDelivered() {
+		return nil // the server confirmed the data; what failed after (RSET, QUIT) changes nothing
+	}
+	if beforeData(err) {
+		return fmt.Errorf("send failed: %w (%w)", err, providers.ErrNotSent)
+	}
+	return fmt.Errorf("send failed, the message may have left: %w", err)
+}
+
+// beforeData tells whether a go-mail send error came before the message's data was
+// written: the connection check, MAIL FROM, RCPT TO, or the DATA command itself refused
+// (the server never saw a byte of the message, so it cannot deliver it). Writing the
+// data, its closing dot and the server's answer to it are after: fate unknown.
+func beforeData(err error) bool {
+	var se *gomail.SendError
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Reason {
+	case gomail.ErrGetSender, gomail.ErrGetRcpts, gomail.ErrSMTPMailFrom, gomail.ErrSMTPRcptTo,
+		gomail.ErrSMTPData, gomail.ErrConnCheck, gomail.ErrNoUnencoded:
+		return true
+	}
+	return false
 }
 
 // client builds a go-mail client for one send. A fresh client per message keeps concurrent

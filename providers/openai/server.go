@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"parla/media"
 )
 
 // DefaultBaseURL is where the engines go when no base URL is set: OpenAI's own API.
@@ -121,8 +123,16 @@ func (s *server) note(err error) {
 // RoundTrip makes one API call through the engine's HTTP client and keeps what it says
 // of the server: a call that got no answer (refused, reset, timed out) while its context
 // was live means the server is down until a check finds it up; an answer below 500 means
-// it is up. The engines' clients go through it (newClient).
+// it is up. The engines' clients go through it (newClient). A call whose context carries a
+// process gate that refuses (media.ProcessGate: a runner that may have lost its order) is
+// not made: each request is the engine's work, as each ffmpeg run is elsewhere.
 func (s *server) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := media.ProcessGate(req.Context()); err != nil {
+		if req.Body != nil {
+			req.Body.Close() // a RoundTripper closes the body, on errors too
+		}
+		return nil, err
+	}
 	transport := s.hc.Transport
 	if transport == nil {
 		transport = http.DefaultTransport

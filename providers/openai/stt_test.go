@@ -351,7 +351,7 @@ func fromWAV(t *testing.T, wav, name string, args ...string) string {
 
 func probe(t *testing.T, path string) media.ProbeInfo {
 	t.Helper()
-	info, err := media.Probe(context.Background(), path)
+	info, err := media.New(media.Config{}).Probe(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func Speak(t testing.TB, s providers.Speaker, req providers.SpeechRequest) ([]by
 	if err := os.WriteFile(path, out.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	info, err := media.Probe(context.Background(), path)
+	info, err := media.New(media.Config{}).Probe(context.Background(), path)
 	if err != nil {
 		t.Fatalf("probing result: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"parla/providers"
+	"parla/providers/testkit"
 )
 
 // How FuzzParseWebhook signs the fuzzed payload.
@@ -40,18 +41,18 @@ func FuzzParseWebhook(f *testing.F) {
 		body := payload
 		switch mode % signModes {
 		case signedNow:
-			header = SignPayload(payload, testWebhookSecret, now)
+			header = testkit.SignPayload(payload, testWebhookSecret, now)
 		case signedOtherKey:
-			header = SignPayload(payload, "whsec_other", now)
+			header = testkit.SignPayload(payload, "whsec_other", now)
 		case signedTooLate:
-			header = SignPayload(payload, testWebhookSecret, now.Add(-WebhookTolerance-time.Minute))
+			header = testkit.SignPayload(payload, testWebhookSecret, now.Add(-WebhookTolerance-time.Minute))
 		case signedThenAltered:
-			header = SignPayload(payload, testWebhookSecret, now)
+			header = testkit.SignPayload(payload, testWebhookSecret, now)
 			body = append(append([]byte(nil), payload...), ' ')
 		case signedPlusGiven:
 			// Only the fuzzed header's well-formed elements other than t: more signatures,
 			// other schemes, unknown keys, which must not spoil a valid signature.
-			extra := []string{SignPayload(payload, testWebhookSecret, now)}
+			extra := []string{testkit.SignPayload(payload, testWebhookSecret, now)}
 			for _, item := range strings.Split(header, ",") {
 				if k, _, _ := strings.Cut(item, "="); strings.Count(item, "=") == 1 && k != "t" {
 					extra = append(extra, item)

@@ -55,33 +55,25 @@ const idempotencyWindow = 24 * time.Hour
 // refunds live in the app's database (SQLite or Postgres); the visitor "pays" on a page the app serves at
 // /checkout/test/{id}. Nothing is charged. It is safe for concurrent use.
 type TestCheckout struct {
-	db        *sqldb.DB
+	db       *sqldb.DB
 	pagesURL string // the test pages' address, ending in "/"
-	now       func() time.Time
+	now      func() time.Time
 }
 
 var _ providers.Payments = (*TestCheckout)(nil)
 
-// TestCheckoutOption changes how NewTestCheckout builds the checkout.
-type TestCheckoutOption func(*TestCheckout)
-
-// WithClock makes the test checkout read the time from now instead of time.Now, so tests
-// can move sessions past their expiry.
-func WithClock(now func() time.Time) TestCheckoutOption {
-	return func(tc *TestCheckout) { tc.now = now }
-}
-
 // NewTestCheckout creates the checkout's tables if needed. pagesURL is where the site
 // serves the test pages (https://example.com/checkout/test/: api owns the route); a
-// session's page is pagesURL followed by its id.
-func NewTestCheckout(db *sqldb.DB, pagesURL string, opts ...TestCheckoutOption) (*TestCheckout, error) {
+// session's page is pagesURL followed by its id. now is the clock sessions expire by
+// (nil: time.Now; tests move sessions past their expiry with it).
+func NewTestCheckout(db *sqldb.DB, pagesURL string, now func() time.Time) (*TestCheckout, error) {
 	if db == nil {
 		return nil, errors.New("test checkout: no database")
 	}
-	tc := &TestCheckout{db: db, pagesURL: strings.TrimRight(pagesURL, "/") + "/", now: time.Now}
-	for _, o := range opts {
-		o(tc)
+	if now == nil {
+		now = time.Now
 	}
+	tc := &TestCheckout{db: db, pagesURL: strings.TrimRight(pagesURL, "/") + "/", now: now}
 	// Nodes of a cluster start together: one creates the tables, the others find them.
 	err := db.Locked(context.Background(), "test checkout schema", func() error {
 		_, err := db.Exec(testCheckoutSchema)

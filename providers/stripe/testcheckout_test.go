@@ -31,7 +31,7 @@ func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
 func newTestCheckout(t *testing.T) (*TestCheckout, *clock) {
 	t.Helper()
 	c := &clock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
-	tc, err := NewTestCheckout(openDB(t), publicURL+"/checkout/test", WithClock(c.now))
+	tc, err := NewTestCheckout(openDB(t), publicURL+"/checkout/test", c.now)
 	if err != nil {
 		t.Fatalf("NewTestCheckout: %v", err)
 	}
@@ -146,7 +146,7 @@ func TestTestCheckoutRefusesBadRequests(t *testing.T) {
 
 func TestNewTestCheckoutTwiceOnOneDatabase(t *testing.T) {
 	db := openDB(t)
-	first, err := NewTestCheckout(db, publicURL+"/checkout/test/")
+	first, err := NewTestCheckout(db, publicURL+"/checkout/test/", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestNewTestCheckoutTwiceOnOneDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := NewTestCheckout(db, publicURL+"/checkout/test/")
+	second, err := NewTestCheckout(db, publicURL+"/checkout/test/", nil)
 	if err != nil {
 		t.Fatalf("second NewTestCheckout on the same database: %v", err)
 	}

@@ -1,7 +1,6 @@
 package stripe
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -157,12 +156,4 @@ func expandableID(raw json.RawMessage) string {
 		return obj.ID
 	}
 	return ""
-}
-
-// SignPayload returns a Stripe-Signature header value for payload signed with secret at
-// time t, exactly as Stripe signs webhook deliveries (v1: HMAC-SHA256 over "t.payload").
-// Tests use it to send webhooks the app must accept.
-func SignPayload(payload []byte, secret string, t time.Time) string {
-	sig := webhook.ComputeSignature(t, payload, secret)
-	return fmt.Sprintf("t=%d,v1=%s", t.Unix(), hex.EncodeToString(sig))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stripe/stripe-go/v76/webhook"
 
 	"parla/providers"
+	"parla/providers/testkit"
 )
 
 const testWebhookSecret = "whsec_test_secret"
@@ -44,7 +45,7 @@ const completedEvent = `{
 func TestParseWebhook(t *testing.T) {
 	s := New(Config{SecretKey: "sk_test_123", WebhookSecret: testWebhookSecret})
 	now := time.Now()
-	sign := func(body string) string { return SignPayload([]byte(body), testWebhookSecret, now) }
+	sign := func(body string) string { return testkit.SignPayload([]byte(body), testWebhookSecret, now) }
 
 	asyncExpanded := strings.NewReplacer(
 		`"checkout.session.completed"`, `"checkout.session.async_payment_succeeded"`,
@@ -114,11 +115,11 @@ func TestParseWebhook(t *testing.T) {
 		},
 		{
 			name: "wrong secret", body: completedEvent,
-			header: SignPayload([]byte(completedEvent), "whsec_other", now), wantErr: ErrBadSignature,
+			header: testkit.SignPayload([]byte(completedEvent), "whsec_other", now), wantErr: ErrBadSignature,
 		},
 		{
 			name: "stale timestamp", body: completedEvent,
-			header:  SignPayload([]byte(completedEvent), testWebhookSecret, now.Add(-WebhookTolerance-time.Minute)),
+			header:  testkit.SignPayload([]byte(completedEvent), testWebhookSecret, now.Add(-WebhookTolerance-time.Minute)),
 			wantErr: ErrBadSignature,
 		},
 		{name: "missing header", body: completedEvent, header: "", wantErr: ErrBadSignature},
@@ -170,7 +171,7 @@ func TestParseWebhook(t *testing.T) {
 
 	t.Run("no webhook secret refuses everything", func(t *testing.T) {
 		open := New(Config{SecretKey: "sk_test_123"})
-		_, err := open.ParseWebhook([]byte(completedEvent), SignPayload([]byte(completedEvent), "", now))
+		_, err := open.ParseWebhook([]byte(completedEvent), testkit.SignPayload([]byte(completedEvent), "", now))
 		if !errors.Is(err, ErrBadSignature) {
 			t.Fatalf("ParseWebhook without a secret = %v, want ErrBadSignature", err)
 		}
@@ -184,10 +185,10 @@ func TestSignPayload(t *testing.T) {
 	want := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{
 		Payload: payload, Secret: testWebhookSecret, Timestamp: at,
 	}).Header
-	if got := SignPayload(payload, testWebhookSecret, at); got != want {
+	if got := testkit.SignPayload(payload, testWebhookSecret, at); got != want {
 		t.Errorf("SignPayload = %q, want %q", got, want)
 	}
-	if err := webhook.ValidatePayloadWithTolerance(payload, SignPayload(payload, testWebhookSecret, time.Now()), testWebhookSecret, time.Minute); err != nil {
+	if err := webhook.ValidatePayloadWithTolerance(payload, testkit.SignPayload(payload, testWebhookSecret, time.Now()), testWebhookSecret, time.Minute); err != nil {
 		t.Errorf("stripe-go refuses our signature: %v", err)
 	}
 }

@@ -84,58 +84,72 @@ type SMTPServer struct {
 
 	mu       sync.Mutex
 	messages []Received
+	script   []SMTPFault   // the faults the next transactions meet, in order
+	hello    func()        // called once at the next EHLO (OnHello)
 	arrived  chan struct{} // gets a token (non-blocking) whenever a message is stored
-	fault    SMTPFault
+	closed   chan struct{} // closed when the test ends
 }
 
-// SMTPFault is how the server misbehaves, for the tests of letters sent at most once
-// (SetFault). The zero value is a well-behaved server.
-type SMTPFault struct {
-	// OnHello, when set, is called once, when the next client says EHLO (it has decided to
-	// send, nothing is sent yet), before the server answers; then it is cleared.
-	OnHello func()
-	// Refuse is how many of the next messages are refused at MAIL FROM with 451 (a
-	// transient failure: nothing was sent).
-	Refuse int
-	// AnswerLate holds the answer to each message's data this long after storing it, as a
-	// server that confirms late (longer than the client waits).
-	AnswerLate time.Duration
-	// HangUp closes the connection after storing each message's data, without answering.
-	HangUp bool
-}
+// SMTPFault is how the server mishandles one transaction (MAIL FROM to the answer to the
+// data), as Script queues them.
+type SMTPFault int
 
-// SetFault makes the server misbehave as f says from now on; SetFault(SMTPFault{}) ends it.
-func (s *SMTPServer) SetFault(f SMTPFault) {
+const (
+	// SMTPRefuseRcpt answers RCPT TO with 451: the client never sends the data.
+	SMTPRefuseRcpt SMTPFault = iota + 1
+	// SMTPHangUpAfterData keeps the message, then closes the connection without answering
+	// the data: the message has arrived, the client cannot know it.
+	SMTPHangUpAfterData
+	// SMTPAnswerLate keeps the message and answers the data only when the test ends: a
+	// client that stops waiting cannot know the message arrived.
+	SMTPAnswerLate
+	// SMTPHangUpAfterAnswer keeps the message, confirms it, then closes the connection:
+	// the client's RSET and QUIT fail after a delivery.
+	SMTPHangUpAfterAnswer
+)
+
+// Script makes the next transactions meet faults, one each in order; the ones after are
+// served normally.
+func (s *SMTPServer) Script(faults ...SMTPFault) {
 	s.mu.Lock()
-	s.fault = f
+	s.script = append(s.script, faults...)
 	s.mu.Unlock()
 }
 
-// hello takes the OnHello hook, if any.
-func (s *SMTPServer) hello() func() {
+// OnHello has f called once, when the next client says EHLO (it has decided to send,
+// nothing is sent yet), before the server answers: the fault suite freezes the sender there.
+func (s *SMTPServer) OnHello(f func()) {
+	s.mu.Lock()
+	s.hello = f
+	s.mu.Unlock()
+}
+
+// Calm drops the faults and the hook not met yet: the next transactions are served normally.
+func (s *SMTPServer) Calm() {
+	s.mu.Lock()
+	s.script, s.hello = nil, nil
+	s.mu.Unlock()
+}
+
+// takeHello takes the OnHello hook, if any.
+func (s *SMTPServer) takeHello() func() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f := s.fault.OnHello
-	s.fault.OnHello = nil
+	f := s.hello
+	s.hello = nil
 	return f
 }
 
-// refuse reports whether this message is to be refused, counting it.
-func (s *SMTPServer) refuse() bool {
+// nextFault takes the fault the transaction starting now meets (0: none).
+func (s *SMTPServer) nextFault() SMTPFault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.fault.Refuse <= 0 {
-		return false
+	if len(s.script) == 0 {
+		return 0
 	}
-	s.fault.Refuse--
-	return true
-}
-
-// afterData is how the data of a stored message is answered: late, or not at all.
-func (s *SMTPServer) afterData() (late time.Duration, hangUp bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.fault.AnswerLate, s.fault.HangUp
+	f := s.script[0]
+	s.script = s.script[1:]
+	return f
 }
 
 // StartSMTP starts the server on a free loopback port and closes it in t.Cleanup. By default
@@ -146,10 +160,10 @@ func StartSMTP(t testing.TB, opts ...SMTPOption) *SMTPServer {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	s := &SMTPServer{opts: o, arrived: make(chan struct{}, 1)}
+	s := &SMTPServer{opts: o, arrived: make(chan struct{}, 1), closed: make(chan struct{})}
 
 	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
-		if hook := s.hello(); hook != nil {
+		if hook := s.takeHello(); hook != nil {
 			hook()
 		}
 		return &smtpSession{server: s, conn: c}, nil
@@ -189,7 +203,9 @@ func StartSMTP(t testing.TB, opts ...SMTPOption) *SMTPServer {
 		}
 	}()
 	t.Cleanup(func() {
+		close(s.closed)
 		srv.Close()
+		l.Close() // Close misses a listener that Serve has not registered yet
 		<-done
 		// Connection goroutines can still log after Close (go-smtp does not wait for them);
 		// the test must not be touched once it has finished.
@@ -267,6 +283,8 @@ type smtpSession struct {
 	user   string
 	from   string
 	to     []string
+	fault  SMTPFault // what this transaction meets (Script)
+	kept   bool      // this transaction's message was stored
 }
 
 func (ss *smtpSession) authRequired() bool { return ss.server.opts.user != "" }
@@ -295,16 +313,17 @@ func (ss *smtpSession) Mail(from string, _ *smtp.MailOptions) error {
 	if ss.authRequired() && ss.user == "" {
 		return smtp.ErrAuthRequired
 	}
-	if ss.server.refuse() {
-		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Try again later"}
-	}
 	ss.from = from
+	ss.fault = ss.server.nextFault()
 	return nil
 }
 
 func (ss *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
 	if ss.authRequired() && ss.user == "" {
 		return smtp.ErrAuthRequired
+	}
+	if ss.fault == SMTPRefuseRcpt {
+		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Try again later"}
 	}
 	ss.to = append(ss.to, to)
 	return nil
@@ -326,17 +345,24 @@ func (ss *smtpSession) Data(r io.Reader) error {
 		TLS:  isTLS,
 		User: ss.user,
 	})
-	late, hangUp := ss.server.afterData()
-	time.Sleep(late)
-	if hangUp {
+	ss.kept = true
+	switch ss.fault {
+	case SMTPHangUpAfterData:
 		ss.conn.Conn().Close()
+	case SMTPAnswerLate:
+		<-ss.server.closed
 	}
 	return nil
 }
 
 func (ss *smtpSession) Reset() {
+	if ss.fault == SMTPHangUpAfterAnswer && ss.kept {
+		ss.conn.Conn().Close() // called once the data's answer is written
+	}
+	ss.kept = false
 	ss.from = ""
 	ss.to = nil
+	ss.fault = 0
 }
 
 func (ss *smtpSession) Logout() error { return nil }

@@ -38,24 +38,21 @@ func sendWithin(s *SMTPServer, wait time.Duration) error {
 	return w.Close()
 }
 
-// The server's faults, as a client sees them: a refusal stores nothing; a late answer and
-// a hang-up store the message although the client sees an error; OnHello runs once.
-func TestSMTPFaults(t *testing.T) {
-	s := StartSMTP(t)
+// OnHello runs once, at the next client's EHLO, before the server answers; a client
+// timeout is in the URL the nodes get.
+func TestSMTPOnHelloAndClientTimeout(t *testing.T) {
+	s := StartSMTP(t, SMTPClientTimeout(3*time.Second))
 	var hellos atomic.Int32
-	s.SetFault(SMTPFault{Refuse: 1, OnHello: func() { hellos.Add(1) }})
-	if err := sendWithin(s, 5*time.Second); err == nil || !strings.Contains(err.Error(), "451") {
-		t.Errorf("refused: %v, want a 451", err)
+	s.OnHello(func() { hellos.Add(1) })
+	for range 2 {
+		if err := sendWithin(s, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := sendWithin(s, 5*time.Second); err != nil || len(s.Messages()) != 1 || hellos.Load() != 1 {
-		t.Errorf("after the refusal: %v, %d stored, %d hellos; want sent, 1, 1", err, len(s.Messages()), hellos.Load())
+	if n := hellos.Load(); n != 1 || len(s.Messages()) != 2 {
+		t.Errorf("%d hellos for %d messages, want 1 for 2", n, len(s.Messages()))
 	}
-	s.SetFault(SMTPFault{AnswerLate: 2 * time.Second})
-	if err := sendWithin(s, 500*time.Millisecond); err == nil || len(s.Messages()) != 2 {
-		t.Errorf("answered late: %v with %d stored, want a timeout with 2", err, len(s.Messages()))
-	}
-	s.SetFault(SMTPFault{HangUp: true})
-	if err := sendWithin(s, 5*time.Second); err == nil || len(s.Messages()) != 3 {
-		t.Errorf("hung up: %v with %d stored, want an error with 3", err, len(s.Messages()))
+	if u := s.URL(); !strings.Contains(u, "timeout=3s") {
+		t.Errorf("URL %s names no timeout", u)
 	}
 }

@@ -3,6 +3,8 @@ package testkit
 import (
 	"bufio"
 	"context"
+	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
@@ -10,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stripe/stripe-go/v76/webhook"
 )
 
 // stripeMockStartTimeout bounds how long stripe-mock may take to load its OpenAPI spec and
@@ -111,4 +115,12 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// SignPayload returns a Stripe-Signature header value for payload signed with secret at
+// time t, exactly as Stripe signs webhook deliveries (v1: HMAC-SHA256 over "t.payload").
+// Tests use it to send webhooks the app must accept.
+func SignPayload(payload []byte, secret string, t time.Time) string {
+	sig := webhook.ComputeSignature(t, payload, secret)
+	return fmt.Sprintf("t=%d,v1=%s", t.Unix(), hex.EncodeToString(sig))
 }

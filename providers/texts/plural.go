@@ -18,12 +18,6 @@ var pluralForms = map[string][]string{
 	"jp": {"other"},
 }
 
-// PluralForms returns the plural categories whose forms the language's counted texts give
-// (see Count), in CLDR's order.
-func PluralForms(locale string) []string {
-	return append([]string(nil), pluralForms[Locale(locale)]...)
-}
-
 // PluralCategory returns CLDR's plural category of the whole number n in the language:
 // zero, one, two, few, many or other (CLDR 44's rules for integers; the sign is ignored).
 func PluralCategory(locale string, n int64) string {

@@ -2,6 +2,12 @@ package texts
 
 import "testing"
 
+// PluralForms returns the plural categories whose forms the language's counted texts give
+// (see Count), in CLDR's order.
+func PluralForms(locale string) []string {
+	return append([]string(nil), pluralForms[Locale(locale)]...)
+}
+
 // CLDR's categories for whole numbers, as Intl.PluralRules gives them in the browser.
 func TestPluralCategory(t *testing.T) {
 	for _, c := range []struct {

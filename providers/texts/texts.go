@@ -4,7 +4,8 @@
 // operator's admin area is English only. It also writes numbers and money as each language
 // does (FormatCount, FormatAmount, below) and picks the plural form of a counted word by
 // CLDR's rules (plural.go), so an amount or a count reads alike on the form, the test
-// checkout, the link page and in the letters. It imports nothing of the project's, so every part may use it.
+// checkout, the link page and in the letters. It imports nothing of the project's but webui's table of interface languages
+// (languages.go), so every part may use it.
 //
 // Placeholders are written in braces ({service}, {date}, {n}…) and filled by the caller
 // with plain values; TestCatalogComplete checks that every language has every key, none
@@ -12,14 +13,18 @@
 package texts
 
 import (
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 )
 
-// locales are the interface languages, English first (the fallback).
-var locales = []string{"en", "jp", "es", "ru", "zh", "ar"}
+// locales are the interface languages' codes (languages.go), English first (the fallback).
+var locales = func() []string {
+	out := make([]string, len(languages))
+	for i, l := range languages {
+		out[i] = l.ID
+	}
+	return out
+}()
 
 // catalog maps a language to its texts by key, merged from the parts (letters.go,
 // linkpage.go, editor.go, checkout.go). Read-only: nothing writes to it after initialization.
@@ -69,45 +74,19 @@ func (l Lang) Lookup(key string) (string, bool) {
 	return t, ok
 }
 
-// Tag is the language's BCP 47 tag for an html lang attribute (LanguageCode's; Chinese is
-// written in simplified characters).
+// Tag is the language's BCP 47 tag for an html lang attribute (the table's: ja, zh-Hans).
 func (l Lang) Tag() string {
-	if l.code == "zh" {
-		return "zh-Hans"
-	}
-	return LanguageCode(l.code, false)
-}
-
-// languageCodes are the interface codes that differ from their language's code: the
-// interface (its locales, the orders' stored locale) says jp, the standard ja. The web
-// UI's list is webui/src/languages.json.
-var languageCodes = map[string]string{"jp": "ja"}
-
-// LanguageCode turns an interface code into its language's code (jp → ja; the others are
-// their own), or with back a language code into the interface's (ja → jp). It is the one
-// place in Go where the two meet: speech engines, Stripe and the pages take language codes.
-func LanguageCode(code string, back bool) string {
-	for ui, lang := range languageCodes {
-		if !back && code == ui {
-			return lang
-		}
-		if back && code == lang {
-			return ui
-		}
-	}
-	return code
+	row, _ := language(l.code)
+	return row.Tag
 }
 
 // Dir is the language's writing direction for an html dir attribute.
 func (l Lang) Dir() string {
-	if l.code == "ar" {
+	if row, _ := language(l.code); row.RTL {
 		return "rtl"
 	}
 	return "ltr"
 }
-
-// Keys returns every key of the catalog (English's, which every language has), sorted.
-func Keys() []string { return slices.Sorted(maps.Keys(catalog["en"])) }
 
 // merge joins the parts' texts into one catalog. Two parts with one key would make one of
 // them say the other's words: that is a mistake caught at start.

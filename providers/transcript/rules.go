@@ -105,14 +105,8 @@ var languageNames = map[string]string{
 	"chinese": "zh", "mandarin": "zh", "cantonese": "zh", "japanese": "ja", "korean": "ko",
 }
 
-// RulesFor returns the subtitle rules of a language named by code ("ja", "zh-Hans",
-// "pt_BR") or by name ("japanese"), or the default rules.
-func RulesFor(language string) Rules {
-	r, _ := lookupRules(language)
-	return r
-}
-
-// lookupRules is RulesFor, and whether the language was known.
+// lookupRules returns the subtitle rules of a language named by code ("ja", "zh-Hans",
+// "pt_BR") or by name ("japanese"), or the default rules, and whether the language was known.
 func lookupRules(language string) (Rules, bool) {
 	l := strings.ToLower(strings.TrimSpace(language))
 	if code, ok := languageNames[l]; ok {

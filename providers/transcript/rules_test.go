@@ -2,6 +2,13 @@ package transcript
 
 import "testing"
 
+// RulesFor returns the subtitle rules of a language named by code ("ja", "zh-Hans",
+// "pt_BR") or by name ("japanese"), or the default rules.
+func RulesFor(language string) Rules {
+	r, _ := lookupRules(language)
+	return r
+}
+
 func TestRulesFor(t *testing.T) {
 	tests := []struct {
 		language, text string

@@ -105,11 +105,18 @@ func Render(t providers.Transcript, name string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown transcript format %q", name)
 	}
-	out, err := f.render(Clean(validUTF8(t)))
+	out, err := f.render(Delivered(t))
 	if err != nil {
 		return nil, fmt.Errorf("rendering %s transcript: %w", normalize(name), err)
 	}
 	return out, nil
+}
+
+// Delivered is an engine's transcript as Render delivers it, in every format: valid UTF-8,
+// cleaned (Clean). The editor starts from it, so a visitor's edit keeps what the cleaner
+// dropped out.
+func Delivered(t providers.Transcript) providers.Transcript {
+	return Clean(validUTF8(t))
 }
 
 // validUTF8 returns t with every run of invalid UTF-8 in its texts replaced by U+FFFD, as

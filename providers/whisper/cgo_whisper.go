@@ -143,10 +143,18 @@ func (m *cppModel) transcribe(ctx context.Context, samples []float32, o options,
 		return nil, "", ErrEnglishOnly
 	}
 	// whisper.cpp asks before encoding each 30-second window whether to go on: a cancelled
-	// job stops there. It then returns success, so the caller checks ctx itself.
-	keepGoing := func() bool { return ctx.Err() == nil }
+	// job, or one whose process gate refuses, stops there. It then returns success, so the
+	// reason is kept here.
+	var stopped error
+	keepGoing := func() bool {
+		stopped = proceed(ctx)
+		return stopped == nil
+	}
 	if err := wc.Process(samples, keepGoing, nil, progress); err != nil {
 		return nil, "", fmt.Errorf("processing: %w", err)
+	}
+	if stopped != nil {
+		return nil, "", stopped
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, "", err
@@ -205,7 +213,7 @@ func (m *cppModel) speech(ctx context.Context, samples []float32, vadModel strin
 	defer func() { <-turn }()
 	var spans []span
 	for off := 0; off < len(samples); off += vadChunk {
-		if err := ctx.Err(); err != nil {
+		if err := proceed(ctx); err != nil {
 			return nil, err
 		}
 		chunk := samples[off:min(off+vadChunk, len(samples))]

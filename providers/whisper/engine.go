@@ -160,6 +160,12 @@ func (e *Engine) Transcribe(ctx context.Context, req providers.TranscribeRequest
 		return providers.Transcript{}, fmt.Errorf("whisper: %w", err)
 	}
 	p.set(decodeShare)
+	// The model runs in this process, not as a child the gate would stop: a runner whose
+	// lease lapsed while ffmpeg decoded starts no model work (and the model asks again
+	// before each window, proceed).
+	if err := proceed(ctx); err != nil {
+		return providers.Transcript{}, fmt.Errorf("whisper: %w", err)
+	}
 	n := len(samples)
 	spans, err := e.speech(ctx, samples)
 	if err != nil {
@@ -200,6 +206,17 @@ func (e *Engine) Transcribe(ctx context.Context, req providers.TranscribeRequest
 	t.Translated = req.Translate
 	p.set(100)
 	return t, nil
+}
+
+// proceed is asked before each piece of the model's work (each 30-second window whisper.cpp
+// encodes, each minute of audio Silero looks at; cgo_whisper.go): nil to go on, else why
+// to stop: the job ended, or its process gate refused (media.ProcessGate: a runner that
+// may have lost its order starts nothing more).
+func proceed(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return media.ProcessGate(ctx)
 }
 
 // vadMode is the VAD the next job uses: VADAuto resolved by whether the Silero model is there.

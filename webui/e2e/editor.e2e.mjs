@@ -11,8 +11,10 @@
 // that keeps the unsaved edits, Save, and every format of the link page carrying the edits
 // (the vtt through the W3C WebVTT parser, the srt through a strict reader, both within the
 // readability rules); a second browser sees the saved edit and goes back to the original by
-// keyboard alone; the same page in Arabic at 320 px, by keyboard alone; "Delete now"
-// erases the edit with the result. Against a second server whose engine tells speakers
+// keyboard alone; the same page in Arabic at 320 px, by keyboard alone; a save from a tab
+// opened before another tab saved is refused (409 edit_conflict) with the visitor's text
+// kept, the newer version loaded on request and undone back to the visitor's, which then
+// saves; "Delete now" erases the edit with the result. Against a second server whose engine tells speakers
 // apart (DIARIZE_BASE_URL, started by .ci/e2e.sh): the speakers shown, one renamed
 // everywhere, and every format naming it (<v Dr. Ortega> in vtt, "Dr. Ortega: " in srt and text).
 import { readFileSync, rmSync } from "node:fs";
@@ -22,6 +24,7 @@ import { downloadBy } from "./linkpage.mjs";
 import { makeSpeechMp3, tempDir } from "./media.mjs";
 
 const ar = JSON.parse(readFileSync(new URL("../src/locales/ar/translation.json", import.meta.url), "utf8")).editor;
+const en = JSON.parse(readFileSync(new URL("../src/locales/en/translation.json", import.meta.url), "utf8"));
 
 /** The server whose engine tells speakers apart, if any. */
 const DIARIZE = (process.env.DIARIZE_BASE_URL || "").replace(/\/$/, "");
@@ -296,6 +299,40 @@ async function main() {
       const r = await p.request.get(`${BASE}/d/${token}?format=text`);
       assert((await r.text()).includes("Hello from the test clip. مرحبا"), "the Arabic edit is not served");
       await p.setViewportSize({ width: 1280, height: 900 });
+    });
+
+    await check("a save from a tab that another tab saved over is refused, keeps its text, and wins after loading the newer version", async () => {
+      const stale = "Typed in the stale tab.";
+      const other = "Saved from the other tab.";
+      const served = async () => (await page.request.get(`${BASE}/d/${token}?format=text`)).text();
+      await page.goto(`${BASE}/r/${token}/edit`, { waitUntil: "load" });
+      await page.locator("#cue-text-1").waitFor();
+      const p = second.page;
+      await p.goto(`${BASE}/r/${token}/edit`, { waitUntil: "load" });
+      await p.locator("#cue-text-0").fill(other);
+      await p.getByTestId("editor-save").click();
+      await until(async () => (await served()).includes(other), "the other tab's save", 10000, 100);
+
+      await page.locator("#cue-text-0").fill(stale);
+      await page.getByTestId("editor-save").click();
+      const note = page.getByTestId("error");
+      await note.waitFor();
+      assert((await note.getAttribute("data-code")) === "edit_conflict", `the refusal: ${await note.getAttribute("data-code")}`);
+      assert((await note.innerText()) === en.errors.edit_conflict, `the message: ${await note.innerText()}`);
+      assert((await page.locator("#cue-text-0").inputValue()) === stale, "the visitor's text was lost");
+      assert((await served()).includes(other) && !(await served()).includes(stale), `the stale save changed the link: ${await served()}`);
+      await page.getByTestId("editor-load-newer").scrollIntoViewIfNeeded();
+      await shot("en-editor-conflict");
+
+      await page.getByTestId("editor-load-newer").click();
+      await until(async () => (await status(page)).includes(en.editor.newerLoaded), "the newer version", 10000, 100);
+      assert((await page.locator("#cue-text-0").inputValue()) === other, `after loading: ${await page.locator("#cue-text-0").inputValue()}`);
+      await page.locator("#cue-text-0").focus();
+      await page.keyboard.press("Control+KeyZ");
+      assert((await page.locator("#cue-text-0").inputValue()) === stale, "undo did not bring the visitor's text back");
+      await page.getByTestId("editor-save").click();
+      await until(async () => (await status(page)).startsWith("Saved."), "the saved notice", 10000, 100);
+      assert((await served()).includes(stale), `after saving over the newer version: ${await served()}`);
     });
 
     await check("Delete now erases the edit with the result", async () => {

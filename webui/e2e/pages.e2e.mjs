@@ -58,7 +58,7 @@ async function main() {
 
     await check("crawler: each language's /privacy, /terms and /refunds in that language; Arabic right to left", async () => {
       const seen = new Set();
-      for (const [prefix, lang] of [["", "en"], ["/ja", "ja"], ["/ru", "ru"], ["/zh", "zh-CN"], ["/ar", "ar"]]) {
+      for (const [prefix, lang] of [["", "en"], ["/ja", "ja"], ["/ru", "ru"], ["/zh", "zh-Hans"], ["/ar", "ar"]]) {
         for (const p of ["/terms", "/privacy", "/refunds"]) {
           const h = await crawl(crawler, prefix + p);
           assert(h.status === 200 && h.lang === lang, `${prefix}${p}: ${h.status} lang ${h.lang}`);

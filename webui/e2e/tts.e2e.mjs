@@ -62,7 +62,7 @@ async function main() {
           nav: [...document.querySelectorAll("nav a")].map((a) => a.textContent),
         }));
         assert(s.dir === (lng === "ar" ? "rtl" : "ltr"), `dir ${s.dir}`);
-        assert(s.lang === { jp: "ja", zh: "zh-CN" }[lng] || s.lang === lng, `lang ${s.lang}`);
+        assert(s.lang === { jp: "ja", zh: "zh-Hans" }[lng] || s.lang === lng, `lang ${s.lang}`);
         assert(s.title && s.desc && s.og && s.tw, "metadata missing");
         if (lng !== "en") assert(s.nav[1] !== "Text to speech", `nav still English: ${s.nav}`);
         facts[`title_${lng}`] = s.title;

@@ -104,8 +104,9 @@
  */
 
 /**
- * A parsed answer: the HTTP status and the JSON body, whose shape each call names.
- * @typedef {{status: number, data: any}} Answer
+ * A parsed answer: the HTTP status, the JSON body, whose shape each call names, and the
+ * ETag, when the answer has one.
+ * @typedef {{status: number, data: any, etag: string}} Answer
  */
 
 /** An API failure: `code` is the stable error code, `status` the HTTP status (0: network). */
@@ -131,22 +132,22 @@ export class ApiError extends Error {
 const aborted = (err) => /** @type {{name?: unknown} | null | undefined} */ (err)?.name === "AbortError";
 
 /**
- * A same-origin JSON call: `body`, when given, is sent as JSON.
+ * A same-origin JSON call: `body`, when given, is sent as JSON; `ifMatch`, when given, is
+ * sent as If-Match (the version a change starts from).
  * @param {string} method
  * @param {string} path
  * @param {unknown} [body]
- * @param {CallOptions} [opts]
+ * @param {CallOptions & {ifMatch?: string}} [opts]
  * @returns {Promise<Answer>}
  */
-async function request(method, path, body, { signal } = {}) {
+async function request(method, path, body, { signal, ifMatch } = {}) {
+  /** @type {Record<string, string>} */
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (ifMatch) headers["If-Match"] = ifMatch;
   let res;
   try {
-    res = await fetch(path, {
-      method,
-      signal,
-      headers: body === undefined ? { Accept: "application/json" } : { Accept: "application/json", "Content-Type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    res = await fetch(path, { method, signal, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   } catch (err) {
     if (aborted(err)) throw err;
     throw new ApiError("network_error", 0);
@@ -157,21 +158,22 @@ async function request(method, path, body, { signal } = {}) {
   } catch {
     /* not JSON: handled by answer() */
   }
-  return answer(res.status, data);
+  return answer(res.status, data, res.headers?.get("ETag") || "");
 }
 
 /**
  * The parsed answer of a call, or the ApiError it stands for.
  * @param {number} status
  * @param {any} data the parsed body, null when it was not JSON
+ * @param {string} [etag]
  * @returns {Answer}
  */
-function answer(status, data) {
+function answer(status, data, etag = "") {
   const ok = status >= 200 && status < 300;
   if (!ok || !data || data.ok === false) {
     throw new ApiError(data?.error?.code || (ok ? "bad_response" : `http_${status}`), status, data);
   }
-  return { status, data };
+  return { status, data, etag };
 }
 
 /**
@@ -386,8 +388,10 @@ export async function previewTts(payload, { signal } = {}) {
  * @property {string} language
  * @property {number} duration the latest a cue may end, in ms
  * @property {string} format the format ordered
- * @property {Cue[]} original
+ * @property {Cue[]} original the cues as delivered
  * @property {Cue[] | null} edited the visitor's saved cues, null before a save
+ * @property {string} etag the version of the text (its ETag): a change names it, and is
+ *   refused (edit_conflict) when another came first
  */
 
 /** @param {string} token */
@@ -403,7 +407,7 @@ const prefetched = new Map();
  */
 export function prefetchTranscript(token) {
   if (!token || prefetched.has(token)) return;
-  const answer = request("GET", transcriptPath(token)).then((r) => r.data);
+  const answer = request("GET", transcriptPath(token)).then(editable);
   answer.catch(() => {}); // not unhandled: the editor that takes it handles its error
   prefetched.set(token, answer);
 }
@@ -421,25 +425,38 @@ export async function getTranscript(token, opts) {
     prefetched.delete(token);
     return early;
   }
-  return (await request("GET", transcriptPath(token), undefined, opts)).data;
+  return editable(await request("GET", transcriptPath(token), undefined, opts));
 }
 
 /**
- * Stores the visitor's cues; answers them as stored.
+ * The transcript of a GET's answer, with its version.
+ * @param {Answer} r
+ * @returns {EditableTranscript}
+ */
+const editable = (r) => ({ ...r.data, etag: r.etag });
+
+/**
+ * Stores the visitor's cues over version `etag` of the text; answers them as stored, with
+ * the new version. Rejects with edit_conflict when another change came first.
  * @param {string} token
  * @param {Cue[]} cues
+ * @param {string} etag
  * @param {CallOptions} [opts]
- * @returns {Promise<{edited: Cue[]}>}
+ * @returns {Promise<{edited: Cue[], etag: string}>}
  */
-export async function saveTranscript(token, cues, opts) {
-  return (await request("PUT", transcriptPath(token), { cues }, opts)).data;
+export async function saveTranscript(token, cues, etag, opts) {
+  const r = await request("PUT", transcriptPath(token), { cues }, { ...opts, ifMatch: etag });
+  return { edited: r.data.edited, etag: r.etag };
 }
 
 /**
- * Removes the visitor's edit: the link serves the original again.
+ * Removes the visitor's edit over version `etag`: the link serves the original again.
+ * Answers the new version.
  * @param {string} token
+ * @param {string} etag
  * @param {CallOptions} [opts]
+ * @returns {Promise<string>}
  */
-export async function revertTranscript(token, opts) {
-  await request("DELETE", transcriptPath(token), undefined, opts);
+export async function revertTranscript(token, etag, opts) {
+  return (await request("DELETE", transcriptPath(token), undefined, { ...opts, ifMatch: etag })).etag;
 }

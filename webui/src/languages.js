@@ -1,8 +1,8 @@
 import languages from "./languages.json";
 
 // The interface languages, read from languages.json, the one list the Go server reads too
-// (webui/embed.go, api/pages.go). `id` is the product's own code (spec: en, jp, es, ru, zh,
-// ar); `tag` is the BCP 47 tag for <html lang>, Intl and og:locale; `hreflang` is the
+// (webui/embed.go, providers/texts/languages.go). `id` is the product's own code (spec: en,
+// jp, es, ru, zh, ar); `tag` is the BCP 47 tag for <html lang>, Intl and og:locale; `hreflang` is the
 // language's code in addresses (/ja/tts) and in hreflang.
 /** @type {{id: string, tag: string, hreflang: string, og: string, name: string, rtl?: boolean}[]} */
 export const LANGUAGES = languages;

@@ -43,6 +43,16 @@ describe("layout", () => {
     await waitFor(() => expect(window.location.pathname).toBe("/sst"));
   });
 
+  it("tags Chinese zh-Hans, as the letters, the link page and the server's pages do", async () => {
+    window.history.replaceState(null, "", "/");
+    vi.stubGlobal("fetch", vi.fn(async () => json(200, CONFIG)));
+    render(<App />);
+    await act(async () => fireEvent.change(screen.getByTestId("language"), { target: { value: "zh" } }));
+    await waitFor(() => expect(document.documentElement.lang).toBe("zh-Hans"));
+    expect(screen.getByRole("option", { name: "简体中文" }).getAttribute("lang")).toBe("zh-Hans");
+    expect(document.querySelector('meta[property="og:locale"]').getAttribute("content")).toBe("zh_CN");
+  });
+
   it("leaves a closed service out of the menu, and the home page names what is offered now", async () => {
     window.history.replaceState(null, "", "/");
     const config = closed("vtt");

@@ -104,7 +104,8 @@ type Queue struct {
 	lease *lease
 	log   *slog.Logger
 	// stopBeat ends the heartbeat (Postgres); nil before Start or on SQLite.
-	stopBeat func()
+	stopBeat  func()
+	takeovers *takeovers
 }
 
 // New migrates River's tables and builds its client with workers that call h, on the
@@ -130,6 +131,7 @@ func New(ctx context.Context, cfg Config, db *sqldb.DB, h Handlers, log *slog.Lo
 	if err != nil {
 		return nil, err
 	}
+	q.takeovers = &takeovers{db: db, client: q.client, nodes: q.nodes, log: log}
 	if n, err := q.reclaimOrphans(ctx); err != nil {
 		return nil, err
 	} else if n > 0 {
@@ -186,11 +188,11 @@ func newRiverClient[TTx any](ctx context.Context, db *sqldb.DB, driver riverdriv
 func (q *Queue) Client() any { return q.client }
 
 // Start begins working jobs in the background until Stop. On Postgres the process first
-// makes the node's id its own (claimID) and beats, so that no other node judges its first
+// makes the node's id its own (takeovers.claimID) and beats, so that no other node judges its first
 // jobs orphans.
 func (q *Queue) Start(ctx context.Context) error {
 	if q.db.Dialect == sqldb.Postgres {
-		if err := q.claimID(ctx); err != nil {
+		if err := q.takeovers.claimID(ctx); err != nil {
 			return err
 		}
 		if err := q.nodes.beat(ctx); err != nil {
@@ -198,7 +200,7 @@ func (q *Queue) Start(ctx context.Context) error {
 		}
 		hbCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
-		go func() { defer close(done); q.nodes.heartbeat(hbCtx, q.log, q.takeOverDead) }()
+		go func() { defer close(done); q.nodes.heartbeat(hbCtx, q.log, q.takeovers.dead) }()
 		q.stopBeat = func() { cancel(); <-done }
 	}
 	if err := q.client.Start(ctx); err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -25,6 +26,14 @@ import (
 // errIDTaken is why a node stops: another live process beats under its id.
 var errIDTaken = errors.New("another live process beats under this node's id (NODE_ID must be unique)")
 
+// takeovers take over the jobs of dead nodes, and this node's id at its start.
+type takeovers struct {
+	db     *sqldb.DB
+	client riverClient
+	nodes  *nodeRows
+	log    *slog.Logger
+}
+
 // orphan is a running job of a dead node.
 type orphan struct {
 	id   int64
@@ -32,15 +41,15 @@ type orphan struct {
 	args []byte
 }
 
-// takeOverDead takes over the running jobs of nodes whose heartbeat is older than the
+// dead takes over the running jobs of nodes whose heartbeat is older than the
 // death timeout.
-func (q *Queue) takeOverDead(ctx context.Context) (int64, error) {
+func (q *takeovers) dead(ctx context.Context) (int64, error) {
 	_, deadAfter := q.nodes.timing()
 	return q.takeOver(ctx, deadNodesJobs, deadAfter.Milliseconds())
 }
 
 // takeOver takes over the running jobs the query selects (id, kind, args).
-func (q *Queue) takeOver(ctx context.Context, query string, args ...any) (int64, error) {
+func (q *takeovers) takeOver(ctx context.Context, query string, args ...any) (int64, error) {
 	orphans, err := sqldb.QueryAll(ctx, q.db, func(row sqldb.Scanner) (orphan, error) {
 		var o orphan
 		return o, row.Scan(&o.id, &o.kind, &o.args)
@@ -63,7 +72,7 @@ func (q *Queue) takeOver(ctx context.Context, query string, args ...any) (int64,
 
 // takeOverOne inserts an order's job again under its next takeover and completes the
 // dead node's row; any other job (the sweep) is made available again.
-func (q *Queue) takeOverOne(ctx context.Context, o orphan) (bool, error) {
+func (q *takeovers) takeOverOne(ctx context.Context, o orphan) (bool, error) {
 	var next river.JobArgs
 	var a orderJob
 	if o.kind == kindFulfil || o.kind == kindRefund {
@@ -92,7 +101,7 @@ func (q *Queue) takeOverOne(ctx context.Context, o orphan) (bool, error) {
 // start refused. A row that does not is this node's previous life (a crash, a kill): its
 // running jobs are taken over at once, not after the death timeout, and the row is this
 // boot's from now on.
-func (q *Queue) claimID(ctx context.Context) error {
+func (q *takeovers) claimID(ctx context.Context) error {
 	seen, err := q.nodes.seenAt(ctx)
 	if err != nil || seen < 0 {
 		return err

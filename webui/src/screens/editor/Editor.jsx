@@ -37,7 +37,7 @@ export default function Editor({ token }) {
   const { t, i18n } = useTranslation();
   const history = useHistory();
   const { hist, cues, cuesRef, change, undo, redo } = history;
-  const { data, loadError, notice, error, saving, unsaved, save, backToOriginal } = useSession(token, history, t);
+  const { data, loadError, notice, error, conflict, saving, unsaved, save, backToOriginal, loadNewer } = useSession(token, history, t);
   const { video, src, link, setLink, current, seekTo, onSeek, pickFile, playLink } = usePlayback(cuesRef, data);
   const [shiftSec, setShiftSec] = useState("0.5");
   const [find, setFind] = useState("");
@@ -209,6 +209,11 @@ export default function Editor({ token }) {
           {[notice && !(notice === "editor.saved" && unsaved) && t(notice), unsaved && t("editor.unsaved")].filter(Boolean).join(" ")}
         </p>
         <ErrorNote code={error} />
+        {conflict && (
+          <button type="button" onClick={loadNewer} data-testid="editor-load-newer">
+            {t("editor.loadNewer")}
+          </button>
+        )}
       </div>
       <ol className="editor-cues" aria-label={t("editor.cues")}>
         {cues.slice(0, shown).map((c, i) => (

@@ -8,7 +8,11 @@ const draftKey = (token) => `edit:${token}`;
 /**
  * The editor's session with the server for the link `token`: the transcript loaded (or the
  * draft kept in local storage restored over it), unsaved edits kept there until saved or
- * dropped, save and back-to-original, and what the page says about them.
+ * dropped, save and back-to-original, and what the page says about them. Each change names
+ * the version of the text it started from (its ETag); one refused because another tab or
+ * device changed the text first (edit_conflict) leaves the visitor's cues as they are, and
+ * `conflict` offers loadNewer, which brings the newer version in as one more step of the
+ * history, so that undo brings the visitor's back.
  * @param {string} token
  * @param {ReturnType<typeof import("./useHistory.js").useHistory>} history
  * @param {(key: string) => string} t
@@ -17,10 +21,12 @@ export function useSession(token, { cues, change, reset }, t) {
   const [data, setData] = useState(/** @type {import("../../api.js").EditableTranscript | null} */ (null));
   const [loadError, setLoadError] = useState("");
   const [base, setBase] = useState(/** @type {import("../../api.js").Cue[]} */ ([]));
+  const [etag, setEtag] = useState("");
   const [notice, setNotice] = useState("");
   const [error, setError] = useState("");
   const [saving, setSaving] = useState(false);
   const unsaved = data !== null && !C.sameCues(cues, base);
+  const conflict = error === "edit_conflict";
 
   useEffect(() => {
     const ctl = new AbortController();
@@ -31,6 +37,7 @@ export function useSession(token, { cues, change, reset }, t) {
         const restore = Array.isArray(draft?.cues) && !C.sameCues(draft.cues, saved);
         setData(d);
         setBase(saved);
+        setEtag(d.etag);
         reset(restore ? draft.cues : saved);
         setNotice(restore ? "editor.restored" : d.edited ? "editor.editedVersion" : "");
       },
@@ -54,7 +61,8 @@ export function useSession(token, { cues, change, reset }, t) {
     setError("");
     setNotice("");
     try {
-      const { edited } = await saveTranscript(token, C.forSaving(cues));
+      const { edited, etag: next } = await saveTranscript(token, C.forSaving(cues), etag);
+      setEtag(next);
       setBase(edited);
       change(() => (C.sameCues(edited, cues) ? cues : edited));
       remove(draftKey(token));
@@ -70,7 +78,7 @@ export function useSession(token, { cues, change, reset }, t) {
     if (!data || !window.confirm(t("editor.originalConfirm"))) return;
     setError("");
     try {
-      await revertTranscript(token);
+      setEtag(await revertTranscript(token, etag));
       remove(draftKey(token));
       setBase(data.original);
       reset(data.original);
@@ -80,5 +88,21 @@ export function useSession(token, { cues, change, reset }, t) {
     }
   };
 
-  return { data, loadError, notice, error, saving, unsaved, save, backToOriginal };
+  const loadNewer = async () => {
+    setError("");
+    setNotice("");
+    try {
+      const d = await getTranscript(token);
+      const saved = d.edited || d.original;
+      setData(d);
+      setBase(saved);
+      setEtag(d.etag);
+      change(() => saved);
+      setNotice("editor.newerLoaded");
+    } catch (err) {
+      setError(err.code || "internal");
+    }
+  };
+
+  return { data, loadError, notice, error, conflict, saving, unsaved, save, backToOriginal, loadNewer };
 }

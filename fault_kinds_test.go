@@ -39,8 +39,12 @@ func (fc *faultCluster) frozenAt(t *testing.T, s *schedule) {
 					}
 				}
 			})
-			// Its letter's fate is unknown to the winner: at most one, the operator's to resend.
-			s.letters = func(n int) bool { return n <= 1 }
+			// Its letter's fate is unknown to the winner: at most one; none only while its
+			// claim stays taken (the fate unknown: the operator's Resend), since a claim given
+			// back says it certainly was not sent, and a done order's letter then never is.
+			s.letters = func(n int) bool {
+				return n == 1 || n == 0 && fc.one(`SELECT (mail_claimed_at <> 0)::text FROM orders WHERE id = $1`, id) == "true"
+			}
 			return
 		}
 		s.fig.addNote("frozen at " + strings.TrimPrefix(step, id+" "))
@@ -62,7 +66,13 @@ func (fc *faultCluster) frozenAt(t *testing.T, s *schedule) {
 	}
 	s.faultAt = time.Now()
 	s.doneAt = fc.waitDone(t, s.id, 120*time.Second)
-	time.Sleep(time.Duration(s.rng.IntN(1500)) * time.Millisecond)
+	hold := time.Duration(s.rng.IntN(1500)) * time.Millisecond
+	if s.kind == "freeze@letter" && (s.seed-1)/uint64(len(faultKinds))%2 == 1 {
+		// Past the node's SMTP timeout: resumed, its session has lapsed before the data.
+		hold = smtpTimeout + time.Second
+		s.fig.addNote("held past the SMTP timeout")
+	}
+	time.Sleep(hold)
 	fc.resume(s.victim)
 	s.resumedAt = time.Now()
 }

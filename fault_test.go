@@ -494,7 +494,8 @@ func (fc *faultCluster) check(t *testing.T, s *schedule, served string, before [
 	}
 	n := fc.letters(id)
 	if !allowed(n) {
-		t.Errorf("order %s: %d letters", id, n)
+		t.Errorf("order %s (%s): %d letters; %s", id, strings.TrimSpace(status), n, fc.one(`SELECT 'letter claimed '
+			|| (mail_claimed_at <> 0)::text || ', recorded as sent ' || (mailed_at <> 0)::text FROM orders WHERE id = $1`, id))
 	}
 	if n == 0 {
 		s.fig.addNote("no letter: " + fc.one(`SELECT 'mail claimed ' || (mail_claimed_at <> 0)::text || ', mailed ' || (mailed_at <> 0)::text

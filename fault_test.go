@@ -48,8 +48,9 @@ import (
 //
 // A checker then holds the order to what "exactly once" promises (check):
 //
-//   - one letter (the delivery's, or the refund's), never two; at most one where the node
-//     froze holding the letter's claim before sending (its fate is the operator's);
+//   - one letter (the delivery's, or the refund's), never two; where the node froze holding
+//     the letter's claim before sending, none only while that claim stays taken (its fate
+//     unknown, the operator's Resend);
 //   - one charge, and one refund exactly when the order was refunded, with its reason;
 //   - every River job of the order completed: none left running, retryable or cancelled
 //     on the winner's row; its runs within the attempt limit unless given up;

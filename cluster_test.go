@@ -30,7 +30,8 @@ type cluster struct {
 	minio  testkit.MinIOServer
 	bucket string
 	smtp   *testkit.SMTPServer
-	env    map[string]string
+	env    map[string]string // {NODE_ID} in a value stands for each node's id
+	prefix string            // shell words before the node's command (startProcessAt)
 	nodes  []*clusterNode
 }
 
@@ -47,15 +48,23 @@ const clusterBucket = "parla-cluster"
 func startCluster(t testing.TB, n int, extra map[string]string) *cluster {
 	t.Helper()
 	requireMediaTools(t)
-	return startClusterOn(t, testkit.StartPostgres(t), n, extra)
+	return startClusterOn(t, testkit.StartPostgres(t), n, clusterSetup{env: extra})
+}
+
+// clusterSetup is what a cluster's nodes get besides the defaults: env added to their
+// environment, prefix before their command (startProcessAt), smtp the SMTP server's options.
+type clusterSetup struct {
+	env    map[string]string
+	prefix string
+	smtp   []testkit.SMTPOption
 }
 
 // startClusterOn starts n nodes on a new database of pg (which the caller may restart), a
-// new MinIO and SMTP server and the fake OpenAI, with extra added to their environment.
-func startClusterOn(t testing.TB, pg *testkit.PostgresServer, n int, extra map[string]string) *cluster {
+// new MinIO and SMTP server and the fake OpenAI, set up as setup says.
+func startClusterOn(t testing.TB, pg *testkit.PostgresServer, n int, setup clusterSetup) *cluster {
 	t.Helper()
 	c := &cluster{t: t, dbURL: pg.NewDatabase(t), minio: testkit.StartMinIO(t), bucket: clusterBucket,
-		smtp: testkit.StartSMTP(t)}
+		smtp: testkit.StartSMTP(t, setup.smtp...), prefix: setup.prefix}
 	c.env = startFakeOpenAI(t).env()
 	for k, v := range map[string]string{
 		"DATABASE_URL": c.dbURL, "STORAGE": "minio", "MINIO_ENDPOINT": c.minio.Endpoint,
@@ -64,7 +73,7 @@ func startClusterOn(t testing.TB, pg *testkit.PostgresServer, n int, extra map[s
 	} {
 		c.env[k] = v
 	}
-	for k, v := range extra {
+	for k, v := range setup.env {
 		c.env[k] = v
 	}
 	addrs := make([]string, n)
@@ -85,9 +94,9 @@ func (c *cluster) start(node *clusterNode) {
 	c.t.Helper()
 	env := map[string]string{"NODE_ID": node.id, "DATA_DIR": node.data}
 	for k, v := range c.env {
-		env[k] = v
+		env[k] = strings.ReplaceAll(v, "{NODE_ID}", node.id)
 	}
-	node.base, node.cmd = startProcessAt(c.t, node.addr, "", env)
+	node.base, node.cmd = startProcessAt(c.t, node.addr, c.prefix, env)
 }
 
 // harness of one node, for the e2e helpers.

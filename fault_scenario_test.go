@@ -62,21 +62,19 @@ func (fc *faultCluster) frozenFor75s(t *testing.T, variant string) scenarioFigur
 	sid, payURL := h.checkout(ttsOrder(longText(25_000), "nova", "mp3", 1, "frozen-"+variant+"@example.com", "en"))
 	h.wantStatus(h.do("POST", c.on(0, payURL)+"/pay", "", nil, nil), 303)
 	id := fc.one(`SELECT id FROM orders WHERE session_id = $1`, sid)
-	victim := fc.runnerOf(t, id)
+	victim := fc.runnerOf(t, id, fc.engineBusy)
 	other := 1 - victim
 	node := c.nodes[victim]
 	time.Sleep(time.Second) // mid-job: espeak-ng and ffmpeg at work
 
 	frozenAt := time.Now()
-	node.cmd.Process.Signal(syscall.SIGSTOP)
+	fc.freezeNode(victim)
 	switch variant {
 	case "freeze+other-restart":
 		time.Sleep(3 * time.Second)
 		c.nodes[other].cmd.Process.Signal(syscall.SIGTERM)
 		c.nodes[other].cmd.Wait()
-		c.t = fc.top // the restarted node lives as long as the suite
-		c.start(c.nodes[other])
-		c.t = t
+		fc.restart(t, other)
 	case "freeze+postgres-restart":
 		time.Sleep(3 * time.Second)
 		fc.pg.Down()
@@ -92,19 +90,19 @@ func (fc *faultCluster) frozenFor75s(t *testing.T, variant string) scenarioFigur
 	token := fc.one(`SELECT COALESCE(link_token, '') FROM orders WHERE id = $1`, id)
 	fc.deleteNow(t, other, id)
 	time.Sleep(time.Until(frozenAt.Add(75 * time.Second)))
-	node.cmd.Process.Signal(syscall.SIGCONT)
+	fc.resume(victim)
 	resumedAt := time.Now()
 	time.Sleep(15 * time.Second) // the resumed node tries whatever it would
 	fc.checkScenario(t, id, token, resumedAt, node.id, &fig)
 	return fig
 }
 
-// takenOverAt is when the order's job was last attempted (the takeover, once delivered by
-// the other node); the database's clock is this machine's.
+// takenOverAt is when the order's last job (a takeover inserts it again) was attempted:
+// the takeover, once delivered by the other node; the database's clock is this machine's.
 func (fc *faultCluster) takenOverAt(id string) time.Time {
 	var ms int64
 	fmt.Sscan(fc.one(`SELECT (extract(epoch from attempted_at) * 1000)::bigint::text FROM river_job
-		WHERE kind = 'fulfil' AND args->>'order_id' = $1`, id), &ms)
+		WHERE kind = 'fulfil' AND args->>'order_id' = $1 ORDER BY id DESC LIMIT 1`, id), &ms)
 	return time.UnixMilli(ms)
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,40 +24,68 @@ import (
 	"parla/providers/testkit"
 )
 
-// The fault suite: nodes of a cluster (real processes on Postgres + MinIO) under seeded
-// schedules of faults, as Jepsen or FoundationDB's simulation do it at our size. Each
-// schedule places one small text-to-speech order and, while it is produced, freezes the
-// node running it past the death timeout (SIGSTOP … SIGCONT), or kills it (-9) and restarts
-// it, sometimes restarting Postgres meanwhile, and sometimes presses "Delete now" as soon as
-// the other node delivered, while the frozen one is still out. A checker then holds the
-// order to what "exactly once" promises:
+// The fault suite: nodes of a cluster (real processes on Postgres + MinIO, each leading
+// its own process group with its engine processes) under seeded schedules of faults, as
+// Jepsen or FoundationDB's simulation do it at our size. Each schedule places one small
+// text-to-speech order and plays one kind of fault on it (faultKinds; the seed chooses the
+// kind and the timings):
 //
-//   - one letter (the delivery's, or the refund's with its reason), never two;
-//   - one charge, or one refund with its reason;
+//   - freeze the node running it, engines and all (SIGSTOP to its process group), past the
+//     death timeout and until the other node delivered; the same with "Delete now" pressed
+//     meanwhile, or with Postgres restarted meanwhile; or resumed while the other node is
+//     still producing (its first letter then meets a 451);
+//   - freeze it at a chosen point: at an engine process's start (past the gate), at the
+//     letter (claimed, nothing sent), after the letter was sent and before it is recorded,
+//     or at another fulfilment step (PARLA_TEST_FREEZE_FILE, main_test.go);
+//   - kill it (-9, its engines too) and restart it after the death timeout, or 0.5 s later
+//     under the same NODE_ID with the other node frozen meanwhile (delivered within 90 s);
+//   - an SMTP server that confirms the letter's data later than the node waits, or hangs up
+//     after it;
+//   - a poison order whose engine kills its node each time (FULFIL_MAX_ATTEMPTS=3): given
+//     up and refunded, the nodes brought back up each time as a supervisor would;
+//   - an OpenAI-compatible speech server (a stand-in, one address per node) with the node
+//     frozen between its calls.
+//
+// A checker then holds the order to what "exactly once" promises (check):
+//
+//   - one letter (the delivery's, or the refund's), never two; where the node froze holding
+//     the letter's claim before sending, none only while that claim stays taken (its fate
+//     unknown, the operator's Resend);
+//   - one charge, and one refund exactly when the order was refunded, with its reason;
+//   - every River job of the order completed: none left running, retryable or cancelled
+//     on the winner's row; its runs within the attempt limit unless given up;
 //   - the delivered bytes never replaced (the served key and its bytes, at delivery and at
 //     the end);
 //   - a deleted result never readable again (the link page 404/410, no object left);
-//   - no engine process started by a node after it lost the order (its lease lapsed): at
-//     most one espeak-ng and one ffmpeg that were about to start.
+//   - no engine process or call started by a node after it lost the order: at most the
+//     ones about to start;
+//   - of the visitor's transcript saves (fault_edits_test.go), none lost: the one served
+//     was sent after every other accepted save was answered.
 //
-// The heartbeat and the death timeout are short (NODE_HEARTBEAT, NODE_DEAD_AFTER) so ten
+// The heartbeat and the death timeout are short (NODE_HEARTBEAT, NODE_DEAD_AFTER) so the
 // schedules fit in CI's minutes. A failure names its seed; PARLA_FAULT_SEED=n replays
 // that one schedule. Engine processes are traced by wrappers on PATH (the real espeak-ng
 // and ffmpeg, run after a short delay that stretches the job over the faults).
 //
-//	go test -count=1 -run TestFaultSchedules -v .                   # ten seeded schedules
-//	PARLA_FAULT_SEED=7 go test -count=1 -run TestFaultSchedules -v . # replay one
+//	go test -count=1 -run TestFaultSchedules -v .                    # the seeded schedules
+//	PARLA_FAULT_SEED=7 go test -count=1 -run TestFaultSchedules -v . # replay one (or 7,21: some)
 func TestFaultSchedules(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the fault suite runs real nodes for minutes")
 	}
-	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
-	if s := os.Getenv("PARLA_FAULT_SEED"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("PARLA_FAULT_SEED=%q: %v", s, err)
+	var seeds []uint64
+	for s := range uint64(faultSchedules) {
+		seeds = append(seeds, s+1)
+	}
+	if list := os.Getenv("PARLA_FAULT_SEED"); list != "" {
+		seeds = nil
+		for _, s := range strings.Split(list, ",") {
+			n, err := strconv.ParseUint(s, 10, 64)
+			if err != nil {
+				t.Fatalf("PARLA_FAULT_SEED=%q: %v", list, err)
+			}
+			seeds = append(seeds, n)
 		}
-		seeds = []uint64{n}
 	}
 	requireMediaTools(t)
 	fc := startFaultCluster(t, map[string]string{
@@ -65,7 +94,9 @@ func TestFaultSchedules(t *testing.T) {
 	var figures []faultFigures
 	for _, seed := range seeds {
 		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			started := time.Now()
 			fig := fc.run(t, seed)
+			fig.took = time.Since(started)
 			figures = append(figures, fig)
 			t.Logf("seed %d: %s", seed, fig)
 		})
@@ -77,50 +108,93 @@ func TestFaultSchedules(t *testing.T) {
 }
 
 // The suite's timing: beats every 250 ms, dead after 1.5 s; each engine process waits
-// engineDelay first, so a small order's job lasts several seconds.
+// engineDelay first, so a small order's job lasts several seconds. A node waits
+// smtpTimeout for each answer of the SMTP server; the attempt limit is faultMaxAttempts.
 const (
-	faultHeartbeat = 250 * time.Millisecond
-	faultDeadAfter = 1500 * time.Millisecond
-	engineDelay    = "0.4"
+	faultHeartbeat   = 250 * time.Millisecond
+	faultDeadAfter   = 1500 * time.Millisecond
+	engineDelay      = "0.4"
+	smtpTimeout      = 3 * time.Second
+	faultMaxAttempts = 3
+	faultSchedules   = 28 // seeds 1…28: each kind twice
 )
 
-// faultCluster is a cluster whose Postgres the suite may restart and whose engine
-// processes are traced.
-type faultCluster struct {
-	*cluster
-	pg    *testkit.PostgresServer
-	trace string
-	top   testing.TB // the suite's test: a restarted node lives as long as it
+// faultKinds are the kinds of fault a schedule plays; seed n plays kind (n-1) mod len.
+var faultKinds = []string{
+	"freeze", "freeze+delete", "kill-restart", "freeze+postgres-restart", "resume-mid-winner",
+	"freeze@gate", "freeze@letter", "freeze@sent", "freeze@step", "smtp-late", "smtp-hangup",
+	"poison", "same-id-restart", "openai-freeze",
 }
 
-// startFaultCluster starts two nodes whose engine processes are traced, with timing (the
-// NODE_HEARTBEAT and NODE_DEAD_AFTER env; none: the defaults, 2 s and 10 s).
+// faultCluster is a cluster whose Postgres the suite may restart, whose engine processes
+// are traced and whose speech server (for Spanish) is an OpenAI-compatible stand-in.
+type faultCluster struct {
+	*cluster
+	pg     *testkit.PostgresServer
+	trace  string
+	freeze string // the file that arms a freeze (PARLA_TEST_FREEZE_FILE)
+	speech *speechRelay
+	top    testing.TB // the suite's test: a restarted node lives as long as it
+}
+
+// startFaultCluster starts two nodes whose engine processes are traced, each leading its
+// own process group, with timing (the NODE_HEARTBEAT and NODE_DEAD_AFTER env; none: the
+// defaults, 2 s and 10 s).
 func startFaultCluster(t *testing.T, timing map[string]string) *faultCluster {
 	t.Helper()
 	dir := t.TempDir()
-	trace := filepath.Join(dir, "engines.trace")
+	fc := &faultCluster{trace: filepath.Join(dir, "engines.trace"), freeze: filepath.Join(dir, "freeze"), top: t}
 	bin := filepath.Join(dir, "bin")
+	fc.engineWrappers(t, bin)
+	fc.pg = testkit.StartPostgres(t)
+	fc.speech = startSpeechRelay(t)
+	env := map[string]string{"WORKERS": "1", "PATH": bin + ":" + os.Getenv("PATH"),
+		"FULFIL_MAX_ATTEMPTS": strconv.Itoa(faultMaxAttempts), "PARLA_TEST_FREEZE_FILE": fc.freeze}
+	for k, v := range fc.speech.env() {
+		env[k] = v
+	}
+	for k, v := range timing {
+		env[k] = v
+	}
+	// setsid: the node leads a process group of its own, which its engines join, so
+	// that a freeze or a kill takes them all, as it would a container.
+	fc.cluster = startClusterOn(t, fc.pg, 2, clusterSetup{env: env, prefix: `exec setsid "$0" #`,
+		smtp: []testkit.SMTPOption{testkit.SMTPClientTimeout(smtpTimeout)}})
+	return fc
+}
+
+// engineWrappers writes espeak-ng and ffmpeg wrappers into bin: each waits engineDelay,
+// freezes its node's process group when the freeze file says "gate" (it is past the
+// gate, about to run; stopped again after a stray SIGCONT until the suite resumes it, as
+// freezeAt), kills it (-9) when its input holds poisonMark (espeak-ng reads
+// its text on standard input), runs the real engine and traces it.
+func (fc *faultCluster) engineWrappers(t *testing.T, bin string) {
+	t.Helper()
 	os.MkdirAll(bin, 0o755)
 	for _, name := range []string{"espeak-ng", "ffmpeg"} {
 		real, err := exec.LookPath(name)
 		if err != nil {
 			t.Skipf("%s: %v", name, err)
 		}
+		run := fmt.Sprintf("%q \"$@\"", real)
+		if name == "espeak-ng" {
+			run = fmt.Sprintf("input=$(cat)\ncase \"$input\" in *%s*) kill -KILL -$PPID; exit 137;; esac\n"+
+				"printf '%%s' \"$input\" | %q \"$@\"", poisonMark, real)
+		}
 		// One line per process, written when it ends: node, engine, start and end (ns).
-		script := fmt.Sprintf("#!/bin/sh\nstart=$(date +%%s%%N)\nsleep %s\n%q \"$@\"\nrc=$?\n"+
-			"echo \"$NODE_ID %s $start $(date +%%s%%N)\" >> %q\nexit $rc\n", engineDelay, real, name, trace)
+		script := fmt.Sprintf("#!/bin/sh\nstart=$(date +%%s%%N)\nsleep %s\n"+
+			"if [ \"$(cat %q 2>/dev/null)\" = gate ] && mv %q %q.taken 2>/dev/null; then\n"+
+			"  while [ -e %q.taken ]; do kill -STOP -$PPID; sleep 0.01; done\nfi\n"+
+			"%s\nrc=$?\necho \"$NODE_ID %s $start $(date +%%s%%N)\" >> %q\nexit $rc\n",
+			engineDelay, fc.freeze, fc.freeze, fc.freeze, fc.freeze, run, name, fc.trace)
 		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	pg := testkit.StartPostgres(t)
-	env := map[string]string{"WORKERS": "1", "TTS_ENGINE": "espeak", "PATH": bin + ":" + os.Getenv("PATH")}
-	for k, v := range timing {
-		env[k] = v
-	}
-	c := startClusterOn(t, pg, 2, env)
-	return &faultCluster{cluster: c, pg: pg, trace: trace, top: t}
 }
+
+// poisonMark in an order's text makes the espeak-ng wrapper kill the node reading it.
+const poisonMark = "POISON-PILL"
 
 // faultFigures are what one schedule measured.
 type faultFigures struct {
@@ -129,127 +203,308 @@ type faultFigures struct {
 	takenOver     bool          // the order was delivered by the other node
 	deathToDone   time.Duration // from the fault to the order done (0: no takeover)
 	wastedEngine  time.Duration // engine time of the node that lost the order
-	lateProcesses int           // processes it started after it was resumed
+	lateProcesses int           // processes (or speech calls) it started after it was resumed
+	note          string        // what the kind adds (crashes, letters, which save won)
+	took          time.Duration // the schedule's wall time
+}
+
+// addNote adds to what the kind saw.
+func (f *faultFigures) addNote(note string) {
+	if note != "" && f.note != "" {
+		f.note += "; "
+	}
+	f.note += note
 }
 
 func (f faultFigures) String() string {
+	s := fmt.Sprintf("%s (%s): ", f.kind, f.took.Round(100*time.Millisecond))
 	if !f.takenOver {
-		return fmt.Sprintf("%s: the job ended before the fault took hold (no takeover), %s after it", f.kind,
-			f.deathToDone.Round(10*time.Millisecond))
+		s += fmt.Sprintf("no takeover, done %s after the fault", f.deathToDone.Round(10*time.Millisecond))
+	} else {
+		s += fmt.Sprintf("taken over; fault to delivery %s, engine time wasted %s, processes started after resuming %d",
+			f.deathToDone.Round(10*time.Millisecond), f.wastedEngine.Round(10*time.Millisecond), f.lateProcesses)
 	}
-	return fmt.Sprintf("%s: taken over; death to delivery %s, engine time wasted %s, processes started after resuming %d",
-		f.kind, f.deathToDone.Round(10*time.Millisecond), f.wastedEngine.Round(10*time.Millisecond), f.lateProcesses)
+	if f.note != "" {
+		s += "; " + f.note
+	}
+	return s
+}
+
+// schedule is one schedule's order and what its fault did.
+type schedule struct {
+	seed      uint64
+	rng       *rand.Rand
+	kind      string
+	id        string           // the order
+	victim    int              // the node the fault hit, -1: none
+	edits     *scheduleEdits   // the visitor's transcript saves, nil when the kind makes none
+	faultAt   time.Time        // when the fault hit
+	doneAt    time.Time        // when the order was done (zero: not waited for by the fault)
+	resumedAt time.Time        // when the victim ran again (zero: it was killed, or not hit)
+	letters   func(n int) bool // the letters the kind allows (nil: exactly one)
+	fig       faultFigures
 }
 
 // run plays the schedule of seed and checks its order.
 func (fc *faultCluster) run(t *testing.T, seed uint64) faultFigures {
-	rng := rand.New(rand.NewPCG(seed, 29))
 	c := fc.cluster
 	c.t = t
-	kinds := []string{"freeze", "freeze+delete", "kill-restart", "freeze+postgres-restart"}
-	fig := faultFigures{seed: seed, kind: kinds[rng.IntN(len(kinds))]}
-	edits := fc.transcriptToEdit(t, seed)
-	entry := rng.IntN(len(c.nodes))
-	h := c.at(entry)
-	text := strings.Repeat(fmt.Sprintf("Schedule %d says a few words, then a few more. ", seed), 90+rng.IntN(30)) // 4,700–6,300 characters: three or four espeak-ng pieces
-	sid, payURL := h.checkout(ttsOrder(text, "nova", "mp3", 1, fmt.Sprintf("fault-%d@example.com", seed), "en"))
-	h.wantStatus(h.do("POST", c.on(entry, payURL)+"/pay", "", nil, nil), 303)
-	id := fc.one(`SELECT id FROM orders WHERE session_id = $1`, sid)
-	victim := fc.runnerOf(t, id)
-	time.Sleep(time.Duration(rng.IntN(800)) * time.Millisecond) // somewhere mid-job
-	node := c.nodes[victim]
-	faultAt := time.Now()
-	doneAt, resumedAt := fc.fault(t, rng, fig.kind, victim, id, edits)
-	if doneAt.IsZero() {
-		doneAt = fc.waitDone(t, id, 120*time.Second)
+	s := &schedule{seed: seed, rng: rand.New(rand.NewPCG(seed, 29)), kind: faultKinds[(seed-1)%uint64(len(faultKinds))], victim: -1}
+	s.fig = faultFigures{seed: seed, kind: s.kind}
+	defer fc.reset()
+	switch s.kind {
+	case "freeze", "freeze+delete", "kill-restart", "freeze+postgres-restart", "resume-mid-winner":
+		s.edits = fc.transcriptToEdit(t, seed)
 	}
-	fig.deathToDone = doneAt.Sub(faultAt)
-	fig.takenOver = fc.one(`SELECT claimed_by FROM orders WHERE id = $1`, id) != node.id
-	served := fc.one(`SELECT result_key FROM orders WHERE id = $1`, id)
+	fc.resetTrace()
+	switch s.kind {
+	case "poison":
+		fc.poison(t, s)
+	case "smtp-late", "smtp-hangup":
+		fc.slowSMTP(t, s)
+	case "openai-freeze":
+		fc.openAIFreeze(t, s)
+	case "freeze@letter", "freeze@sent", "freeze@step", "freeze@gate":
+		fc.frozenAt(t, s)
+	case "same-id-restart":
+		fc.sameIDRestart(t, s)
+	default:
+		s.id = fc.place(t, s, "")
+		s.victim = fc.runnerOf(t, s.id, fc.engineBusy)
+		time.Sleep(time.Duration(s.rng.IntN(800)) * time.Millisecond) // somewhere mid-job
+		fc.fault(t, s)
+	}
+	return fc.settle(t, s)
+}
+
+// place orders a text-to-speech of a few thousand characters and pays it: English
+// (espeak-ng's three or four pieces) after extra, or Spanish when extra is "es" (the
+// OpenAI-compatible stand-in's five or six calls); it returns the order's id.
+func (fc *faultCluster) place(t *testing.T, s *schedule, extra string) string {
+	return fc.placeArmed(t, s, extra, nil)
+}
+
+// placeArmed is place calling arm (when not nil) with the order's id before paying.
+func (fc *faultCluster) placeArmed(t *testing.T, s *schedule, extra string, arm func(id string)) string {
+	t.Helper()
+	c := fc.cluster
+	entry := s.rng.IntN(len(c.nodes))
+	h := c.at(entry)
+	text := strings.Repeat(fmt.Sprintf("Schedule %d says a few words, then a few more. ", s.seed), 90+s.rng.IntN(30)) // 4,700–6,300 characters
+	if extra == "es" {
+		text = strings.Repeat(spanishParagraph, 180+s.rng.IntN(60)) // 16,700–22,200 characters: five or six calls
+	} else {
+		text = extra + text
+	}
+	sid, payURL := h.checkout(ttsOrder(text, "nova", "mp3", 1, fmt.Sprintf("fault-%d@example.com", s.seed), "en"))
+	id := fc.one(`SELECT id FROM orders WHERE session_id = $1`, sid)
+	if arm != nil {
+		arm(id)
+	}
+	h.wantStatus(h.do("POST", c.on(entry, payURL)+"/pay", "", nil, nil), 303)
+	return id
+}
+
+// settle waits for the order's end, gives a resumed node time to try everything it would,
+// checks the order and returns the schedule's figures.
+func (fc *faultCluster) settle(t *testing.T, s *schedule) faultFigures {
+	if s.doneAt.IsZero() {
+		s.doneAt = fc.waitDone(t, s.id, 120*time.Second)
+	}
+	s.fig.deathToDone = s.doneAt.Sub(s.faultAt)
+	var node *clusterNode
+	if s.victim >= 0 {
+		node = fc.nodes[s.victim]
+		s.fig.takenOver = fc.one(`SELECT claimed_by FROM orders WHERE id = $1`, s.id) != node.id
+	}
+	served := fc.one(`SELECT result_key FROM orders WHERE id = $1`, s.id)
 	var before [32]byte
 	if served != "" {
 		before = fc.digest(t, served)
 	}
-	edits.wg.Wait()
-	// Give the resumed node time to try everything it would.
-	time.Sleep(3 * faultDeadAfter)
-	fc.check(t, id, fig.kind, served, before)
-	fc.checkEdits(t, edits, fig.kind == "freeze+delete")
+	if s.edits != nil {
+		s.edits.wg.Wait()
+	}
+	if !s.resumedAt.IsZero() {
+		time.Sleep(2 * faultDeadAfter) // the resumed node tries everything it would
+	}
+	fc.check(t, s, served, before)
+	if s.edits != nil {
+		s.fig.addNote(fc.checkEdits(t, s.edits, s.kind == "freeze+delete"))
+	}
 	// The node that lost the order started nothing after it came back (at most one
 	// process of each engine that was about to start).
-	if fig.kind != "kill-restart" {
-		late := fc.processesOf(node.id, resumedAt)
-		fig.lateProcesses = late
-		if late > 2 {
-			t.Errorf("order %s: node %s started %d engine processes after it was resumed", id, node.id, late)
+	if node != nil && !s.resumedAt.IsZero() {
+		late, most := fc.processesOf(node.id, s.resumedAt), 2 // an espeak-ng and an ffmpeg about to start
+		if s.kind == "openai-freeze" {
+			late, most = fc.speech.callsOf(node.id, s.resumedAt), 1 // a call about to be made
+		}
+		s.fig.lateProcesses = late
+		if late > most {
+			t.Errorf("order %s: node %s started %d engine processes or calls after it was resumed, want at most %d", s.id, node.id, late, most)
 		}
 	}
-	fig.wastedEngine = fc.engineTime(node.id)
-	fc.resetTrace()
-	return fig
+	if node != nil {
+		s.fig.wastedEngine = fc.engineTime(node.id)
+	}
+	return s.fig
 }
 
-// fault plays the schedule's fault (kind) on the node running the order, victim, and saves
+// reset brings the cluster back to its usual self after a schedule: the SMTP server
+// behaving, no freeze armed, every node running and up.
+func (fc *faultCluster) reset() {
+	fc.smtp.Calm()
+	os.Remove(fc.freeze)
+	for i, n := range fc.nodes {
+		if fc.dead(i) {
+			n.cmd.Wait()
+			fc.restart(fc.top, i)
+		}
+		fc.resume(i)
+	}
+	fc.resetTrace()
+}
+
+// fault plays the schedule's fault on the node running the order (s.victim), and saves
 // the visitor's edit at the worst moments: on the frozen node (the request waits in its
 // socket and is handled when it resumes) and on the other node, racing the takeover; with
-// "Delete now", a burst of saves racing it. It returns when the other node delivered
-// (zero after a kill: not waited for) and when the victim runs again.
-func (fc *faultCluster) fault(t *testing.T, rng *rand.Rand, kind string, victim int, id string, e *scheduleEdits) (doneAt, resumedAt time.Time) {
-	c := fc.cluster
-	node, other := c.nodes[victim], 1-victim
-	if kind == "kill-restart" {
-		node.cmd.Process.Signal(syscall.SIGKILL)
-		node.cmd.Wait()
+// "Delete now", a burst of saves racing it. It records when the other node delivered
+// (not waited for after a kill) and when the victim runs again.
+func (fc *faultCluster) fault(t *testing.T, s *schedule) {
+	rng, e := s.rng, s.edits
+	victim, other := s.victim, 1-s.victim
+	s.faultAt = time.Now()
+	if s.kind == "kill-restart" {
+		fc.kill(s.victim)
 		fc.save(e, other)
 		time.Sleep(faultDeadAfter + time.Duration(rng.IntN(1000))*time.Millisecond)
-		c.t = fc.top // a restarted node lives as long as the suite
-		c.start(node)
-		c.t = t
-		return time.Time{}, time.Now()
+		fc.restart(t, s.victim)
+		return
 	}
-	node.cmd.Process.Signal(syscall.SIGSTOP)
+	fc.freezeNode(victim)
 	fc.save(e, victim)
 	fc.save(e, other)
-	if kind == "freeze+postgres-restart" {
+	switch s.kind {
+	case "freeze+postgres-restart":
 		time.Sleep(time.Duration(rng.IntN(500)) * time.Millisecond)
 		fc.pg.Down()
 		time.Sleep(time.Duration(200+rng.IntN(800)) * time.Millisecond)
 		fc.pg.Up(t)
+	case "resume-mid-winner":
+		fc.resumeMidWinner(t, s)
+		return
 	}
 	// Frozen until the other node delivered, and longer: as a long GC pause would.
-	doneAt = fc.waitDone(t, id, 120*time.Second)
-	if kind == "freeze+delete" {
-		fc.deleteNow(t, other, id)
+	s.doneAt = fc.waitDone(t, s.id, 120*time.Second)
+	if s.kind == "freeze+delete" {
+		fc.deleteNow(t, other, s.id)
 		// Saves 3 ms apart from before the delete to after it: some record their edit
 		// just before the mark and write the file just after the delete listed the files.
 		deleteAt := 10 + rng.IntN(40)
+		// Each over whichever came before (If-Match: *): the deletion is what is checked.
 		for i := range 20 {
-			fc.saveAfter(e, other, time.Duration(i*3)*time.Millisecond)
+			fc.saveAfter(e, other, time.Duration(i*3)*time.Millisecond, "*")
 		}
 		time.Sleep(time.Duration(deleteAt) * time.Millisecond)
 		fc.deleteLink(t, other, e.page)
 	}
 	time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)
-	node.cmd.Process.Signal(syscall.SIGCONT)
-	return doneAt, time.Now()
+	fc.resume(victim)
+	s.resumedAt = time.Now()
+}
+
+// resumeMidWinner resumes the frozen victim while the other node, having taken the order
+// over, is still producing it, and has the SMTP server refuse the next letter once (451),
+// as a blip would: the winner must retry it on its own job, whatever the loser's outcome.
+func (fc *faultCluster) resumeMidWinner(t *testing.T, s *schedule) {
+	other := fc.nodes[1-s.victim].id
+	if !testkit.WaitFor(60*time.Second, func() bool {
+		return fc.one(`SELECT claimed_by FROM orders WHERE id = $1`, s.id) == other && fc.processesOf(other, s.faultAt) > 0
+	}) {
+		t.Fatalf("order %s: %s did not take it over and start producing", s.id, other)
+	}
+	fc.smtp.Script(testkit.SMTPRefuseRcpt)
+	status := fc.one(`SELECT status FROM orders WHERE id = $1`, s.id)
+	fc.resume(s.victim)
+	s.resumedAt = time.Now()
+	s.fig.addNote("resumed while the winner's order was " + status)
+	if status != "processing" {
+		t.Errorf("order %s was %s when the loser was resumed: the winner was not producing any more (a larger text?)", s.id, status)
+	}
+}
+
+// freezeNode stops node i and its engine processes; resume continues them.
+func (fc *faultCluster) freezeNode(i int) {
+	syscall.Kill(-fc.nodes[i].cmd.Process.Pid, syscall.SIGSTOP)
+}
+func (fc *faultCluster) resume(i int) {
+	os.Remove(fc.freeze + ".taken") // a node frozen at a step waits for it to go (freezeAt)
+	if n := fc.nodes[i]; n.cmd.ProcessState == nil {
+		syscall.Kill(-n.cmd.Process.Pid, syscall.SIGCONT)
+	}
+}
+
+// kill kills node i and its engine processes (-9), as a host losing its power would.
+func (fc *faultCluster) kill(i int) {
+	n := fc.nodes[i]
+	syscall.Kill(-n.cmd.Process.Pid, syscall.SIGKILL)
+	n.cmd.Wait()
+}
+
+// restart starts node i again under its id, living as long as the suite.
+func (fc *faultCluster) restart(t testing.TB, i int) {
+	fc.cluster.t = fc.top
+	fc.cluster.start(fc.nodes[i])
+	fc.cluster.t = t
+}
+
+// frozen reports whether node i is stopped (SIGSTOP).
+func (fc *faultCluster) frozen(i int) bool { return processState(fc.nodes[i].cmd.Process.Pid) == "T" }
+
+// processState is a process's state letter in /proc/PID/stat (T stopped, Z a zombie), ""
+// when it is gone.
+func processState(pid int) string {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	// "pid (comm) state …": comm may hold spaces and parentheses.
+	if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 {
+		return f[0]
+	}
+	return ""
 }
 
 // check holds the order to what "exactly once" promises (the suite's comment): its end,
-// its letter, the delivered bytes kept (served: the key and its digest at delivery), and a
-// deleted result gone.
-func (fc *faultCluster) check(t *testing.T, id, kind, served string, before [32]byte) {
+// its letter, its money, its jobs, the delivered bytes kept (served: the key and its
+// digest at delivery), and a deleted result gone.
+func (fc *faultCluster) check(t *testing.T, s *schedule, served string, before [32]byte) {
 	t.Helper()
+	id := s.id
 	status := fc.one(`SELECT status || ' ' || error FROM orders WHERE id = $1`, id)
 	if status != "done " && status != "expired " && !strings.HasPrefix(status, "refunded ") {
 		t.Errorf("order %s ended %q", id, status)
 	}
-	if strings.HasPrefix(status, "refunded ") && strings.TrimSpace(strings.TrimPrefix(status, "refunded")) == "" {
+	refunded := strings.HasPrefix(status, "refunded ")
+	if refunded && strings.TrimSpace(strings.TrimPrefix(status, "refunded")) == "" {
 		t.Errorf("order %s refunded without a reason", id)
 	}
-	if n := fc.letters(id); n != 1 {
-		t.Errorf("order %s: %d letters, want 1", id, n)
+	allowed := s.letters
+	if allowed == nil {
+		allowed = func(n int) bool { return n == 1 }
 	}
-	if kind != "freeze+delete" {
+	n := fc.letters(id)
+	if !allowed(n) {
+		t.Errorf("order %s (%s): %d letters; %s", id, strings.TrimSpace(status), n, fc.one(`SELECT 'letter claimed '
+			|| (mail_claimed_at <> 0)::text || ', recorded as sent ' || (mailed_at <> 0)::text FROM orders WHERE id = $1`, id))
+	}
+	if n == 0 {
+		s.fig.addNote("no letter: " + fc.one(`SELECT 'mail claimed ' || (mail_claimed_at <> 0)::text || ', mailed ' || (mailed_at <> 0)::text
+			FROM orders WHERE id = $1`, id))
+	}
+	fc.checkMoney(t, id, refunded)
+	s.fig.addNote(fmt.Sprintf("%s, %d letter(s), jobs %s", strings.TrimSpace(status), n, fc.checkJobs(t, id, refunded)))
+	if s.kind != "freeze+delete" {
 		if served != "" {
 			if now := fc.one(`SELECT result_key FROM orders WHERE id = $1`, id); now != served || fc.digest(t, now) != before {
 				t.Errorf("order %s: the delivered result was replaced (%s → %s)", id, served, now)
@@ -271,24 +526,75 @@ func (fc *faultCluster) check(t *testing.T, id, kind, served string, before [32]
 	}
 }
 
-// runnerOf waits for the order's job to run an engine process and returns the index of
-// the node running it.
-func (fc *faultCluster) runnerOf(t *testing.T, id string) int {
+// checkMoney: one paid checkout session for the order, and one refund at the provider
+// (the test checkout's refunds) exactly when it was refunded.
+func (fc *faultCluster) checkMoney(t *testing.T, id string, refunded bool) {
+	t.Helper()
+	if paid := fc.one(`SELECT count(*)::text FROM test_checkout_sessions WHERE order_id = $1 AND payment_status = 'paid'`, id); paid != "1" {
+		t.Errorf("order %s: %s paid checkout sessions, want 1", id, paid)
+	}
+	want := "0"
+	if refunded {
+		want = "1"
+	}
+	if n := fc.one(`SELECT count(*)::text FROM test_checkout_refunds r JOIN orders o ON o.payment_intent = r.payment_intent
+		WHERE o.id = $1`, id); n != want {
+		t.Errorf("order %s: %s refunds at the provider, want %s", id, n, want)
+	}
+}
+
+// checkJobs: every River job of the order ends completed — the takeovers' rows, the
+// winner's, and the refund's — none running, retryable, cancelled or discarded; and its
+// runs stay within the attempt limit unless it was given up. It returns the jobs (kind,
+// state and attempt) and the runs.
+func (fc *faultCluster) checkJobs(t *testing.T, id string, refunded bool) string {
+	t.Helper()
+	var states string
+	testkit.WaitFor(10*time.Second, func() bool { // a refund job may be finishing
+		states = fc.one(`SELECT COALESCE(string_agg(kind || '#' || id || ':' || state || '@' || attempt, ' ' ORDER BY id), '')
+			FROM river_job WHERE args->>'order_id' = $1`, id)
+		return !strings.Contains(states, ":running") && !strings.Contains(states, ":available") && !strings.Contains(states, ":retryable")
+	})
+	for _, job := range strings.Fields(states) {
+		if !strings.Contains(job, ":completed@") {
+			t.Errorf("order %s: job %s not completed (all: %s)", id, job, states)
+		}
+	}
+	var runs int
+	fmt.Sscan(fc.one(`SELECT runs::text FROM orders WHERE id = $1`, id), &runs)
+	if !refunded && runs > faultMaxAttempts {
+		t.Errorf("order %s: %d runs, over the limit of %d, and not given up", id, runs, faultMaxAttempts)
+	}
+	return fmt.Sprintf("%s, %d runs", regexp.MustCompile(`#\d+`).ReplaceAllString(states, ""), runs)
+}
+
+// runnerOf waits for the order's job to be running on a node that busy says works on it
+// and returns the node's index.
+func (fc *faultCluster) runnerOf(t *testing.T, id string, busy func(node string) bool) int {
 	t.Helper()
 	var runner string
 	if !testkit.WaitFor(60*time.Second, func() bool {
 		runner = fc.one(`SELECT COALESCE(attempted_by[array_length(attempted_by, 1)], '') FROM river_job
 			WHERE kind = 'fulfil' AND args->>'order_id' = $1 AND state = 'running'`, id)
-		return runner != "" && fc.processesOf(runner, time.Time{}) > 0
+		return runner != "" && busy(runner)
 	}) {
 		t.Fatalf("order %s never ran", id)
 	}
+	return fc.index(t, runner)
+}
+
+// engineBusy reports whether node ran an engine process in this schedule.
+func (fc *faultCluster) engineBusy(node string) bool { return fc.processesOf(node, time.Time{}) > 0 }
+
+// index is the index of the node named id.
+func (fc *faultCluster) index(t *testing.T, id string) int {
+	t.Helper()
 	for i, n := range fc.nodes {
-		if n.id == runner {
+		if n.id == id {
 			return i
 		}
 	}
-	t.Fatalf("order %s runs on an unknown node %q", id, runner)
+	t.Fatalf("no node %q", id)
 	return 0
 }
 
@@ -429,14 +735,15 @@ func (fc *faultCluster) engineTime(node string) time.Duration {
 
 func (fc *faultCluster) resetTrace() { os.Remove(fc.trace) }
 
-// reportFigures logs the suite's figures: death to delivery and wasted engine time.
+// reportFigures logs the suite's figures: its time, fault to delivery and wasted engine time.
 func reportFigures(t *testing.T, figs []faultFigures) {
 	if len(figs) == 0 {
 		return
 	}
-	var total, wasted time.Duration
+	var total, wasted, took time.Duration
 	n := 0
 	for _, f := range figs {
+		took += f.took
 		if f.takenOver {
 			total += f.deathToDone
 			wasted += f.wastedEngine
@@ -444,10 +751,10 @@ func reportFigures(t *testing.T, figs []faultFigures) {
 		}
 	}
 	if n == 0 {
-		t.Logf("%d schedules, no takeover", len(figs))
+		t.Logf("%d schedules in %s, no takeover", len(figs), took.Round(100*time.Millisecond))
 		return
 	}
-	t.Logf("%d schedules, %d takeovers: mean death to delivery %s, mean engine time wasted per takeover %s",
-		len(figs), n, (total / time.Duration(n)).Round(10*time.Millisecond),
+	t.Logf("%d schedules in %s, %d takeovers: mean fault to delivery %s, mean engine time wasted per takeover %s",
+		len(figs), took.Round(100*time.Millisecond), n, (total / time.Duration(n)).Round(10*time.Millisecond),
 		(wasted / time.Duration(n)).Round(10*time.Millisecond))
 }

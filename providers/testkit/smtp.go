@@ -43,6 +43,12 @@ type smtpOptions struct {
 	user, password string
 	startTLS       bool
 	implicitTLS    bool
+	clientTimeout  time.Duration
+}
+
+// SMTPClientTimeout makes URL ask its client to wait at most d for each answer (timeout=d).
+func SMTPClientTimeout(d time.Duration) SMTPOption {
+	return func(o *smtpOptions) { o.clientTimeout = d }
 }
 
 // SMTPAuth requires AUTH PLAIN with the given credentials (instead of SMTPUser/SMTPPassword).
@@ -79,6 +85,7 @@ type SMTPServer struct {
 	mu       sync.Mutex
 	messages []Received
 	script   []SMTPFault   // the faults the next transactions meet, in order
+	hello    func()        // called once at the next EHLO (OnHello)
 	arrived  chan struct{} // gets a token (non-blocking) whenever a message is stored
 	closed   chan struct{} // closed when the test ends
 }
@@ -109,6 +116,30 @@ func (s *SMTPServer) Script(faults ...SMTPFault) {
 	s.mu.Unlock()
 }
 
+// OnHello has f called once, when the next client says EHLO (it has decided to send,
+// nothing is sent yet), before the server answers: the fault suite freezes the sender there.
+func (s *SMTPServer) OnHello(f func()) {
+	s.mu.Lock()
+	s.hello = f
+	s.mu.Unlock()
+}
+
+// Calm drops the faults and the hook not met yet: the next transactions are served normally.
+func (s *SMTPServer) Calm() {
+	s.mu.Lock()
+	s.script, s.hello = nil, nil
+	s.mu.Unlock()
+}
+
+// takeHello takes the OnHello hook, if any.
+func (s *SMTPServer) takeHello() func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.hello
+	s.hello = nil
+	return f
+}
+
 // nextFault takes the fault the transaction starting now meets (0: none).
 func (s *SMTPServer) nextFault() SMTPFault {
 	s.mu.Lock()
@@ -132,6 +163,9 @@ func StartSMTP(t testing.TB, opts ...SMTPOption) *SMTPServer {
 	s := &SMTPServer{opts: o, arrived: make(chan struct{}, 1), closed: make(chan struct{})}
 
 	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
+		if hook := s.takeHello(); hook != nil {
+			hook()
+		}
 		return &smtpSession{server: s, conn: c}, nil
 	}))
 	srv.Domain = "localhost"
@@ -196,6 +230,9 @@ func (s *SMTPServer) URL() string {
 		q.Set("insecure_skip_verify", "1")
 	default:
 		q.Set("starttls", "none")
+	}
+	if s.opts.clientTimeout > 0 {
+		q.Set("timeout", s.opts.clientTimeout.String())
 	}
 	u.RawQuery = q.Encode()
 	return u.String()

@@ -173,6 +173,13 @@ type Payments interface {
 	Refund(ctx context.Context, paymentIntent, idempotencyKey string) error
 }
 
+// PartRefunder is a payment provider that refunds part of a payment (Stripe, the test
+// checkout): the API credit's unused balance. idempotencyKey makes a repeated call the
+// same refund.
+type PartRefunder interface {
+	RefundPart(ctx context.Context, paymentIntent string, amount int64, idempotencyKey string) error
+}
+
 // ErrPaymentProvider is returned (wrapped) when the payment provider cannot be reached or
 // refuses a call for reasons of its own: nothing the visitor can change, try again later.
 var ErrPaymentProvider = errors.New("payment provider unavailable")

@@ -234,7 +234,7 @@ ol.timeline{background:#fff;margin:0;padding:.7rem .7rem .7rem 2rem}
 
 {{define "keys"}}{{template "head" .}}<h1>API keys</h1>
 {{if .Notice}}<p class="notice" role="status" data-testid="notice">Done: {{.Notice}}.</p>{{end}}
-<p>Keys are kept as hashes: only their last four characters are shown. Revoking ends a key at once; a refund returns the whole payment of a key none of whose credit was spent.</p>
+<p>Keys are kept as hashes: only their last four characters are shown. Revoking ends a key at once; a refund returns the unused balance (whole cents) through the payment provider and ends the key.</p>
 {{if .Keys}}<div class="table"><table data-testid="keys">
 <thead><tr><th scope="col">Key</th><th scope="col">State</th><th scope="col">E-mail</th><th scope="col">Paid</th><th scope="col">Left</th><th scope="col">Calls</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead>
 <tbody>{{range .Keys}}<tr data-testid="key-row"><td><code>{{if .Key}}{{.Key}}{{else}}—{{end}}</code></td><td>{{.Status}}</td><td>{{.Email}}</td>

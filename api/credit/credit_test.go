@@ -407,11 +407,24 @@ func TestRevokeAndRefund(t *testing.T) {
 		t.Errorf("refunding twice: %v", err)
 	}
 	f.clock.advance(time.Second) // newest first
-	_, spent := f.buy(500)
-	h, _ := f.credit.Ledger.Hold(ctx, spent.ID, Call{Model: "tts-1", Units: 1, Amount: 99})
-	f.credit.Ledger.Settle(ctx, h)
+	spentSecret, spent := f.buy(500)
+	h, _ := f.credit.Ledger.Hold(ctx, spent.ID, Call{Model: "tts-1", Units: 1, Amount: 11880}) // 11.88 cents
+	held, _ := f.credit.Ledger.Hold(ctx, spent.ID, Call{Model: "tts-1", Units: 1, Amount: 1000})
 	if err := f.credit.Keyring.Refund(ctx, spent.ID); !errors.Is(err, ErrRefused) {
-		t.Errorf("refunding spent credit: %v", err)
+		t.Errorf("refunding credit a running call holds: %v", err)
+	}
+	f.credit.Ledger.Settle(ctx, h)
+	f.credit.Ledger.Release(ctx, held)
+	// 500 cents less 11.88: 488 whole cents go back, the 0.12 stays on the ended key.
+	if err := f.credit.Keyring.Refund(ctx, spent.ID); err != nil {
+		t.Fatalf("refunding the unused balance: %v", err)
+	}
+	refunds, _ := f.pay.Refunds(ctx)
+	if len(refunds) != 2 || refunds[1].PaymentIntent != spent.PaymentIntent || refunds[1].Amount != 488 {
+		t.Errorf("refunds %+v, want the unused 488 cents of the spent key's payment", refunds)
+	}
+	if _, err := f.credit.Ledger.Authenticate(ctx, spentSecret); !errors.Is(err, ErrInvalidKey) {
+		t.Errorf("a refunded key: %v", err)
 	}
 	keys, err := f.credit.Keyring.List(ctx, 10)
 	if err != nil || len(keys) != 2 || keys[0].ID != spent.ID || keys[1].Status != StatusRefunded {

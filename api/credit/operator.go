@@ -2,6 +2,7 @@ package credit
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,33 +41,49 @@ func (r *Keyring) Revoke(ctx context.Context, id string) error {
 	return err
 }
 
-// Refund gives the payment back through the provider and ends the key, when none of its
-// credit was spent or is held: the payment interface refunds whole payments only, so a
-// partly spent key is refused (revoke it instead). The balance is taken first, in one
-// statement that a concurrent call's hold cannot pass, so the refund is never spent too.
+// Refund gives the key's unused balance back through the payment provider (whole cents;
+// a fraction of a cent stays on the ended key) and ends the key; refused while a call
+// holds part of it. The balance is taken first, in one statement that a concurrent call's
+// hold cannot pass, so what is refunded is never spent too. A provider that refunds whole
+// payments only (no providers.PartRefunder) refunds a key none of whose credit was spent.
 func (r *Keyring) Refund(ctx context.Context, id string) error {
 	k, err := r.keys.byID(ctx, id)
 	if err != nil {
 		return err
 	}
-	ok, err := r.keys.db.Changed(ctx, "taking an unused key's balance", `UPDATE credit_keys SET status = 'refunded',
-		balance = 0, refunded = amount WHERE id = ? AND status IN ('active', 'revoked') AND balance = amount * 1000
-		AND NOT EXISTS (SELECT 1 FROM credit_calls WHERE key_id = credit_keys.id AND state = 'held')`, id)
+	var cents int64
+	err = r.keys.db.QueryRowContext(ctx, `UPDATE credit_keys SET status = 'refunded',
+		refunded = balance / 1000, balance = balance % 1000
+		WHERE id = ? AND status IN ('active', 'revoked') AND balance >= 1000
+		AND NOT EXISTS (SELECT 1 FROM credit_calls WHERE key_id = credit_keys.id AND state = 'held')
+		RETURNING refunded`, id).Scan(&cents)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: only an active or revoked key with a cent or more unused and no call running can be refunded", ErrRefused)
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("taking the unused balance of key %s: %w", id, err)
 	}
-	if !ok {
-		return fmt.Errorf("%w: only a key none of whose credit was spent can be refunded (whole payments only); revoke it instead", ErrRefused)
-	}
-	if err := r.payments.Refund(ctx, k.PaymentIntent, "credit-refund-"+id); err != nil {
+	if err := r.refund(ctx, k, cents); err != nil {
 		// Not refunded: the key is given back as it was, for the operator to try again
 		// (the provider's idempotency key makes a second refund the same one).
 		if err2 := r.keys.db.Update(ctx, "restoring a key after a failed refund", `UPDATE credit_keys SET status = ?,
-			balance = amount * 1000, refunded = 0 WHERE id = ? AND status = 'refunded'`, k.Status, id); err2 != nil {
+			balance = balance + refunded * 1000, refunded = 0 WHERE id = ? AND status = 'refunded'`, k.Status, id); err2 != nil {
 			r.log.Error("restoring a key after a failed refund", "credit", id, "err", err2)
 		}
 		return err
 	}
-	r.log.Info("API key refunded by the operator", "credit", id, "cents", k.Amount)
+	r.log.Info("API key refunded by the operator", "credit", id, "cents", cents, "paid", k.Amount)
 	return nil
+}
+
+// refund returns cents of the key's payment: all of it when nothing was spent, else that
+// part, where the provider refunds parts.
+func (r *Keyring) refund(ctx context.Context, k Key, cents int64) error {
+	if cents == k.Amount {
+		return r.payments.Refund(ctx, k.PaymentIntent, "credit-refund-"+k.ID)
+	}
+	if p, ok := r.payments.(providers.PartRefunder); ok {
+		return p.RefundPart(ctx, k.PaymentIntent, cents, "credit-refund-"+k.ID)
+	}
+	return fmt.Errorf("%w: this payment provider refunds whole payments only and part of the key's credit was spent; revoke it instead", ErrRefused)
 }

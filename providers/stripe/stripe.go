@@ -225,10 +225,20 @@ func (s *Stripe) ExpireCheckout(ctx context.Context, sessionID string) (provider
 // repeated call a no-op within Stripe's 24 hours; after that, Stripe answers
 // charge_already_refunded, which counts as success too.
 func (s *Stripe) Refund(ctx context.Context, paymentIntent, idempotencyKey string) error {
+	return s.RefundPart(ctx, paymentIntent, 0, idempotencyKey)
+}
+
+var _ providers.PartRefunder = (*Stripe)(nil)
+
+// RefundPart refunds amount (in the payment's smallest unit; 0: all of it) of a payment.
+func (s *Stripe) RefundPart(ctx context.Context, paymentIntent string, amount int64, idempotencyKey string) error {
 	if paymentIntent == "" {
 		return errors.New("refunding: no payment intent")
 	}
 	params := &stripego.RefundParams{PaymentIntent: stripego.String(paymentIntent)}
+	if amount > 0 {
+		params.Amount = stripego.Int64(amount)
+	}
 	params.Context = ctx
 	if idempotencyKey != "" {
 		params.SetIdempotencyKey(idempotencyKey)

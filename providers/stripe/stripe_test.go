@@ -395,6 +395,20 @@ func TestStripeRefund(t *testing.T) {
 	}
 }
 
+// A part refund (the API credit's unused balance) sends the amount to refund.
+func TestStripeRefundPart(t *testing.T) {
+	s, rec := newMocked(t, faultyStripe(t))
+	before := len(rec.requests())
+	if err := s.RefundPart(context.Background(), "pi_123", 488, "credit-refund-k1"); err != nil {
+		t.Fatal(err)
+	}
+	sent := rec.requests()[before:]
+	if len(sent) != 1 || sent[0].Path != "/v1/refunds" || sent[0].Form.Get("amount") != "488" ||
+		sent[0].Form.Get("payment_intent") != "pi_123" || sent[0].IdempotencyKey != "credit-refund-k1" || sent[0].Status != http.StatusOK {
+		t.Fatalf("sent %+v, want one refund of 488 of pi_123 that stripe-mock takes", sent)
+	}
+}
+
 func TestCheckoutLocale(t *testing.T) {
 	for in, want := range map[string]string{
 		"en": "en", "jp": "ja", "ja": "ja", "es": "es", "ru": "ru", "zh": "zh", "ar": "auto", "": "auto", "EN": "en",

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"parla/providers"
 	"time"
 )
 
@@ -84,6 +85,14 @@ type TestRefund struct {
 // second record (as Stripe's idempotency and charge_already_refunded do); a key already
 // used for another intent, or an unknown intent, is an error.
 func (tc *TestCheckout) Refund(ctx context.Context, paymentIntent, idempotencyKey string) error {
+	return tc.RefundPart(ctx, paymentIntent, 0, idempotencyKey)
+}
+
+var _ providers.PartRefunder = (*TestCheckout)(nil)
+
+// RefundPart records a refund of part of a payment (amount; 0: all of it), as Refund does;
+// more than was paid is an error. One refund per payment intent, as the test checkout keeps.
+func (tc *TestCheckout) RefundPart(ctx context.Context, paymentIntent string, part int64, idempotencyKey string) error {
 	if paymentIntent == "" {
 		return errors.New("refunding: no payment intent")
 	}
@@ -117,6 +126,12 @@ func (tc *TestCheckout) Refund(ctx context.Context, paymentIntent, idempotencyKe
 	}
 	if err != nil {
 		return fmt.Errorf("refunding test payment %s: %w", paymentIntent, err)
+	}
+	if part > amount {
+		return fmt.Errorf("refunding test payment %s: %d is more than the %d paid", paymentIntent, part, amount)
+	}
+	if part > 0 {
+		amount = part
 	}
 	id, err := randomID("re_test_", 24)
 	if err != nil {

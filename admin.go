@@ -17,6 +17,7 @@ import (
 
 	"parla/api"
 	"parla/api/admin"
+	"parla/api/credit"
 	"parla/api/health"
 	"parla/api/orders"
 )
@@ -66,14 +67,14 @@ func hashPassword(stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // newAdmin builds the admin area, with River's UI over the queue's client when it is open.
-func newAdmin(ctx context.Context, cfg Config, book *orders.Book, log *slog.Logger) (*admin.Admin, error) {
+func newAdmin(ctx context.Context, cfg Config, book *orders.Book, keys *credit.Keyring, log *slog.Logger) (*admin.Admin, error) {
 	ac := admin.Config{PasswordHash: cfg.AdminPasswordHash, Token: cfg.AdminToken, SessionKey: cfg.AdminSessionKey,
 		Engines: cfg.Engines(),
 		Closed: func() map[orders.Service]string {
 			return health.ReasonsByService(closedEngines(cfg, book.Desk.Available))
 		},
 		ClientIP: api.ClientIP(cfg.TrustedProxies), SecureCookies: strings.HasPrefix(cfg.PublicURL, "https://"),
-		Log: log.With("component", "admin")}
+		Keys: keys, Log: log.With("component", "admin")}
 	if cfg.AdminPasswordHash != "" || cfg.AdminToken != "" {
 		jobs, err := jobsUI(ctx, book.RiverClient(), log.With("component", "riverui"))
 		if err != nil {

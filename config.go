@@ -106,6 +106,8 @@ type Config struct {
 	JobTimeout     time.Duration  // JOB_TIMEOUT: longest one fulfilment may run (default 2h)
 	SweepInterval  time.Duration  // SWEEP_INTERVAL (default 10m)
 	RateLimit      int            // RATE_LIMIT: checkouts per client per minute (default 30, 0 = off)
+	CreditMin      int64          // API_CREDIT_MIN: the least API credit one purchase buys, in cents (default 500)
+	CreditMax      int64          // API_CREDIT_MAX: the most, in cents (default 10000)
 	TrustedProxies []string       // TRUSTED_PROXIES: comma-separated IPs/CIDRs
 	ShutdownGrace  time.Duration  // SHUTDOWN_TIMEOUT: how long running jobs may finish (default 30s)
 	LogLevel       slog.Level     // LOG_LEVEL: debug, info (default), warn, error
@@ -176,6 +178,8 @@ func (r *envReader) readSite(c *Config) {
 		c.ContactEmail = defaultContact(u.Hostname())
 	}
 	c.RateLimit = int(r.integer("RATE_LIMIT", 30, 0))
+	c.CreditMin = r.integer("API_CREDIT_MIN", 500, 1)
+	c.CreditMax = r.integer("API_CREDIT_MAX", 10_000, c.CreditMin)
 	c.TrustedProxies = r.readProxies()
 }
 

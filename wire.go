@@ -16,9 +16,11 @@ import (
 
 	"parla/api"
 	"parla/api/admin"
+	"parla/api/credit"
 	"parla/api/health"
 	"parla/api/metrics"
 	"parla/api/orders"
+	v1 "parla/api/v1"
 	"parla/media"
 	"parla/media/links"
 	"parla/providers"
@@ -43,6 +45,10 @@ type App struct {
 	test *stripe.TestCheckout // nil when Stripe is configured
 	// metrics count what the app does; served on /metrics or on METRICS_ADDR (ops.go).
 	metrics *metrics.Metrics
+	// api is Parla from code (api/v1): /v1 paid from API credit (api/credit).
+	api *v1.API
+	// keys are the API's keys as the admin area handles them.
+	keys *credit.Keyring
 	// admin is the admin area (/admin); closed unless ADMIN_PASSWORD_HASH or ADMIN_TOKEN is set.
 	admin *admin.Admin
 	// closers are released last at shutdown (the link relay, the whisper model).
@@ -154,7 +160,10 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 	if err := a.newBook(ctx, tmpDir, payments, store, mailer, speaker, transcriber, runner, links); err != nil {
 		return err
 	}
-	if a.admin, err = newAdmin(ctx, cfg, a.book, a.log); err != nil {
+	if err := a.newAPI(ctx, tmpDir, payments, mailer, speaker, transcriber, runner); err != nil {
+		return err
+	}
+	if a.admin, err = newAdmin(ctx, cfg, a.book, a.keys, a.log); err != nil {
 		return err
 	}
 	return a.newHTTP(store, speaker, webhooks)
@@ -206,6 +215,26 @@ func (a *App) newBook(ctx context.Context, tmpDir string, payments providers.Pay
 	return err
 }
 
+// newAPI builds Parla from code: the API's credit (its own tables on the app's database,
+// its checkout sessions handed over by the Cashier) and /v1 over the book's engines and rules.
+func (a *App) newAPI(ctx context.Context, tmpDir string, payments providers.Payments, mailer providers.Mailer,
+	speaker providers.Speaker, transcriber providers.Transcriber, runner *media.Runner) error {
+	cfg := a.cfg
+	c, err := credit.New(ctx, credit.Config{PublicURL: cfg.PublicURL, Page: api.CreditPage, Success: api.CreditSuccess, MinAmount: cfg.CreditMin, MaxAmount: cfg.CreditMax,
+		Currency: cfg.Pricing.Currency, ImageURL: cfg.PublicURL + "/favicon.svg"},
+		credit.Deps{DB: a.db, Payments: payments, Mailer: mailer, Log: a.log})
+	if err != nil {
+		return err
+	}
+	a.book.Cashier.OtherSessions = c.Shop.HandleEvent
+	a.keys = c.Keyring
+	a.api = v1.New(v1.Config{RateLimit: cfg.RateLimit, MaxUploadBytes: cfg.MaxUploadBytes, TempDir: tmpDir},
+		v1.Deps{Credit: c, Desk: a.book.Desk, Intake: a.book.Intake, Pricing: cfg.Pricing, Speaker: speaker,
+			Transcriber: transcriber, Media: runner, ClientOf: api.ClientKeyOf(cfg.TrustedProxies),
+			Observe: a.metrics.APICall, Log: a.log})
+	return nil
+}
+
 // newHTTP builds the web server: the API, the pages and the embedded web UI.
 func (a *App) newHTTP(store providers.Storage, speaker providers.Speaker, webhooks providers.WebhookParser) error {
 	cfg := a.cfg
@@ -224,11 +253,13 @@ func (a *App) newHTTP(store providers.Storage, speaker providers.Speaker, webhoo
 		SamplesDir:     filepath.Join(cfg.DataDir, "samples", cfg.speechCacheName()),
 		PreviewsDir:    filepath.Join(cfg.DataDir, "previews", cfg.speechCacheName()),
 		MaxUploadBytes: cfg.MaxUploadBytes, STTEngine: cfg.STTEngine, PublicURL: cfg.PublicURL,
+		StreamedPaths: v1.UploadPaths,
 	}, api.Deps{
 		Book: a.book, Storage: store, Speaker: speaker, Test: a.test, Webhooks: webhooks, UI: ui, Locales: locales, Log: a.log,
 		Ready: a.readiness(store).Ready, Count: a.metrics.Middleware(),
 		Metrics: a.publicMetrics(), Authorized: a.admin.Authorized,
 		Admin: func(app *fiber.App) { a.admin.Mount(app) },
+		API:   a.api.Mount,
 	})
 	return nil
 }

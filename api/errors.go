@@ -50,6 +50,7 @@ var errorKinds = []errorKind{
 	{code: "email_mismatch", status: 400, message: "the two e-mail addresses differ"},
 	{code: "invalid_locale", status: 400, message: "unknown interface language"},
 	{code: "invalid_language", status: 400, message: "unknown spoken language"},
+	{code: "invalid_amount", status: 400, message: "the amount of API credit is outside the limits"},
 	{code: "language_unsupported", status: 400, message: "the voices do not speak the language of this text"},
 	{code: "translation_unavailable", status: 400, message: "this service cannot translate into English here; order a transcript instead"},
 	{code: "price_mismatch", status: 409, message: "the price shown on the page is out of date; reload the page",

@@ -13,6 +13,12 @@ const (
 	pagePrefix     = "/r/"
 )
 
+// The /api page (API credit) and its confirmation, where the credit's checkout returns.
+const (
+	CreditPage    = "/api"
+	CreditSuccess = "/api-payment/success"
+)
+
 // TestCheckoutPrefix is where the built-in test checkout's pages are, before a session's id.
 const TestCheckoutPrefix = "/checkout/test/"
 
@@ -35,6 +41,9 @@ func (s *server) routes(app *fiber.App) {
 	app.Get("/metrics", s.metrics)
 	app.Get("/api/config", s.publicConfig)
 	app.Get("/api/tts/samples/:voice", s.voiceSample)
+	if deps.API != nil {
+		deps.API(app) // before /services/:service: /services/credit is the API's
+	}
 
 	// Checkout creations of the three services share a bucket; uploads and link analyses
 	// have one each (README: RATE_LIMIT), so a visitor's uploads do not use up their checkouts.
@@ -83,6 +92,7 @@ func (s *server) routes(app *fiber.App) {
 	}
 	// API paths answer JSON 404s; /payment/success and /payment/error are pages of the app,
 	// so only non-GET requests under /payment and /checkout are API misses.
+	app.Get("/api", compress.New(), s.spa) // the page of Parla from code, which /api/* would swallow
 	for _, prefix := range []string{"/api", "/services", "/webhooks", "/d"} {
 		app.All(prefix+"/*", notFound)
 	}

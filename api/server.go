@@ -8,6 +8,7 @@ import (
 	"context"
 	"io/fs"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +37,9 @@ type Config struct {
 	MaxUploadBytes int64    // largest audio upload (DefaultMaxUploadBytes)
 	STTEngine      string   // "whisper" or "openai", named on the audio page
 	PublicURL      string   // how visitors reach us: canonical, hreflang and og:url addresses
+	// StreamedPaths are further routes whose bodies are files their handler reads as a
+	// stream, past BodyLimit (the API's transcriptions, api/v1).
+	StreamedPaths []string
 }
 
 // The defaults of Config's zero fields; the server's configuration (the root's config.go)
@@ -65,6 +69,9 @@ type Deps struct {
 	// Admin, when set, adds the admin area's routes (api/admin, wired in main) before the
 	// app's fallbacks.
 	Admin func(app *fiber.App)
+	// API, when set, adds Parla from code (api/v1: /v1 and the credit's checkout) before
+	// the order journey's routes.
+	API func(app *fiber.App)
 }
 
 // server holds what the handlers share; the routes of the order journey
@@ -182,7 +189,7 @@ func (s *server) newApp() *fiber.App {
 	}
 	app.Use(s.accessLog)
 	app.Use(func(c *fiber.Ctx) error {
-		if c.Path() == uploadRoute {
+		if c.Path() == uploadRoute || slices.Contains(cfg.StreamedPaths, c.Path()) {
 			return c.Next()
 		}
 		return s.limitBody(c)

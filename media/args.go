@@ -15,6 +15,11 @@ const (
 	Opus = "opus"
 	AAC  = "aac"
 	FLAC = "flac"
+	// WAVFile and RawPCM are for the API's speech (api/v1) only, made from an engine's FLAC
+	// (FLACInput): 16-bit PCM in a WAV file, and the same samples bare at 24 kHz mono, as
+	// OpenAI's "pcm" is. The site's orders never use them (providers.SpeechFormats).
+	WAVFile = "wav"
+	RawPCM  = "pcm"
 )
 
 // FormatInfo describes how an orderable audio format is encoded and delivered.
@@ -94,6 +99,17 @@ var formats = map[string]FormatInfo{
 		partMuxer: "adts",
 		partExtra: []string{"aac_coder", "fast"},
 	},
+	WAVFile: {
+		Codec: "pcm_s16le", Ext: "wav", ContentType: "audio/wav",
+		encoder: "pcm_s16le", muxer: "wav",
+		seek: true, // the header's sizes are written at the end
+	},
+	RawPCM: {
+		Codec: "pcm_s16le", Ext: "pcm", ContentType: "audio/pcm",
+		encoder: "pcm_s16le", muxer: "s16le",
+		rate:  "24000",
+		extra: []string{"ac", "1"},
+	},
 	FLAC: {
 		Codec: "flac", Ext: "flac", ContentType: "audio/flac",
 		encoder: "flac", muxer: "flac",
@@ -134,6 +150,10 @@ var WAV = Input{Container: "wav"}
 // ADTS is the Input for a raw AAC (ADTS) stream, remuxed without re-encoding.
 var ADTS = Input{Container: "adts"}
 
+// FLACInput is a FLAC file on standard input (an engine's result, turned into WAVFile or
+// RawPCM for the API).
+var FLACInput = Input{Container: "flac"}
+
 // EncodeOptions says what an encode produces.
 type EncodeOptions struct {
 	// Format is one of MP3, Opus, AAC, FLAC.
@@ -171,7 +191,7 @@ func EncodeArgs(in Input, opts EncodeOptions, output string) ([]string, error) {
 // bitrate, rate, effort and tempo are those of EncodeArgs.
 func PartArgs(opts EncodeOptions, output string) ([]string, error) {
 	f, ok := formats[opts.Format]
-	if !ok {
+	if !ok || f.partMuxer == "" { // the API's wav and pcm are never made in parts
 		return nil, fmt.Errorf("unknown audio format %q", opts.Format)
 	}
 	if !strings.HasPrefix(output, "file:") {
@@ -197,6 +217,8 @@ func encodeArgs(in Input, opts EncodeOptions, f FormatInfo, output string) ([]st
 		inKw["format"] = "s16le"
 		inKw["ar"] = strconv.Itoa(in.SampleRate)
 		inKw["ac"] = strconv.Itoa(in.Channels)
+	case "flac":
+		inKw["format"] = "flac"
 	case "adts":
 		if opts.Format != AAC || AtempoChain(opts.Tempo) != "" {
 			return nil, fmt.Errorf("ADTS input can only be remuxed to %s, without tempo change", AAC)

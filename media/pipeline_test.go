@@ -343,7 +343,7 @@ func TestEncodePiecesFFmpegFails(t *testing.T) {
 		p    *testPieces
 		want string
 	}{
-		{"unknown format", newRunner(t), EncodeOptions{Format: "wav"}, &testPieces{data: [][]byte{pcm}}, `unknown audio format "wav"`},
+		{"unknown format", newRunner(t), EncodeOptions{Format: "wma"}, &testPieces{data: [][]byte{pcm}}, `unknown audio format "wma"`},
 		{"while writing", fakeFFmpeg(t), EncodeOptions{Format: MP3}, &testPieces{data: [][]byte{pcm, pcm, pcm}}, "Invalid data found"},
 		{"while waiting for a piece", fakeFFmpeg(t), EncodeOptions{Format: Opus}, &testPieces{data: [][]byte{pcm[:100], pcm}, block: map[int]bool{1: true}}, "Invalid data found"},
 		{"to a temp file", fakeFFmpeg(t), EncodeOptions{Format: FLAC}, &testPieces{data: [][]byte{pcm, pcm, pcm}}, "Invalid data found"},

@@ -14,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 
+	"parla/api/credit"
 	"parla/api/orders"
 )
 
@@ -44,6 +45,8 @@ type Config struct {
 	SecureCookies bool
 	// Jobs is River's UI (NewJobsUI); nil leaves /admin/jobs out.
 	Jobs http.Handler
+	// Keys are the API's keys (api/credit); nil leaves /admin/keys out.
+	Keys *credit.Keyring
 	Log  *slog.Logger
 	Now  func() time.Time
 }
@@ -104,6 +107,10 @@ func (a *Admin) Mount(app fiber.Router) {
 	g.Get("/orders/:id", d.require, a.orderPage)
 	g.Post("/orders/:id/:action", d.require, d.csrf, a.action)
 	g.Get("/audit", d.require, a.auditPage)
+	if a.cfg.Keys != nil {
+		g.Get("/keys", d.require, a.keyList)
+		g.Post("/keys/:id/:action", d.require, d.csrf, a.keyAction)
+	}
 	if a.cfg.Jobs != nil {
 		jobs := adaptor.HTTPHandler(a.cfg.Jobs)
 		g.All("/jobs", d.require, d.sameOrigin, jobs)

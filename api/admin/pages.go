@@ -30,6 +30,7 @@ type view struct {
 	Jobs          bool
 	// ClosedServices are the services that take no orders now, and why.
 	ClosedServices []closedService
+	Keys           []keyJSON // the API's keys (keys.go)
 }
 
 // closedService is one closed service as the orders page names it.
@@ -145,7 +146,7 @@ ol.timeline{background:#fff;margin:0;padding:.7rem .7rem .7rem 2rem}
 </style></head><body>
 <a class="skip" href="#main">Skip to content</a>
 <header><strong>Parla admin</strong>
-{{if .CSRF}}<nav aria-label="Admin"><a href="/admin/orders">Orders</a><a href="/admin/audit">Audit log</a><a href="/admin/jobs/">Jobs</a></nav>
+{{if .CSRF}}<nav aria-label="Admin"><a href="/admin/orders">Orders</a><a href="/admin/audit">Audit log</a><a href="/admin/keys">API keys</a><a href="/admin/jobs/">Jobs</a></nav>
 <form method="post" action="/admin/sign-out"><input type="hidden" name="csrf" value="{{.CSRF}}"><button class="quiet" type="submit">Sign out</button></form>{{end}}
 </header>
 <main id="main">{{end}}
@@ -230,6 +231,18 @@ ol.timeline{background:#fff;margin:0;padding:.7rem .7rem .7rem 2rem}
 <h2>Audit log of this order</h2>
 {{template "auditTable" .Audit}}
 {{end}}{{template "foot" .}}{{end}}
+
+{{define "keys"}}{{template "head" .}}<h1>API keys</h1>
+{{if .Notice}}<p class="notice" role="status" data-testid="notice">Done: {{.Notice}}.</p>{{end}}
+<p>Keys are kept as hashes: only their last four characters are shown. Revoking ends a key at once; a refund returns the whole payment of a key none of whose credit was spent.</p>
+{{if .Keys}}<div class="table"><table data-testid="keys">
+<thead><tr><th scope="col">Key</th><th scope="col">State</th><th scope="col">E-mail</th><th scope="col">Paid</th><th scope="col">Left</th><th scope="col">Calls</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead>
+<tbody>{{range .Keys}}<tr data-testid="key-row"><td><code>{{if .Key}}{{.Key}}{{else}}—{{end}}</code></td><td>{{.Status}}</td><td>{{.Email}}</td>
+<td>{{money .Amount .Currency}}</td><td>{{printf "%.3f" .Balance}} cents</td><td>{{.Calls}}</td><td>{{when .CreatedAt}}</td><td>{{when .ExpiresAt}}</td>
+<td>{{if eq .Status "active"}}<form method="post" action="/admin/keys/{{.ID}}/revoke"><input type="hidden" name="csrf" value="{{$.CSRF}}"><button type="submit">Revoke</button></form>{{end}}
+{{if or (eq .Status "active") (eq .Status "revoked")}}<form method="post" action="/admin/keys/{{.ID}}/refund"><input type="hidden" name="csrf" value="{{$.CSRF}}"><button type="submit">Refund</button></form>{{end}}</td></tr>{{end}}</tbody>
+</table></div>{{else}}<p>No keys yet.</p>{{end}}
+{{template "foot" .}}{{end}}
 
 {{define "audit"}}{{template "head" .}}<h1>Audit log</h1>{{template "auditTable" .Audit}}
 {{if .CSRF}}<h2>Sessions</h2>

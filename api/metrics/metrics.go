@@ -67,6 +67,8 @@ type Metrics struct {
 	linkBytes     prometheus.Counter
 	requests      *prometheus.CounterVec
 	latency       *prometheus.HistogramVec
+	apiCalls      *prometheus.CounterVec
+	apiCharged    *prometheus.CounterVec
 }
 
 // New registers every series on a new registry, with Go's and the process's own.
@@ -94,6 +96,8 @@ func New(cfg Config) *Metrics {
 	m.requests = f.counter("parla_http_requests_total", "HTTP requests by route pattern, method and status.", "route", "method", "status")
 	m.latency = f.histogram("parla_http_request_duration_seconds", "Time to answer an HTTP request, by route pattern.",
 		[]float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}, "route")
+	m.apiCalls = f.counter("parla_api_calls_total", "Charged calls of the OpenAI-compatible API (/v1), by model.", "model")
+	m.apiCharged = f.counter("parla_api_charged_millicents_total", "API credit spent, in thousandths of a cent, by model.", "model")
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "parla_build_info", Help: "Always 1; the version is a label."}, []string{"version"})
 	build.WithLabelValues(cfg.Version).Set(1)
 	m.reg.MustRegister(build, scrapeCollector{m},
@@ -166,6 +170,13 @@ func (m *Metrics) Observe(e orders.Event) {
 		m.uploads.Inc()
 		m.uploadBytes.Add(float64(max(e.Bytes, 0)))
 	}
+}
+
+// APICall counts one charged call of the API (api/v1) and what it cost, in thousandths of
+// a cent. model is one of the API's fixed model names.
+func (m *Metrics) APICall(model string, milli int64) {
+	m.apiCalls.WithLabelValues(model).Inc()
+	m.apiCharged.WithLabelValues(model).Add(float64(milli))
 }
 
 // LinkBytes counts bytes read from a visitor's video link (links.GuardConfig.CountBytes).

@@ -35,7 +35,7 @@ type scriptedSpeaker struct {
 	// misreads, with gated, makes a refusal of the gate read as a fault of the input, as an
 	// ffmpeg that could not start reads (a permanent failure).
 	misreads atomic.Bool
-	stopped                  atomic.Pointer[error]
+	stopped  atomic.Pointer[error]
 }
 
 // work is a call of a speaker set working.

@@ -23,6 +23,9 @@ type Cashier struct {
 	queue    *jobs.Queue
 	observer Observer
 	log      *slog.Logger
+	// OtherSessions, when set, is handed the events of sessions that pay for no order (the
+	// API's credit, api/credit) and reports whether it knew the session. Set before serving.
+	OtherSessions func(ctx context.Context, ev PaymentEvent) (handled bool, err error)
 }
 
 // Lookup is a checkout session with the order it pays for.
@@ -136,6 +139,11 @@ func (c *Cashier) applyEvent(ctx context.Context, ev PaymentEvent) error {
 		return nil
 	}
 	o, err := c.orders.BySession(ctx, ev.Session.ID)
+	if errors.Is(err, ErrNotFound) && c.OtherSessions != nil {
+		if handled, err := c.OtherSessions(ctx, ev); handled || err != nil {
+			return err
+		}
+	}
 	if errors.Is(err, ErrNotFound) {
 		c.log.Warn("webhook for an unknown session", "event", ev.ID, "type", ev.Type)
 		return nil

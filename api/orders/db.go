@@ -2,7 +2,6 @@ package orders
 
 import (
 	"context"
-	"time"
 
 	"parla/providers/sqldb"
 )
@@ -119,19 +118,8 @@ func migrate(ctx context.Context, db *sqldb.DB) error {
 	return db.Migrate(ctx, "schema_migrations", migrations)
 }
 
-func millis(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
-func fromMillis(ms int64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms).UTC()
-}
+// The order book's timestamps are Unix milliseconds, 0 for none (sqldb's rule).
+var millis, fromMillis = sqldb.Millis, sqldb.FromMillis
 
 func nullable(s string) any {
 	if s == "" {

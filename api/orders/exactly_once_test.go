@@ -265,3 +265,33 @@ func TestAClosedGateIsNeverAPermanentFailure(t *testing.T) {
 		t.Fatalf("the run ended with %v; want the gate's error, retried", err)
 	}
 }
+
+// A run that lost its order while its letter's send was under way gives the letter's
+// claim back to no one: the winner found it claimed and finished without it, and a claim
+// given back then would say the letter was never tried (found by the fault suite, seed 21:
+// done, mail_claimed_at 0, no letter, nothing left to send it).
+func TestALoserGivesNoLetterClaimBack(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	co := f.order(t, "Its letter claimed by a loser.")
+	if err := f.book.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.pay(t, co.SessionID)
+	fence := f.book.fulfil.fence
+	loser, _, _ := fence.claim(ctx, co.OrderID)
+	if ok, err := fence.claimLetter(ctx, co.OrderID, loser, Processing, f.clock.Now()); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if _, _, err := fence.claim(ctx, co.OrderID); err != nil { // the winner's
+		t.Fatal(err)
+	}
+	if err := fence.unclaimLetter(ctx, co.OrderID, loser); err != nil {
+		t.Fatal(err)
+	}
+	var claimed int64
+	f.book.Desk.orders.db.QueryRowContext(ctx, `SELECT mail_claimed_at FROM orders WHERE id = ?`, co.OrderID).Scan(&claimed)
+	if claimed == 0 {
+		t.Error("a run that lost the order gave its letter's claim back")
+	}
+}

@@ -165,10 +165,13 @@ func (j *fence) claimLetter(ctx context.Context, id string, claim int64, status 
 		millis(at), id, claim, status)
 }
 
-// unclaimLetter gives back the claim of a letter whose send failed, so a retry sends it.
-func (j *fence) unclaimLetter(ctx context.Context, id string) error {
+// unclaimLetter gives back the claim of a letter whose send certainly failed, so a retry
+// sends it, for the holder of claim: a run that lost the order gives nothing back (the
+// winner found the letter claimed and went on without it; a claim left taken says its
+// fate was unknown then, and the operator's Resend is the remedy).
+func (j *fence) unclaimLetter(ctx context.Context, id string, claim int64) error {
 	return j.db.Update(ctx, "giving back the letter of order "+id,
-		`UPDATE orders SET mail_claimed_at = 0 WHERE id = ? AND mailed_at = 0`, id)
+		`UPDATE orders SET mail_claimed_at = 0 WHERE id = ? AND mailed_at = 0 AND claim = ?`, id, claim)
 }
 
 // claimPrefix is where the claim's objects of an order live.

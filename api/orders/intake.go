@@ -71,9 +71,6 @@ func (in *Intake) AcceptUpload(ctx context.Context, path, fileName, client strin
 	if size == 0 {
 		return Upload{}, 0, bad("empty_file", "the file is empty")
 	}
-	if in.audio == nil {
-		return Upload{}, 0, in.services.available(STT)
-	}
 	// A file past the quotas is refused before the measure, which costs far more than the
 	// query, and its bytes are counted while it is measured; keep counts them again.
 	release, err := in.uploads.hold(ctx, client, size)
@@ -81,16 +78,9 @@ func (in *Intake) AcceptUpload(ctx context.Context, path, fileName, client strin
 		return Upload{}, 0, err
 	}
 	defer release()
-	longest := in.cfg.STTMaxDuration
-	m, err := in.audio.CheckUpload(ctx, path, longest)
-	if err == nil && m.Length > longest {
-		err = media.ErrTooLong
-	}
+	m, err := in.MeasureUpload(ctx, path)
 	if err != nil {
-		return Upload{}, 0, in.uploadError(err)
-	}
-	if !m.HasSpeech() {
-		return Upload{}, 0, noSpeech(m.Length)
+		return Upload{}, 0, err
 	}
 	release()
 	u, err := in.uploads.keep(ctx, path, fileName, client, size, m.Length)
@@ -103,6 +93,27 @@ func (in *Intake) AcceptUpload(ctx context.Context, path, fileName, client strin
 	in.log.Info("upload accepted", "upload", uploadRef(u.ID), "bytes", size, "seconds", Seconds(m.Length),
 		"speechSeconds", Seconds(m.Speech))
 	return u, in.QuoteSeconds(STT, m.Length), nil
+}
+
+// MeasureUpload is the site's bounded measure of a visitor's file (CheckUpload: at most
+// STTMaxDuration, in the visitors' pool), refused as the site refuses it (audio_too_long,
+// no_speech, unreadable_audio, …). The API's transcriptions (api/v1) price from it too.
+func (in *Intake) MeasureUpload(ctx context.Context, path string) (media.Measurement, error) {
+	if in.audio == nil {
+		return media.Measurement{}, in.services.available(STT)
+	}
+	longest := in.cfg.STTMaxDuration
+	m, err := in.audio.CheckUpload(ctx, path, longest)
+	if err == nil && m.Length > longest {
+		err = media.ErrTooLong
+	}
+	if err != nil {
+		return m, in.uploadError(err)
+	}
+	if !m.HasSpeech() {
+		return m, noSpeech(m.Length)
+	}
+	return m, nil
 }
 
 // noSpeech refuses a file or video with less than media.SpeechFloor of speech in it: the

@@ -44,7 +44,7 @@ func (f *fulfiller) mailOnce(ctx context.Context, o Order, claim int64, delivere
 			f.log.Error("the letter may have been sent; not sending it again (the operator's Resend is the remedy)", "order", o.ID, "err", err)
 			return err
 		}
-		if uerr := f.fence.unclaimLetter(context.WithoutCancel(ctx), o.ID); uerr != nil {
+		if uerr := f.fence.unclaimLetter(context.WithoutCancel(ctx), o.ID, claim); uerr != nil {
 			err = errors.Join(err, uerr)
 		}
 		return err

@@ -120,11 +120,26 @@ func mulSat(a, b int64) int64 {
 	return int64(lo)
 }
 
+// MilliAmount prices quantity/scale units (characters, or milliseconds of audio with scale
+// 1000) proportionally, with no minimum and no rounding up: in thousandths of a minor unit,
+// rounded half up. The API's per-call price (api/credit); the site's orders use Amount.
+func (r Rule) MilliAmount(quantity, scale int64) int64 {
+	if quantity <= 0 || scale <= 0 || r.Per <= 0 || r.UnitAmount <= 0 {
+		return 0
+	}
+	d := mulSat(r.Per, scale)
+	return mulDivAdd(mulSat(r.UnitAmount, 1000), quantity, d, d/2)
+}
+
 // mulCeilDiv is ⌈a×b/d⌉ for non-negative a, b and positive d, computed in 128 bits, or
 // the largest int64 when it would not fit.
-func mulCeilDiv(a, b, d int64) int64 {
+func mulCeilDiv(a, b, d int64) int64 { return mulDivAdd(a, b, d, d-1) }
+
+// mulDivAdd is ⌊(a×b+add)/d⌋ for non-negative a, b, add < d and positive d, computed in
+// 128 bits, or the largest int64 when it would not fit.
+func mulDivAdd(a, b, d, add int64) int64 {
 	hi, lo := bits.Mul64(uint64(a), uint64(b))
-	lo, carry := bits.Add64(lo, uint64(d-1), 0)
+	lo, carry := bits.Add64(lo, uint64(add), 0)
 	hi += carry
 	if hi >= uint64(d) {
 		return math.MaxInt64

@@ -1,6 +1,9 @@
 package orders
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // The boundary cases of the default prices live in testdata/pricing_cases.json, shared
 // with the UI; here Quote must charge each of them under its service's rule.
@@ -65,6 +68,34 @@ func TestParsePricing(t *testing.T) {
 		`{"rules":{"tts":{"unitAmount":1,"per":1,"rounding":"floor"}}}`} {
 		if _, err := ParsePricing(bad); err == nil {
 			t.Errorf("ParsePricing(%s) accepted a bad price list", bad)
+		}
+	}
+}
+
+// The API's per-call price (api/credit): proportional, no minimum, no rounding up, in
+// thousandths of a cent rounded half up.
+func TestMilliAmountIsProportionalAndRoundsHalfUp(t *testing.T) {
+	p := DefaultPricing()
+	tts, stt := p.Rules[TTS], p.Rules[STT]
+	for _, c := range []struct {
+		rule            Rule
+		quantity, scale int64
+		want            int64
+	}{
+		{tts, 120, 1, 11_880},       // 120 characters: 11.88 cents
+		{tts, 1, 1, 99},             // one character: 0.099 cents
+		{tts, 4096, 1, 405_504},     // the API's longest input
+		{stt, 20_000, 1000, 19_800}, // 20 s of audio: 19.8 cents
+		{stt, 1, 1000, 1},           // 1 ms: 0.00099 cents, 0.001 rounded half up
+		{Rule{UnitAmount: 1, Per: 3, Rounding: Proportional}, 1, 1, 333},
+		{Rule{UnitAmount: 1, Per: 2000, Rounding: Proportional}, 1, 1, 1}, // 0.5 → 1
+		{Rule{UnitAmount: 1, Per: 2001, Rounding: Proportional}, 1, 1, 0},
+		{tts, 0, 1, 0},
+		{tts, -5, 1, 0},
+		{tts, 1 << 62, 1, math.MaxInt64},
+	} {
+		if got := c.rule.MilliAmount(c.quantity, c.scale); got != c.want {
+			t.Errorf("%+v.MilliAmount(%d, %d) = %d, want %d", c.rule, c.quantity, c.scale, got, c.want)
 		}
 	}
 }

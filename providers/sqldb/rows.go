@@ -3,6 +3,7 @@ package sqldb
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // Changed runs an update and reports whether it changed a row; what names it in errors.
@@ -43,4 +44,20 @@ func QueryAll[T any](ctx context.Context, db *DB, scan func(Scanner) (T, error),
 		out = append(out, v)
 	}
 	return out, rows.Err()
+}
+
+// Millis is a time as the tables keep it: unix milliseconds, 0 for the zero time.
+func Millis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// FromMillis reads a time kept by Millis.
+func FromMillis(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
 }

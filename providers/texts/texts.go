@@ -28,7 +28,7 @@ var locales = func() []string {
 
 // catalog maps a language to its texts by key, merged from the parts (letters.go,
 // linkpage.go, editor.go, checkout.go). Read-only: nothing writes to it after initialization.
-var catalog = merge(letters, linkPage, editorLink, testCheckout, products, samples)
+var catalog = merge(letters, linkPage, editorLink, testCheckout, products, samples, credit)
 
 // Locales returns the interface languages the server writes in; en is the fallback.
 func Locales() []string { return append([]string(nil), locales...) }

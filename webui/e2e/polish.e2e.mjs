@@ -9,7 +9,7 @@ import { firstVisit } from "./pagecheck.mjs";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-const PAGES = ["/", "/tts", "/sst", "/vtt", "/terms", "/privacy", "/refunds", "/payment/error"];
+const PAGES = ["/", "/tts", "/sst", "/vtt", "/terms", "/privacy", "/refunds", "/payment/error", "/api"];
 
 /**
  * Elements whose box leaves the viewport horizontally, or whose text is cut by their own

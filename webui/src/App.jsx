@@ -22,6 +22,8 @@ const Tts = lazy(() => import("./screens/tts/Tts.jsx"));
 const Stt = lazy(() => import("./screens/stt/Stt.jsx"));
 const Vtt = lazy(() => import("./screens/vtt/Vtt.jsx"));
 const Confirmation = lazy(() => import("./screens/confirmation/Confirmation.jsx"));
+const Api = lazy(() => import("./screens/api/Api.jsx"));
+const ApiKey = lazy(() => import("./screens/api/ApiKey.jsx"));
 const loadEditor = () => import("./screens/editor/Editor.jsx");
 const Editor = lazy(loadEditor);
 
@@ -46,6 +48,7 @@ const NAV = [
   { to: "/tts", key: "nav.tts" },
   { to: "/sst", key: "nav.sst" },
   { to: "/vtt", key: "nav.vtt" },
+  { to: "/api", key: "nav.api", always: true },
 ];
 
 // The screen of each route of pages.json, which names its title and description (the
@@ -62,6 +65,8 @@ const SCREENS = {
   "/sst-payment/success": () => <Confirmation service="sst" />,
   "/vtt-payment/success": () => <Confirmation service="vtt" />,
   "/payment/error": () => <PaymentError />,
+  "/api": () => <Api />,
+  "/api-payment/success": () => <ApiKey />,
 };
 
 /** The screen for a path, plus the keys naming and describing it (for the metadata). */
@@ -158,7 +163,7 @@ export default function App() {
       </header>
       <nav className="site-nav" aria-label={t("nav.label")}>
         <ul>
-          {NAV.filter((n) => n.to === "/" || isOpen(config, n.to.slice(1))).map((n) => (
+          {NAV.filter((n) => n.to === "/" || n.always || isOpen(config, n.to.slice(1))).map((n) => (
             <li key={n.to}>
               <Link to={n.to} activeClassName="active">
                 {t(n.key)}

@@ -460,3 +460,80 @@ export async function saveTranscript(token, cues, etag, opts) {
 export async function revertTranscript(token, etag, opts) {
   return (await request("DELETE", transcriptPath(token), undefined, { ...opts, ifMatch: etag })).etag;
 }
+
+/**
+ * What the /api page needs to sell credit.
+ * @typedef {object} CreditConfig
+ * @property {number} min the least credit one purchase buys, in cents
+ * @property {number} max the most, in cents
+ * @property {string} currency
+ * @property {number} validDays how long credit lasts
+ */
+
+/**
+ * GET /api/credit/config.
+ * @param {CallOptions} [opts]
+ * @returns {Promise<CreditConfig>}
+ */
+export async function getCreditConfig(opts) {
+  return (await request("GET", "/api/credit/config", undefined, opts)).data;
+}
+
+/**
+ * POST /payment/credit/create-checkout-session {order:{amount, email, emailVerify, locale}}.
+ * @param {{amount: number, email: string, emailVerify: string, locale: string}} order
+ * @param {CallOptions} [opts]
+ * @returns {Promise<CheckoutSession>}
+ */
+export async function createCreditCheckout(order, opts) {
+  return (await request("POST", "/payment/credit/create-checkout-session", { order }, opts)).data;
+}
+
+/**
+ * A purchase's key as /services/credit tells it.
+ * @typedef {object} CreditKey
+ * @property {string} key in full the first time (full), masked after
+ * @property {boolean} full
+ * @property {number} balance in cents, fractional
+ * @property {string} currency
+ * @property {string} expiresAt RFC 3339
+ */
+
+/**
+ * POST /services/credit {sessionId}: null (HTTP 202) until paid, then the key.
+ * @param {string} sessionId
+ * @param {CallOptions} [opts]
+ * @returns {Promise<CreditKey | null>}
+ */
+export async function fetchCreditKey(sessionId, opts) {
+  const { status, data } = await request("POST", "/services/credit", { sessionId }, opts);
+  return status === 202 ? null : data.data;
+}
+
+/**
+ * A key's balance and recent calls (GET /v1/credit, with the key).
+ * @typedef {object} CreditBalance
+ * @property {string} key masked
+ * @property {number} balance in cents, fractional
+ * @property {string} currency
+ * @property {number} expires_at unix seconds
+ * @property {{model: string, units: number, unit: string, cost: number, status: string, created_at: number}[]} calls
+ */
+
+/**
+ * GET /v1/credit with `key` (its errors are OpenAI's: {error:{code}}).
+ * @param {string} key
+ * @param {CallOptions} [opts]
+ * @returns {Promise<CreditBalance>}
+ */
+export async function creditBalance(key, { signal } = {}) {
+  let res;
+  try {
+    res = await fetch("/v1/credit", { signal, headers: { Accept: "application/json", Authorization: `Bearer ${key.trim()}` } });
+  } catch (err) {
+    if (aborted(err)) throw err;
+    throw new ApiError("network_error", 0);
+  }
+  const data = await res.json().catch(() => null);
+  return answer(res.status, data).data;
+}

@@ -61,7 +61,7 @@ describe("layout", () => {
     render(<App />);
     await waitFor(() => expect(screen.getByTestId("open-services")).toBeTruthy());
     const nav = screen.getByRole("navigation", { name: "Main" });
-    expect([...nav.querySelectorAll("a")].map((a) => a.textContent)).toEqual(["About", "Text to speech"]);
+    expect([...nav.querySelectorAll("a")].map((a) => a.textContent)).toEqual(["About", "Text to speech", "API"]);
     expect(screen.getByTestId("open-services").textContent).toBe("Offered now: Text to speech");
     expect(screen.getByRole("link", { name: "Try text to speech" })).toBeTruthy();
 

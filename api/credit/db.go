@@ -1,0 +1,62 @@
+package credit
+
+import "parla/providers/sqldb"
+
+// migrations are applied in order, each once; append, never edit. The same SQL runs on
+// SQLite and Postgres (providers/sqldb): BIGINT for numbers (times in unix milliseconds,
+// money in thousandths of a cent), TEXT for the rest.
+var migrations = []string{
+	// A key is born with its purchase (awaiting_payment) and becomes active when paid.
+	// key_hash is the SHA-256 of the secret; key_sealed the secret sealed (sealer) until
+	// it was shown (shown_at) and its letter's fate is known (mail_state sent or failed).
+	`CREATE TABLE credit_keys (
+		id              TEXT PRIMARY KEY,
+		status          TEXT NOT NULL,
+		session_id      TEXT,
+		payment_intent  TEXT NOT NULL DEFAULT '',
+		amount          BIGINT NOT NULL,
+		currency        TEXT NOT NULL,
+		email           TEXT NOT NULL DEFAULT '',
+		locale          TEXT NOT NULL DEFAULT 'en',
+		key_hash        TEXT,
+		key_sealed      TEXT NOT NULL DEFAULT '',
+		key_last4       TEXT NOT NULL DEFAULT '',
+		balance         BIGINT NOT NULL DEFAULT 0,
+		calls           BIGINT NOT NULL DEFAULT 0,
+		created_at      BIGINT NOT NULL,
+		paid_at         BIGINT NOT NULL DEFAULT 0,
+		expires_at      BIGINT NOT NULL DEFAULT 0,
+		shown_at        BIGINT NOT NULL DEFAULT 0,
+		mail_claimed_at BIGINT NOT NULL DEFAULT 0,
+		mail_state      TEXT NOT NULL DEFAULT '',
+		revoked_at      BIGINT NOT NULL DEFAULT 0,
+		refunded        BIGINT NOT NULL DEFAULT 0
+	);
+	CREATE UNIQUE INDEX credit_keys_session ON credit_keys(session_id);
+	CREATE UNIQUE INDEX credit_keys_hash ON credit_keys(key_hash);
+	CREATE INDEX credit_keys_created ON credit_keys(created_at);
+	CREATE TABLE credit_calls (
+		id          TEXT PRIMARY KEY,
+		key_id      TEXT NOT NULL,
+		idem        TEXT,
+		fingerprint TEXT NOT NULL DEFAULT '',
+		model       TEXT NOT NULL,
+		units       BIGINT NOT NULL,
+		amount      BIGINT NOT NULL,
+		state       TEXT NOT NULL,
+		created_at  BIGINT NOT NULL,
+		settled_at  BIGINT NOT NULL DEFAULT 0
+	);
+	CREATE UNIQUE INDEX credit_calls_idem ON credit_calls(key_id, idem);
+	CREATE INDEX credit_calls_key ON credit_calls(key_id, state, created_at);
+	CREATE TABLE credit_secrets (
+		name       TEXT PRIMARY KEY,
+		value      TEXT NOT NULL,
+		created_at BIGINT NOT NULL
+	);`,
+}
+
+var (
+	millis     = sqldb.Millis
+	fromMillis = sqldb.FromMillis
+)

@@ -1,0 +1,264 @@
+package credit
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"parla/api/orders"
+	"parla/providers"
+	"parla/providers/texts"
+)
+
+// Shop sells credit: it opens the hosted checkout for an amount, turns a paid session
+// into an active key (the webhook or the confirmation page, whichever comes first), shows
+// the key once and mails it once.
+type Shop struct {
+	cfg      Config
+	keys     *keyRows
+	seal     *sealer
+	payments providers.Payments
+	mailer   providers.Mailer
+	log      *slog.Logger
+}
+
+// Purchase is what the /api page sends.
+type Purchase struct {
+	Amount             int64 // cents
+	Email, EmailVerify string
+	Locale             string
+}
+
+// Checkout is where the buyer goes to pay.
+type Checkout struct {
+	SessionID, URL string
+	Amount         int64
+	Currency       string
+}
+
+// Open validates a purchase, stores it awaiting payment and opens its checkout.
+func (s *Shop) Open(ctx context.Context, p Purchase) (Checkout, error) {
+	email, err := orders.ValidateEmail(p.Email, p.EmailVerify)
+	if err != nil {
+		return Checkout{}, err
+	}
+	locale, err := orders.ValidateLocale(p.Locale)
+	if err != nil {
+		return Checkout{}, err
+	}
+	if p.Amount < s.cfg.MinAmount || p.Amount > s.cfg.MaxAmount {
+		return Checkout{}, input("invalid_amount", fmt.Sprintf("the amount must be between %d and %d cents",
+			s.cfg.MinAmount, s.cfg.MaxAmount))
+	}
+	now := s.cfg.Now()
+	id := newID()
+	if _, err := s.keys.db.ExecContext(ctx, `INSERT INTO credit_keys (id, status, amount, currency, email, locale, created_at)
+		VALUES (?, 'awaiting_payment', ?, ?, ?, ?, ?)`, id, p.Amount, s.cfg.Currency, email, locale, millis(now)); err != nil {
+		return Checkout{}, fmt.Errorf("storing a credit purchase: %w", err)
+	}
+	lang := texts.In(locale)
+	session, err := s.payments.CreateCheckout(ctx, providers.CheckoutRequest{
+		OrderID: id, Email: email, Locale: locale, Amount: p.Amount, Currency: s.cfg.Currency,
+		Name: lang.Get("product.credit.name"), Description: lang.Get("product.credit.description"),
+		ImageURL:   s.cfg.ImageURL,
+		SuccessURL: s.cfg.PublicURL + s.cfg.Success + "?session_id={CHECKOUT_SESSION_ID}",
+		CancelURL:  s.cfg.PublicURL + s.cfg.Page, ExpiresAt: now.Add(s.cfg.CheckoutTTL),
+	})
+	if err != nil {
+		s.expire(ctx, id)
+		return Checkout{}, fmt.Errorf("opening the checkout of credit %s: %w", id, err)
+	}
+	if err := s.keys.db.Update(ctx, "binding a credit checkout", `UPDATE credit_keys SET session_id = ? WHERE id = ?`,
+		session.ID, id); err != nil {
+		return Checkout{}, err
+	}
+	s.log.Info("credit checkout opened", "credit", id, "amount", p.Amount)
+	return Checkout{SessionID: session.ID, URL: session.URL, Amount: p.Amount, Currency: s.cfg.Currency}, nil
+}
+
+func (s *Shop) expire(ctx context.Context, id string) {
+	if err := s.keys.db.Update(ctx, "expiring a credit purchase", `UPDATE credit_keys SET status = 'expired'
+		WHERE id = ? AND status = 'awaiting_payment'`, id); err != nil {
+		s.log.Error("expiring a credit purchase", "credit", id, "err", err)
+	}
+}
+
+// HandleEvent acts on a verified payment event whose session is a credit purchase, and
+// reports false for any other session (the Cashier's hook: orders.Cashier.OtherSessions).
+func (s *Shop) HandleEvent(ctx context.Context, ev orders.PaymentEvent) (bool, error) {
+	k, err := s.keys.one(ctx, "session_id", ev.Session.ID)
+	if err == ErrNotFound {
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	switch ev.Type {
+	case "checkout.session.completed", "checkout.session.async_payment_succeeded":
+		if ev.Session.Paid() {
+			return true, s.confirm(ctx, k, ev.Session)
+		}
+	case "checkout.session.expired", "checkout.session.async_payment_failed":
+		s.expire(ctx, k.ID)
+	}
+	return true, nil
+}
+
+// confirm turns a paid purchase into an active key, once: the webhook and the page's
+// lookup may both come. A payment that is not the purchase's amount is refunded whole.
+func (s *Shop) confirm(ctx context.Context, k Key, session providers.CheckoutSession) error {
+	if k.Status != StatusAwaiting && k.Status != StatusExpired {
+		s.ensureLetter(ctx, k)
+		return nil
+	}
+	if session.AmountTotal > 0 && (session.AmountTotal != k.Amount || !strings.EqualFold(session.Currency, k.Currency)) {
+		s.log.Error("paid amount differs from the credit bought, refunding", "credit", k.ID,
+			"paid", session.AmountTotal, "currency", session.Currency, "amount", k.Amount)
+		if err := s.payments.Refund(ctx, session.PaymentIntent, "credit-mismatch-"+k.ID); err != nil {
+			return err
+		}
+		return s.keys.db.Update(ctx, "refunding a mismatched credit payment", `UPDATE credit_keys SET status = 'refunded',
+			payment_intent = ?, refunded = amount WHERE id = ? AND status IN ('awaiting_payment', 'expired')`, session.PaymentIntent, k.ID)
+	}
+	secret := newSecret()
+	sealed, err := s.seal.seal(ctx, k.ID, secret)
+	if err != nil {
+		return err
+	}
+	now := s.cfg.Now()
+	won, err := s.keys.db.Changed(ctx, "activating a credit key", `UPDATE credit_keys SET status = 'active', key_hash = ?,
+		key_sealed = ?, key_last4 = ?, balance = amount * 1000, payment_intent = ?, paid_at = ?, expires_at = ?
+		WHERE id = ? AND status IN ('awaiting_payment', 'expired')`,
+		hashSecret(secret), sealed, secret[len(secret)-4:], session.PaymentIntent, millis(now), millis(now.Add(s.cfg.TTL)), k.ID)
+	if err != nil || !won {
+		return err
+	}
+	s.log.Info("credit paid, key made", "credit", k.ID, "amount", k.Amount)
+	k, err = s.keys.byID(ctx, k.ID)
+	if err != nil {
+		return err
+	}
+	s.ensureLetter(ctx, k)
+	return nil
+}
+
+// ensureLetter sends an active key's letter unless its claim was taken. It is sent within
+// the request that confirmed the payment (the webhook, the test checkout's Pay, or the
+// page's lookup), so that a shutdown waits for it as for any request.
+func (s *Shop) ensureLetter(ctx context.Context, k Key) {
+	if k.Status == StatusActive && !k.mailClaimed {
+		s.sendLetter(context.WithoutCancel(ctx), k.ID)
+	}
+}
+
+// letterTimeout bounds a letter's send, within a payment provider's webhook timeout.
+const letterTimeout = 20 * time.Second
+
+// sendLetter mails a key at most once: the claim on the row is taken before the send,
+// so a crash or an answer that never came leaves it unsent rather than sent twice.
+func (s *Shop) sendLetter(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(ctx, letterTimeout)
+	defer cancel()
+	won, err := s.keys.db.Changed(ctx, "claiming a credit letter", `UPDATE credit_keys SET mail_claimed_at = ?, mail_state = 'sending'
+		WHERE id = ? AND mail_claimed_at = 0 AND status = 'active'`, millis(s.cfg.Now()), id)
+	if err != nil || !won {
+		if err != nil {
+			s.log.Error("claiming a credit letter", "credit", id, "err", err)
+		}
+		return
+	}
+	state := "sent"
+	if err := s.mail(ctx, id); err != nil {
+		state = "failed"
+		s.log.Error("credit letter not sent (not retried: its fate may be unknown)", "credit", id, "err", err)
+	}
+	if err := s.keys.db.Update(ctx, "recording a credit letter", `UPDATE credit_keys SET mail_state = ? WHERE id = ?`, state, id); err != nil {
+		s.log.Error("recording a credit letter", "credit", id, "err", err)
+		return
+	}
+	s.forget(ctx, id)
+}
+
+func (s *Shop) mail(ctx context.Context, id string) error {
+	k, err := s.keys.byID(ctx, id)
+	if err != nil {
+		return err
+	}
+	secret, err := s.seal.open(ctx, k.ID, k.sealed)
+	if err != nil {
+		return err
+	}
+	return s.mailer.Send(ctx, letter(k, secret, s.cfg.PublicURL))
+}
+
+// letter is the message that carries a key, in the buyer's language.
+func letter(k Key, secret, base string) providers.Message {
+	lang := texts.In(k.Locale)
+	body := strings.NewReplacer("{key}", secret, "{amount}", texts.FormatAmount(k.Locale, k.Amount, k.Currency),
+		"{date}", k.ExpiresAt.Format("2006-01-02"), "{base}", base).Replace(lang.Get("credit.letter.body"))
+	return providers.Message{ID: "credit-" + k.ID, To: k.Email, Subject: lang.Get("credit.letter.subject"), Text: body + "\n"}
+}
+
+// forget erases a sealed key once it was shown and its letter's fate is known: from then
+// on only its hash is kept.
+func (s *Shop) forget(ctx context.Context, id string) {
+	if err := s.keys.db.Update(ctx, "forgetting a sealed key", `UPDATE credit_keys SET key_sealed = ''
+		WHERE id = ? AND shown_at > 0 AND mail_state IN ('sent', 'failed')`, id); err != nil {
+		s.log.Error("forgetting a sealed key", "credit", id, "err", err)
+	}
+}
+
+// Reveal is what the confirmation page is told of a purchase.
+type Reveal struct {
+	Pending   bool   // not paid yet
+	Key       string // in full the first time only, masked after
+	Full      bool
+	Balance   int64 // thousandths of a cent
+	Currency  string
+	ExpiresAt time.Time
+}
+
+// Result looks a purchase up by its checkout session: pending until paid (the provider is
+// asked while the row says unpaid), then the key, in full in the first answer only.
+func (s *Shop) Result(ctx context.Context, sessionID string) (Reveal, error) {
+	k, err := s.keys.one(ctx, "session_id", sessionID)
+	if err != nil {
+		return Reveal{}, err
+	}
+	if k.Status == StatusAwaiting || k.Status == StatusExpired {
+		session, err := s.payments.GetCheckout(ctx, sessionID)
+		if err != nil {
+			return Reveal{}, fmt.Errorf("verifying the session of credit %s: %w", k.ID, err)
+		}
+		if !session.Paid() {
+			return Reveal{Pending: true}, nil
+		}
+		if err := s.confirm(ctx, k, session); err != nil {
+			return Reveal{}, err
+		}
+		if k, err = s.keys.byID(ctx, k.ID); err != nil {
+			return Reveal{}, err
+		}
+	}
+	if k.Status == StatusRefunded && k.PaidAt.IsZero() {
+		return Reveal{}, input("order_refunded", "the payment differs from the credit bought and was refunded")
+	}
+	s.ensureLetter(ctx, k)
+	r := Reveal{Key: k.Masked(), Balance: k.Balance, Currency: k.Currency, ExpiresAt: k.ExpiresAt}
+	won, err := s.keys.db.Changed(ctx, "showing a credit key", `UPDATE credit_keys SET shown_at = ? WHERE id = ? AND shown_at = 0`,
+		millis(s.cfg.Now()), k.ID)
+	if err != nil || !won {
+		return r, err
+	}
+	if r.Key, err = s.seal.open(ctx, k.ID, k.sealed); err != nil {
+		return r, err
+	}
+	r.Full = true
+	s.forget(ctx, k.ID)
+	return r, nil
+}
+
+// Cents writes thousandths of a cent as cents (11880 → 11.88) for JSON.
+func Cents(milli int64) float64 { return float64(milli) / 1000 }

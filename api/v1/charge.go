@@ -1,0 +1,66 @@
+package v1
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"parla/api/credit"
+)
+
+// callTimeout bounds one call's engine work.
+const callTimeout = 10 * time.Minute
+
+// result is what a call produced: the body and its type.
+type result struct {
+	body        []byte
+	contentType string
+}
+
+// charge runs a priced call: its price held first (429 insufficient_quota when the
+// balance cannot cover it, and nothing is done), the work done, the price settled, and
+// only then the result sent. A failed work, or a settle that failed, gives the price back.
+func (a *API) charge(c *fiber.Ctx, call credit.Call, work func(ctx context.Context) (result, error)) error {
+	idem := c.Get("Idempotency-Key")
+	if len(idem) > 255 {
+		return send(c, invalid("Idempotency-Key", "invalid_idempotency_key", "The Idempotency-Key is longer than 255 characters."))
+	}
+	call.Idem = idem
+	k := keyOfCall(c)
+	ctx, cancel := context.WithTimeout(c.UserContext(), callTimeout)
+	defer cancel()
+	h, err := a.deps.Credit.Ledger.Hold(ctx, k.ID, call)
+	if err != nil {
+		return a.fail(c, err, "")
+	}
+	out, err := work(ctx)
+	if err == nil {
+		err = a.deps.Credit.Ledger.Settle(ctx, h)
+	}
+	if err != nil {
+		if rerr := a.deps.Credit.Ledger.Release(context.WithoutCancel(ctx), h); rerr != nil {
+			a.deps.Log.Error("giving a failed call's price back (the stale-hold sweep will)", "err", rerr)
+		}
+		return a.fail(c, err, "")
+	}
+	if a.deps.Observe != nil && !h.Repeat {
+		a.deps.Observe(call.Model, h.Amount)
+	}
+	c.Set("Parla-Charged-Cents", strconv.FormatFloat(credit.Cents(h.Amount), 'f', 3, 64))
+	c.Set(fiber.HeaderContentType, out.contentType)
+	return c.Send(out.body)
+}
+
+// fingerprint names what a request asked for, so that an Idempotency-Key used again with
+// another request is refused.
+func fingerprint(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(strconv.Itoa(len(p)) + ":" + p))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,124 @@
+package v1
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"parla/api/credit"
+	"parla/api/orders"
+	"parla/media"
+	"parla/providers"
+)
+
+// speechBody is OpenAI's speech request.
+type speechBody struct {
+	Model          string   `json:"model"`
+	Input          *string  `json:"input"`
+	Voice          string   `json:"voice"`
+	ResponseFormat string   `json:"response_format"`
+	Speed          *float64 `json:"speed"`
+	Instructions   string   `json:"instructions"`
+	StreamFormat   string   `json:"stream_format"`
+}
+
+// SpeechModels and TranscriptionModels are the models /v1/models lists when their service
+// is open; every one is the operator's engine.
+var (
+	SpeechModels        = []string{"tts-1", "tts-1-hd", "gpt-4o-mini-tts"}
+	TranscriptionModels = []string{"whisper-1", "gpt-4o-transcribe", "gpt-4o-mini-transcribe"}
+)
+
+// voiceMap reads OpenAI's newer voices with the six the site offers.
+var voiceMap = map[string]string{
+	"alloy": "alloy", "echo": "echo", "fable": "fable", "onyx": "onyx", "nova": "nova", "shimmer": "shimmer",
+	"ash": "onyx", "ballad": "fable", "coral": "nova", "sage": "shimmer", "verse": "echo", "marin": "alloy", "cedar": "onyx",
+}
+
+// SpeechFormats are the response formats of a speech call; wav and pcm are made from the
+// engine's FLAC.
+var SpeechFormats = []string{"mp3", "opus", "aac", "flac", "wav", "pcm"}
+
+// speechRequest checks a speech request as OpenAI states its limits, naming the parameter
+// at fault; the text's language is settled by the site's rule afterwards.
+func speechRequest(b speechBody, maxInput int64) (providers.SpeechRequest, error) {
+	req := providers.SpeechRequest{Speed: 1, Format: strings.ToLower(b.ResponseFormat)}
+	switch {
+	case !slices.Contains(SpeechModels, b.Model):
+		return req, invalid("model", "model_not_found", "The model "+strconv.Quote(b.Model)+" does not exist here; use one of "+strings.Join(SpeechModels, ", ")+".")
+	case b.Input == nil:
+		return req, invalid("input", "missing_required_parameter", "input is required.")
+	case orders.Unspeakable(*b.Input):
+		return req, invalid("input", "empty_text", "input has nothing to speak.")
+	case orders.CountChars(*b.Input) > maxInput:
+		return req, invalid("input", "string_above_max_length", "input is longer than "+strconv.FormatInt(maxInput, 10)+" characters.")
+	case voiceMap[strings.ToLower(b.Voice)] == "":
+		return req, invalid("voice", "invalid_value", "voice must be one of "+strings.Join(slices.Sorted(maps.Keys(voiceMap)), ", ")+".")
+	case b.StreamFormat != "" && b.StreamFormat != "audio":
+		return req, invalid("stream_format", "unsupported_value", "only stream_format audio is supported.")
+	case len(b.Instructions) > 4096:
+		return req, invalid("instructions", "string_above_max_length", "instructions are longer than 4,096 characters.")
+	}
+	if req.Format == "" {
+		req.Format = "mp3"
+	}
+	if !slices.Contains(SpeechFormats, req.Format) {
+		return req, invalid("response_format", "invalid_value", "response_format must be one of "+strings.Join(SpeechFormats, ", ")+".")
+	}
+	if b.Speed != nil {
+		req.Speed = *b.Speed
+	}
+	if !(req.Speed >= 0.25 && req.Speed <= 4) {
+		return req, invalid("speed", "invalid_value", "speed must be between 0.25 and 4.")
+	}
+	req.Text, req.Voice = *b.Input, voiceMap[strings.ToLower(b.Voice)]
+	return req, nil
+}
+
+// speech is POST /v1/audio/speech: the text spoken by the site's engine, in the language
+// the site would speak it, charged per character.
+func (a *API) speech(c *fiber.Ctx) error {
+	if err := a.deps.Desk.Available(orders.TTS); err != nil {
+		return a.fail(c, err, "")
+	}
+	var b speechBody
+	if err := json.Unmarshal(c.Body(), &b); err != nil {
+		return send(c, invalid("", "invalid_json", "The body is not valid JSON: "+err.Error()))
+	}
+	req, err := speechRequest(b, a.cfg.MaxInput)
+	if err != nil {
+		return a.fail(c, err, "")
+	}
+	q, err := a.deps.Desk.QuoteSpeech(req.Text, "", "en")
+	if err != nil {
+		return a.fail(c, err, "input")
+	}
+	req.Language, req.DetectParagraphs = q.Language, q.Mixed
+	format := req.Format
+	if format == media.WAVFile || format == media.RawPCM {
+		req.Format = media.FLAC
+	}
+	call := credit.Call{Model: b.Model, Units: q.Chars, Amount: a.deps.Pricing.Rules[orders.TTS].MilliAmount(q.Chars, 1),
+		Fingerprint: fingerprint("speech", b.Model, req.Text, req.Voice, format, strconv.FormatFloat(req.Speed, 'g', -1, 64))}
+	return a.charge(c, call, func(ctx context.Context) (result, error) {
+		var audio bytes.Buffer
+		if err := a.deps.Speaker.Speak(ctx, req, &audio); err != nil {
+			return result{}, err
+		}
+		f, _ := media.Format(format)
+		if format == req.Format {
+			return result{audio.Bytes(), f.ContentType}, nil
+		}
+		var out bytes.Buffer
+		if err := a.deps.Media.Encode(ctx, media.FLACInput, &audio, media.EncodeOptions{Format: format}, &out); err != nil {
+			return result{}, err
+		}
+		return result{out.Bytes(), f.ContentType}, nil
+	})
+}

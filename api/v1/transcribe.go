@@ -1,0 +1,246 @@
+package v1
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"parla/api/credit"
+	"parla/api/orders"
+	"parla/providers"
+	"parla/providers/transcript"
+)
+
+// transcriptionForm is OpenAI's transcription request, read from its multipart form.
+type transcriptionForm struct {
+	model, language, prompt, format string
+	granularities                   []string
+	file                            string // the received file's path
+	fileHash                        string // its SHA-256, for the Idempotency-Key's fingerprint
+}
+
+// fieldLimit bounds a form field that is not the file.
+const fieldLimit = 64 << 10
+
+// uploadIdle is how long an upload may send nothing before it is cut (as the site's).
+const uploadIdle = 30 * time.Second
+
+// transcribe is POST /v1/audio/transcriptions (or translations): the file streamed to
+// disk, measured as the site measures uploads, charged per millisecond, transcribed by
+// the site's engine and rendered in OpenAI's shapes.
+func (a *API) transcribe(translate bool) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if err := a.deps.Desk.Available(orders.STT); err != nil {
+			return refuse(c, a.fail(c, err, ""))
+		}
+		if translate && a.deps.Desk.Translates() != nil {
+			return refuse(c, send(c, invalid("model", "translation_unavailable", "This server's engine does not translate; use /v1/audio/transcriptions.")))
+		}
+		form, err := a.receive(c)
+		if form.file != "" {
+			defer os.Remove(form.file)
+		}
+		if err != nil {
+			return refuse(c, a.fail(c, err, ""))
+		}
+		if err := checkForm(&form, translate); err != nil {
+			return a.fail(c, err, "")
+		}
+		m, err := a.deps.Intake.MeasureUpload(c.UserContext(), form.file)
+		if err != nil {
+			return a.fail(c, err, "file")
+		}
+		ms := m.Length.Milliseconds()
+		call := credit.Call{Model: form.model, Units: ms, Amount: a.deps.Pricing.Rules[orders.STT].MilliAmount(ms, 1000),
+			Fingerprint: fingerprint("transcription", strconv.FormatBool(translate), form.model, form.language, form.format,
+				strings.Join(form.granularities, ","), form.fileHash)}
+		return a.charge(c, call, func(ctx context.Context) (result, error) {
+			t, err := a.deps.Transcriber.Transcribe(ctx, providers.TranscribeRequest{Path: form.file,
+				Language: form.language, Translate: translate, Duration: m.Length})
+			if err != nil {
+				return result{}, err
+			}
+			body, err := transcript.Render(t, form.format)
+			_, ctype, _ := transcript.Info(form.format)
+			return result{body, ctype}, err
+		})
+	}
+}
+
+// refuse closes the connection after an answer given before the body was read whole, so
+// that its unread bytes are never taken for the next request.
+func refuse(c *fiber.Ctx, err error) error {
+	c.Context().SetConnectionClose()
+	return err
+}
+
+// checkForm checks the fields as OpenAI states them, naming the parameter at fault.
+func checkForm(f *transcriptionForm, translate bool) error {
+	models := TranscriptionModels
+	if translate {
+		models = []string{"whisper-1"} // as OpenAI's translations
+	}
+	if f.format == "" {
+		f.format = transcript.DefaultFormat
+	}
+	switch {
+	case !slices.Contains(models, f.model):
+		return invalid("model", "model_not_found", "The model "+strconv.Quote(f.model)+" does not exist here; use one of "+strings.Join(models, ", ")+".")
+	case !slices.Contains(providers.TranscriptFormats, f.format):
+		return invalid("response_format", "invalid_value", "response_format must be one of "+strings.Join(providers.TranscriptFormats, ", ")+".")
+	case f.language != "" && (translate || !slices.Contains(orders.TranscriptLanguages, f.language)):
+		return invalid("language", "invalid_value", "language must be an ISO-639-1 code of a language the engine knows.")
+	case len(f.granularities) > 0 && f.format != "verbose_json":
+		return invalid("timestamp_granularities", "invalid_value", "timestamp_granularities need response_format verbose_json.")
+	}
+	for _, g := range f.granularities {
+		if g != "word" && g != "segment" {
+			return invalid("timestamp_granularities", "invalid_value", "timestamp_granularities are word and segment.")
+		}
+	}
+	return nil
+}
+
+// receive streams the multipart body: the file to a scratch file (at most MaxUploadBytes),
+// the other fields into the form. A chunked body (the JS SDK streams files) is read the
+// same way.
+func (a *API) receive(c *fiber.Ctx) (transcriptionForm, error) {
+	var form transcriptionForm
+	limit := a.cfg.MaxUploadBytes
+	if enc := strings.TrimSpace(string(c.Request().Header.ContentEncoding())); enc != "" && !strings.EqualFold(enc, "identity") {
+		return form, invalid("", "unsupported_encoding", "The body must not be compressed (Content-Encoding).")
+	}
+	if n := c.Request().Header.ContentLength(); n > 0 && int64(n) > limit+fieldLimit {
+		return form, tooLarge(limit)
+	}
+	mt, params, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		return form, invalid("file", "invalid_value", "Send the file as multipart/form-data.")
+	}
+	body := io.LimitReader(a.body(c), limit+fieldLimit+1)
+	mr := multipart.NewReader(body, params["boundary"])
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return form, partError(err, limit)
+		}
+		if err := a.readPart(part, &form, limit); err != nil {
+			return form, err
+		}
+	}
+	if form.file == "" {
+		return form, invalid("file", "missing_required_parameter", "file is required.")
+	}
+	// The form ends before a chunked body's last chunk: read that too, so the connection
+	// is left at the start of the next request.
+	_, err = io.Copy(io.Discard, io.LimitReader(body, fieldLimit))
+	return form, err
+}
+
+// readPart keeps one part of the form.
+func (a *API) readPart(part *multipart.Part, form *transcriptionForm, limit int64) error {
+	if part.FormName() == "file" {
+		if form.file != "" {
+			return invalid("file", "invalid_value", "Send exactly one file.")
+		}
+		return a.receiveFile(part, form, limit)
+	}
+	value, err := io.ReadAll(io.LimitReader(part, fieldLimit+1))
+	if err != nil {
+		return partError(err, limit)
+	}
+	if len(value) > fieldLimit {
+		return invalid(part.FormName(), "string_above_max_length", part.FormName()+" is too long.")
+	}
+	v := strings.TrimSpace(string(value))
+	switch part.FormName() {
+	case "model":
+		form.model = v
+	case "language":
+		form.language = strings.ToLower(v)
+	case "prompt":
+		form.prompt = v // accepted; the engines here take no prompt
+	case "response_format":
+		form.format = strings.ToLower(v)
+	case "timestamp_granularities[]", "timestamp_granularities":
+		form.granularities = append(form.granularities, v)
+	}
+	return nil
+}
+
+func (a *API) receiveFile(part *multipart.Part, form *transcriptionForm, limit int64) error {
+	f, err := os.CreateTemp(a.cfg.TempDir, "parla-api-*")
+	if err != nil {
+		return err
+	}
+	form.file = f.Name()
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(part, limit+1))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	switch {
+	case err != nil:
+		return partError(err, limit)
+	case n > limit:
+		return tooLarge(limit)
+	case n == 0:
+		return invalid("file", "empty_file", "The file is empty.")
+	}
+	form.fileHash = hex.EncodeToString(h.Sum(nil))
+	return nil
+}
+
+func tooLarge(limit int64) error {
+	return &apiError{status: 413, typ: invalidRequest, param: "file", code: "file_too_large",
+		message: "The file is larger than the limit of " + strconv.FormatInt(limit>>20, 10) + " MB."}
+}
+
+func partError(err error, limit int64) error {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "EOF") {
+		return invalid("file", "invalid_value", "The multipart form ends early or is larger than the limit of "+
+			strconv.FormatInt(limit>>20, 10)+" MB.")
+	}
+	return invalid("file", "invalid_value", "The multipart form cannot be read: "+err.Error())
+}
+
+// body is the request's body as a stream, its read deadline moved on with every read so
+// a large file on a slow line gets the time it needs.
+func (a *API) body(c *fiber.Ctx) io.Reader {
+	r := c.Context().RequestBodyStream()
+	if r == nil {
+		return bytes.NewReader(c.Body())
+	}
+	return &idleDeadline{r: r, conn: c.Context().Conn()}
+}
+
+type idleDeadline struct {
+	r    io.Reader
+	conn interface{ SetReadDeadline(time.Time) error }
+}
+
+func (d *idleDeadline) Read(b []byte) (int, error) {
+	if err := d.conn.SetReadDeadline(time.Now().Add(uploadIdle)); err != nil {
+		return 0, err
+	}
+	return d.r.Read(b)
+}

@@ -1,0 +1,72 @@
+package v1
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// A speech request is checked as OpenAI states its limits, and each refusal names its
+// parameter; OpenAI's newer voices read as the site's six.
+func TestSpeechRequestNamesTheParameterAtFault(t *testing.T) {
+	ok := speechBody{Model: "tts-1", Input: ptr("Hello."), Voice: "Coral"}
+	req, err := speechRequest(ok, 4096)
+	if err != nil || req.Voice != "nova" || req.Format != "mp3" || req.Speed != 1 {
+		t.Fatalf("%+v, %v", req, err)
+	}
+	for _, c := range []struct {
+		change func(*speechBody)
+		param  string
+	}{
+		{func(b *speechBody) { b.Model = "gpt-5" }, "model"},
+		{func(b *speechBody) { b.Input = nil }, "input"},
+		{func(b *speechBody) { b.Input = ptr(" … ") }, "input"},
+		{func(b *speechBody) { b.Input = ptr(strings.Repeat("é", 4097)) }, "input"},
+		{func(b *speechBody) { b.Voice = "robot" }, "voice"},
+		{func(b *speechBody) { b.ResponseFormat = "ogg" }, "response_format"},
+		{func(b *speechBody) { b.Speed = ptr(4.5) }, "speed"},
+		{func(b *speechBody) { b.Speed = ptr(0.2) }, "speed"},
+		{func(b *speechBody) { b.StreamFormat = "sse" }, "stream_format"},
+	} {
+		b := ok
+		c.change(&b)
+		_, err := speechRequest(b, 4096)
+		var ae *apiError
+		if !errors.As(err, &ae) || ae.status != 400 || ae.param != c.param || ae.typ != invalidRequest {
+			t.Errorf("%+v: %v, want a 400 naming %s", b, err, c.param)
+		}
+	}
+	if _, err := speechRequest(speechBody{Model: "tts-1", Input: ptr(strings.Repeat("é", 4096)), Voice: "alloy", ResponseFormat: "PCM"}, 4096); err != nil {
+		t.Errorf("4,096 characters in pcm: %v", err)
+	}
+}
+
+// A transcription's fields: models, formats, languages and granularities as OpenAI's.
+func TestCheckFormNamesTheParameterAtFault(t *testing.T) {
+	for _, c := range []struct {
+		form      transcriptionForm
+		translate bool
+		param     string
+	}{
+		{transcriptionForm{model: "whisper-1"}, false, ""},
+		{transcriptionForm{model: "gpt-4o-transcribe", format: "srt", language: "de"}, false, ""},
+		{transcriptionForm{model: "whisper-1", format: "verbose_json", granularities: []string{"word", "segment"}}, false, ""},
+		{transcriptionForm{model: "gpt-4o-transcribe"}, true, "model"},
+		{transcriptionForm{model: "whisper-1", language: "de"}, true, "language"},
+		{transcriptionForm{model: "whisper-1", language: "xx"}, false, "language"},
+		{transcriptionForm{model: "whisper-1", format: "docx"}, false, "response_format"},
+		{transcriptionForm{model: "whisper-1", granularities: []string{"word"}}, false, "timestamp_granularities"},
+		{transcriptionForm{model: "whisper-1", format: "verbose_json", granularities: []string{"char"}}, false, "timestamp_granularities"},
+	} {
+		err := checkForm(&c.form, c.translate)
+		var ae *apiError
+		switch {
+		case c.param == "" && err != nil:
+			t.Errorf("%+v refused: %v", c.form, err)
+		case c.param != "" && (!errors.As(err, &ae) || ae.param != c.param):
+			t.Errorf("%+v: %v, want a refusal naming %s", c.form, err, c.param)
+		}
+	}
+}

@@ -65,10 +65,14 @@ func (fc *faultCluster) frozenFor75s(t *testing.T, variant string) scenarioFigur
 	victim := fc.runnerOf(t, id, fc.engineBusy)
 	other := 1 - victim
 	node := c.nodes[victim]
-	time.Sleep(time.Second) // mid-job: espeak-ng and ffmpeg at work
 
+	// Mid-job: espeak-ng's pieces start together, so the first one ending is already well
+	// into the job (a second later, the order was once done before the freeze).
 	frozenAt := time.Now()
 	fc.freezeNode(victim)
+	if st := fc.one(`SELECT status FROM orders WHERE id = $1`, id); st != "processing" {
+		t.Fatalf("order %s was %s when its node froze: the freeze came after the job", id, st)
+	}
 	switch variant {
 	case "freeze+other-restart":
 		time.Sleep(3 * time.Second)

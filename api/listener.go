@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,6 +26,8 @@ type Listener struct {
 
 	mu   sync.Mutex
 	open map[string]int // by orders.ClientKey
+	// silent are the connections that have not sent a byte yet: closed with the listener.
+	silent map[*countedConn]struct{}
 }
 
 // DefaultPerAddress is well above what a browser opens to one site (6 to 8 over HTTP/1.1)
@@ -42,7 +45,8 @@ func NewListener(ln net.Listener, perAddress int, log *slog.Logger) *Listener {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Listener{Listener: ln, perAddress: perAddress, log: log, open: map[string]int{}}
+	return &Listener{Listener: ln, perAddress: perAddress, log: log, open: map[string]int{},
+		silent: map[*countedConn]struct{}{}}
 }
 
 // Accept returns the next connection within its address's cap, retrying errors that pass.
@@ -65,7 +69,11 @@ func (l *Listener) Accept() (net.Conn, error) {
 			c.Close() // over the cap: the client's other connections are still served
 			continue
 		}
-		return &countedConn{Conn: c, release: func() { l.give(addr) }}, nil
+		cc := &countedConn{Conn: c, l: l, release: func() { l.give(addr) }}
+		l.mu.Lock()
+		l.silent[cc] = struct{}{}
+		l.mu.Unlock()
+		return cc, nil
 	}
 }
 
@@ -118,15 +126,55 @@ func (l *Listener) Open(a netip.Addr) int {
 	return l.open[orders.ClientKey(a.Unmap().String())]
 }
 
-// countedConn gives its place back once, when it is closed.
+// Close stops accepting and closes the connections that have not sent a byte yet. The
+// HTTP server's shutdown waits for every connection it counts as active, and fasthttp
+// counts a connection active from its accept until its first request is served: one a
+// client opened and left unused (a browser's preconnect, an HTTP client's spare dial)
+// held a shutdown until its read timeout (30 s) — past the 10 s the server allows, so the
+// shutdown failed.
+func (l *Listener) Close() error {
+	err := l.Listener.Close()
+	l.mu.Lock()
+	silent := l.silent
+	l.silent = map[*countedConn]struct{}{}
+	l.mu.Unlock()
+	for c := range silent {
+		c.Close()
+	}
+	return err
+}
+
+// spoke records that c sent its first byte.
+func (l *Listener) spoke(c *countedConn) {
+	l.mu.Lock()
+	delete(l.silent, c)
+	l.mu.Unlock()
+}
+
+// countedConn gives its place back once, when it is closed, and tells its listener when
+// it first sends something.
 type countedConn struct {
 	net.Conn
+	l       *Listener
+	spoken  atomic.Bool
 	once    sync.Once
 	release func()
 }
 
+func (c *countedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 && !c.spoken.Load() {
+		c.spoken.Store(true)
+		c.l.spoke(c)
+	}
+	return n, err
+}
+
 func (c *countedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(c.release)
+	c.once.Do(func() {
+		c.l.spoke(c)
+		c.release()
+	})
 	return err
 }

@@ -1,12 +1,16 @@
 package api
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
 )
 
 // scriptedListener hands out the connections and errors it is given, in order.
@@ -75,4 +79,41 @@ func TestListenerRetriesWhatPassesAndCapsEachAddress(t *testing.T) {
 	if _, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("a closed listener: %v", err)
 	}
+}
+
+// A connection a client opened and left unused (a browser's preconnect, an HTTP client's
+// spare dial) does not hold the server's shutdown: fasthttp counts it active until its
+// first request, so the shutdown waited for its 30 s read timeout. One that was served
+// and is idle is closed as before.
+func TestShutdownClosesConnectionsThatSentNothing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := fiber.New(fiber.Config{ReadTimeout: 30 * time.Second, IdleTimeout: 15 * time.Second, DisableStartupMessage: true})
+	app.Get("/", func(c *fiber.Ctx) error { return c.SendString("ok") })
+	served := make(chan error, 1)
+	go func() { served <- app.Listener(NewListener(ln, 0, nil)) }()
+
+	silent, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	idle, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	fmt.Fprintf(idle, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	if _, err := bufio.NewReader(idle).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the silent one is accepted and waiting
+
+	started := time.Now()
+	if err := app.ShutdownWithTimeout(10 * time.Second); err != nil {
+		t.Fatalf("shutdown with a connection that sent nothing: %v after %s", err, time.Since(started).Round(time.Millisecond))
+	}
+	<-served
 }

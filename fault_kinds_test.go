@@ -145,11 +145,12 @@ func (fc *faultCluster) dead(i int) bool {
 // can deliver: it must take its old job over at once and deliver within 90 s.
 func (fc *faultCluster) sameIDRestart(t *testing.T, s *schedule) {
 	s.id = fc.place(t, s, "")
-	s.victim = fc.runnerOf(t, s.id, fc.engineBusy)
-	time.Sleep(time.Duration(s.rng.IntN(800)) * time.Millisecond)
+	s.victim = fc.runnerOf(t, s.id, anyNode)
+	time.Sleep(time.Duration(s.rng.IntN(800)) * time.Millisecond) // mid-job, as fault's kinds
 	other := 1 - s.victim
 	s.faultAt = time.Now()
 	fc.kill(s.victim)
+	fc.faultedMidRun(t, s)
 	fc.freezeNode(other)
 	time.Sleep(500 * time.Millisecond)
 	fc.restart(t, s.victim)

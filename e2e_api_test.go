@@ -343,3 +343,32 @@ func TestAPIOperatorKeysRevokeAndMetrics(t *testing.T) {
 	}
 	h.wantStatus(h.do("POST", "/admin/keys/"+list.Keys[0].ID+"/revoke", "", nil, admin), 409)
 }
+
+// A key the operator revokes on one node is refused at once by every node: each call reads
+// the key's row in the shared database, no node keeps a copy.
+func TestRevokedKeyRefusedOnEveryNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	c := startCluster(t, 2, map[string]string{"ADMIN_TOKEN": e2eAdminToken})
+	key := c.at(0).buyCredit(500, "nodes@example.com")
+	auth := map[string]string{"Authorization": "Bearer " + key}
+	other := c.at(1)
+	other.wantStatus(other.do("GET", "/v1/credit", "", nil, auth), 200)
+
+	admin := map[string]string{"Authorization": "Bearer " + e2eAdminToken}
+	var list struct{ Keys []struct{ ID string } }
+	json.Unmarshal(c.at(0).do("GET", "/admin/keys", "", nil, admin).body, &list)
+	if len(list.Keys) != 1 {
+		t.Fatalf("admin keys: %+v", list)
+	}
+	c.at(0).wantStatus(c.at(0).do("POST", "/admin/keys/"+list.Keys[0].ID+"/revoke", "", nil, admin), 200)
+	for i := range c.nodes {
+		for _, path := range []string{"/v1/credit", "/v1/models"} {
+			r := c.at(i).do("GET", path, "", nil, auth)
+			if r.status != 401 || !strings.Contains(string(r.body), `"code":"invalid_api_key"`) {
+				t.Errorf("node %d, %s with the revoked key: %d %s", i+1, path, r.status, r.body)
+			}
+		}
+	}
+}

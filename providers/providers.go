@@ -184,6 +184,11 @@ type PartRefunder interface {
 // refuses a call for reasons of its own: nothing the visitor can change, try again later.
 var ErrPaymentProvider = errors.New("payment provider unavailable")
 
+// ErrNotRefunded is wrapped by a Payments.Refund error when the refund certainly did not
+// happen (the provider answered and refused it). An error without it (a timeout, a cut
+// connection) leaves the refund's fate unknown: the money may be back.
+var ErrNotRefunded = errors.New("refund refused")
+
 // ErrSessionNotFound is returned (wrapped) by GetCheckout for an unknown session id.
 var ErrSessionNotFound = errors.New("checkout session not found")
 

@@ -112,6 +112,10 @@ var migrations = []string{
 	// (results_edit.go). Edits saved before are the old fixed name.
 	`ALTER TABLE orders ADD COLUMN edit_name TEXT NOT NULL DEFAULT '';
 	UPDATE orders SET edit_name = 'edited.json' WHERE edits > 0;`,
+	// When a failed order's refund went to the payment provider (fence.go: refundSending):
+	// from then on the operator's Retry is refused, or the order could be refunded and
+	// delivered.
+	`ALTER TABLE orders ADD COLUMN refund_sent_at BIGINT NOT NULL DEFAULT 0;`,
 }
 
 func migrate(ctx context.Context, db *sqldb.DB) error {

@@ -3,6 +3,7 @@ package orders
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -244,6 +245,43 @@ func TestARetryFencesOffAFrozenRefund(t *testing.T) {
 	}
 }
 
+// Once a failed order's refund went to the payment provider, the operator's Retry is
+// refused: the refund's letter failing (its job to be retried) left the order failed, and a
+// retry then delivered what had been refunded.
+func TestARetryIsRefusedOnceTheRefundWentOut(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.MaxAttempts = 1 })
+	ctx := context.Background()
+	co := f.order(t, "Refunded, its letter not sent yet.")
+	if err := f.book.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.pay(t, co.SessionID)
+	claim, _, _ := f.book.fulfil.fence.claim(ctx, co.OrderID)
+	if ok, err := f.book.fulfil.fence.failFenced(ctx, co.OrderID, claim, "production_failed"); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	// The outbox cannot be written: the refund's letter certainly fails, and not on the
+	// last attempt its job is retried later.
+	if err := os.RemoveAll(f.outbox); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.outbox, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.book.fulfil.refund(ctx, co.OrderID, false); err == nil {
+		t.Fatal("the refund's letter could not be written, yet the refund job ended well")
+	}
+	if refunds, _ := f.test.Refunds(ctx); len(refunds) != 1 {
+		t.Fatalf("%d refunds at the provider, want 1", len(refunds))
+	}
+	if _, err := f.book.Operator().Retry(ctx, Actor{Who: "token", IP: "127.0.0.1", Once: "r1"}, co.OrderID); err == nil {
+		t.Error("the operator retried an order whose money went back")
+	}
+	if o, _ := f.book.orders.Get(ctx, co.OrderID); o.Status != Failed {
+		t.Errorf("order %s after the refused retry, want failed (its refund job finishes it)", o.Status)
+	}
+}
+
 // A run whose node's lease lapsed (the gate closed while it still holds the order) is
 // retried, not refunded, however the engine read the refusal: an ffmpeg that could not
 // start reads as a source that changed, a permanent failure.
@@ -293,5 +331,43 @@ func TestALoserGivesNoLetterClaimBack(t *testing.T) {
 	f.book.Desk.orders.db.QueryRowContext(ctx, `SELECT mail_claimed_at FROM orders WHERE id = ?`, co.OrderID).Scan(&claimed)
 	if claimed == 0 {
 		t.Error("a run that lost the order gave its letter's claim back")
+	}
+}
+
+// A failed order always gets its refund job: one whose insert failed after the order was
+// marked is queued by the next run of its fulfilment, and a refund job that ended (done,
+// or finding the order retried by the operator) does not keep a later give-up of the same
+// order from queueing its own.
+func TestAFailedOrderAlwaysGetsItsRefundJob(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.MaxAttempts = 1 })
+	ctx := context.Background()
+	co := f.order(t, "Failed; its refund job lost.")
+	if err := f.book.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.pay(t, co.SessionID)
+	claim, _, _ := f.book.fulfil.fence.claim(ctx, co.OrderID)
+	if ok, err := f.book.fulfil.fence.failFenced(ctx, co.OrderID, claim, "production_failed"); !ok || err != nil {
+		t.Fatal(ok, err) // marked failed; the refund job's insert "failed"
+	}
+	db := f.book.Desk.orders.db
+	refundJobs := func() (n int) {
+		db.QueryRowContext(ctx, `SELECT COUNT(*) FROM river_job WHERE kind = 'refund'`).Scan(&n)
+		return n
+	}
+	if err := f.book.fulfil.fulfil(ctx, co.OrderID, func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n := refundJobs(); n != 1 {
+		t.Fatalf("%d refund jobs after the failed order's next run, want 1", n)
+	}
+	if err := f.book.fulfil.queue.Refund(ctx, co.OrderID); err != nil || refundJobs() != 1 {
+		t.Fatalf("a second refund queued while the first is unfinished: %d jobs, %v", refundJobs(), err)
+	}
+	if _, err := db.ExecContext(ctx, `UPDATE river_job SET state = 'completed', finalized_at = created_at WHERE kind = 'refund'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.book.fulfil.queue.Refund(ctx, co.OrderID); err != nil || refundJobs() != 2 {
+		t.Errorf("after the first refund job ended, a later give-up's refund: %d jobs, %v; want 2", refundJobs(), err)
 	}
 }

@@ -95,6 +95,24 @@ func (j *fence) claimRefund(ctx context.Context, id string) (int64, error) {
 	return c, nil
 }
 
+// refundSending records, for the holder of the refund's claim on a failed order, that its
+// refund is going to the payment provider; false when refused (an operator's retry took
+// the order back). The operator's retry is refused once it is recorded (retryFailed), so
+// of the two exactly one goes on.
+func (j *fence) refundSending(ctx context.Context, id string, claim int64, at time.Time) (bool, error) {
+	return j.db.Changed(ctx, "sending the refund of order "+id,
+		`UPDATE orders SET refund_sent_at = ? WHERE id = ? AND claim = ? AND status = ? AND erased = 0`,
+		millis(at), id, claim, Failed)
+}
+
+// refundRefused takes back refundSending's record, for the holder of the refund's claim,
+// when the provider certainly did not refund (providers.ErrNotRefunded): the operator may
+// retry the order again.
+func (j *fence) refundRefused(ctx context.Context, id string, claim int64) error {
+	return j.db.Update(ctx, "recording the refused refund of order "+id,
+		`UPDATE orders SET refund_sent_at = 0 WHERE id = ? AND claim = ?`, id, claim)
+}
+
 // holds tells whether claim is still the order's, the order in status and not erased.
 func (j *fence) holds(ctx context.Context, id string, claim int64, status Status) (bool, error) {
 	var n int64

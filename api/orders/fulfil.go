@@ -168,7 +168,11 @@ func (f *fulfiller) unclaimable(ctx context.Context, id string, lost error) erro
 		return err
 	}
 	switch o.Status {
-	case Done, Failed, Refunded, Expired:
+	case Failed:
+		// Given up by an earlier run, whose refund job may not have been queued (the
+		// insert failed after the order was marked): queued here, once (unique while unfinished).
+		return f.queue.Refund(ctx, id)
+	case Done, Refunded, Expired:
 		return nil
 	case AwaitingPayment:
 		return fmt.Errorf("order %s is not paid: %w", id, jobs.ErrCancel)

@@ -252,7 +252,7 @@ func (op *Operator) Retry(ctx context.Context, by Actor, id string) (Outcome, er
 			return "", err
 		}
 		if !changed {
-			return "", refuse("the order changed meanwhile; reload")
+			return "", refuse("the order changed meanwhile, or its refund went to the payment provider; reload")
 		}
 		// The refund job, should it run after all, finds the order no longer failed and
 		// does nothing (fulfiller.refund); cancelling it keeps River's view honest.

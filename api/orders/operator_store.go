@@ -104,7 +104,8 @@ func (s *Store) search(ctx context.Context, q Search, now time.Time, jobTimeout 
 // longer failed.
 func (s *Store) retryFailed(ctx context.Context, id string) (bool, error) {
 	return s.db.Changed(ctx, "retrying order "+id,
-		`UPDATE orders SET status = ?, error = '', progress = 0, claim = claim + 1, runs = 0 WHERE id = ? AND status = ?`, Paid, id, Failed)
+		`UPDATE orders SET status = ?, error = '', progress = 0, claim = claim + 1, runs = 0
+		 WHERE id = ? AND status = ? AND refund_sent_at = 0`, Paid, id, Failed)
 }
 
 // refundDelivered records the refund of a delivered order, its link live or lapsed (the

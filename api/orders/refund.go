@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"parla/providers"
 )
 
 // The way out of a run that cannot deliver: the order given up (fenced by the run's
@@ -75,12 +77,16 @@ func (f *fulfiller) refundClaimed(ctx context.Context, id string, claim int64, l
 		return err
 	}
 	if o.PaymentIntent != "" {
-		// The provider's call is the one write no claim fences: the claim is checked just
-		// before it (an operator's retry meanwhile takes the order back).
-		if held, err := f.fence.holds(ctx, id, claim, Failed); err != nil || !held {
+		// The provider's call is the one write no claim fences: the claim is checked and
+		// the sending recorded just before it, in one statement, which an operator's retry
+		// (taking the order back) and this exclude each other by.
+		if sending, err := f.fence.refundSending(ctx, id, claim, f.cfg.Now()); err != nil || !sending {
 			return err
 		}
 		if err := f.payments.Refund(ctx, o.PaymentIntent, "refund-"+o.ID); err != nil {
+			if errors.Is(err, providers.ErrNotRefunded) {
+				err = errors.Join(err, f.fence.refundRefused(ctx, id, claim))
+			}
 			return fmt.Errorf("refunding order %s: %w", id, err)
 		}
 	}

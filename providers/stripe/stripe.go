@@ -247,9 +247,19 @@ func (s *Stripe) RefundPart(ctx context.Context, paymentIntent string, amount in
 		if hasCode(err, stripego.ErrorCodeChargeAlreadyRefunded) {
 			return nil
 		}
+		if refused(err) {
+			return fmt.Errorf("refunding payment intent %s: %w: %w: %w", paymentIntent, providers.ErrPaymentProvider, providers.ErrNotRefunded, err)
+		}
 		return fmt.Errorf("refunding payment intent %s: %w: %w", paymentIntent, providers.ErrPaymentProvider, err)
 	}
 	return nil
+}
+
+// refused reports whether err is Stripe's answer refusing the request (4xx): it was not
+// carried out. Anything else (no answer, a 5xx) leaves that unknown.
+func refused(err error) bool {
+	var se *stripego.Error
+	return errors.As(err, &se) && se.HTTPStatusCode >= 400 && se.HTTPStatusCode < 500
 }
 
 // hasCode reports whether err is a Stripe API error with the given code.

@@ -122,7 +122,7 @@ func (tc *TestCheckout) RefundPart(ctx context.Context, paymentIntent string, pa
 	err = tx.QueryRowContext(ctx, `SELECT amount, currency FROM test_checkout_sessions
 		WHERE payment_intent = ? AND payment_status = 'paid'`, paymentIntent).Scan(&amount, &currency)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("refunding test payment %s: no such paid payment intent", paymentIntent)
+		return fmt.Errorf("refunding test payment %s: %w: no such paid payment intent", paymentIntent, providers.ErrNotRefunded)
 	}
 	if err != nil {
 		return fmt.Errorf("refunding test payment %s: %w", paymentIntent, err)
@@ -141,7 +141,8 @@ func (tc *TestCheckout) RefundPart(ctx context.Context, paymentIntent string, pa
 		(id, payment_intent, idempotency_key, amount, currency, created_at) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (payment_intent) DO NOTHING`,
 		id, paymentIntent, idempotencyKey, amount, currency, tc.now().Unix()); err != nil {
-		return fmt.Errorf("recording refund of test payment %s: %w", paymentIntent, err)
+		// Not recorded, and rolled back: certainly not refunded.
+		return fmt.Errorf("recording refund of test payment %s: %w: %w", paymentIntent, providers.ErrNotRefunded, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("recording refund of test payment %s: %w", paymentIntent, err)

@@ -65,9 +65,15 @@ type refundArgs orderJob
 // Kind names the job in River's table.
 func (refundArgs) Kind() string { return kindRefund }
 
-// InsertOpts makes the refund unique per order.
+// InsertOpts makes the refund unique per order while it is unfinished: a refund job that
+// ended (done, or finding the order retried by the operator) must not keep a later give-up
+// of the same order from queueing its own. Two never run at once, and the refund itself is
+// idempotent per order (the claim on a failed order, the provider's key).
 func (refundArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+		rivertype.JobStateRunning, rivertype.JobStateScheduled,
+	}}}
 }
 
 // sweepArgs runs the periodic sweep.

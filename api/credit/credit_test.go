@@ -3,6 +3,7 @@ package credit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -454,5 +455,46 @@ func TestLetterClaimSendsOnce(t *testing.T) {
 	f.credit.Shop.sendLetter(ctx, k.ID)
 	if n := f.sent.n.Load(); n != 1 {
 		t.Errorf("%d letters sent, want 1", n)
+	}
+}
+
+// refundFault refunds through the test checkout, then answers as a provider whose answer
+// was lost (a timeout: the money is back, the caller cannot know), or refuses outright.
+type refundFault struct {
+	*stripe.TestCheckout
+	refuse bool
+}
+
+func (p refundFault) Refund(ctx context.Context, intent, idem string) error {
+	if p.refuse {
+		return fmt.Errorf("%w: declined", providers.ErrNotRefunded)
+	}
+	if err := p.TestCheckout.Refund(ctx, intent, idem); err != nil {
+		return err
+	}
+	return errors.New("reading the provider's answer: context deadline exceeded")
+}
+
+// A key's refund whose answer was lost leaves the key ended, never spendable again (the
+// money may be back); one the provider refused gives the key back as it was.
+func TestAKeyRefundOfUnknownFateLeavesTheKeyEnded(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	secret, k := f.buy(500)
+	f.credit.Keyring.payments = refundFault{TestCheckout: f.pay}
+	if err := f.credit.Keyring.Refund(ctx, k.ID); err == nil {
+		t.Fatal("a refund whose answer was lost reported no error")
+	}
+	if _, err := f.credit.Ledger.Authenticate(ctx, secret); !errors.Is(err, ErrInvalidKey) {
+		t.Errorf("the key after a refund of unknown fate: %v; want it ended", err)
+	}
+	f.clock.advance(time.Second)
+	secret, k = f.buy(500)
+	f.credit.Keyring.payments = refundFault{TestCheckout: f.pay, refuse: true}
+	if err := f.credit.Keyring.Refund(ctx, k.ID); !errors.Is(err, providers.ErrNotRefunded) {
+		t.Fatalf("a refused refund: %v", err)
+	}
+	if got, err := f.credit.Ledger.Authenticate(ctx, secret); err != nil || got.Balance != 500_000 {
+		t.Errorf("the key after a refused refund: %+v %v; want it active with its 500 cents", got, err)
 	}
 }

@@ -64,8 +64,15 @@ func (r *Keyring) Refund(ctx context.Context, id string) error {
 		return fmt.Errorf("taking the unused balance of key %s: %w", id, err)
 	}
 	if err := r.refund(ctx, k, cents); err != nil {
-		// Not refunded: the key is given back as it was, for the operator to try again
-		// (the provider's idempotency key makes a second refund the same one).
+		if !errors.Is(err, ErrRefused) && !errors.Is(err, providers.ErrNotRefunded) {
+			// The refund's fate is unknown (no answer): the money may be back, so the key
+			// stays ended rather than spendable; the operator checks the provider.
+			r.log.Error("API key refund of unknown fate: the key stays refunded; check the payment provider",
+				"credit", id, "cents", cents, "err", err)
+			return fmt.Errorf("the refund's fate is unknown, the key stays refunded (check the payment provider): %w", err)
+		}
+		// Certainly not refunded: the key is given back as it was, for the operator to try
+		// again.
 		if err2 := r.keys.db.Update(ctx, "restoring a key after a failed refund", `UPDATE credit_keys SET status = ?,
 			balance = balance + refunded * 1000, refunded = 0 WHERE id = ? AND status = 'refunded'`, k.Status, id); err2 != nil {
 			r.log.Error("restoring a key after a failed refund", "credit", id, "err", err2)

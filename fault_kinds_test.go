@@ -73,8 +73,7 @@ func (fc *faultCluster) frozenAt(t *testing.T, s *schedule) {
 		s.fig.addNote("held past the SMTP timeout")
 	}
 	time.Sleep(hold)
-	fc.resume(s.victim)
-	s.resumedAt = time.Now()
+	fc.resumeVictim(s)
 }
 
 // slowSMTP has the SMTP server confirm the letter's data later than the node waits (only

@@ -181,11 +181,14 @@ func (fc *faultCluster) engineWrappers(t *testing.T, bin string) {
 			run = fmt.Sprintf("input=$(cat)\ncase \"$input\" in *%s*) kill -KILL -$PPID; exit 137;; esac\n"+
 				"printf '%%s' \"$input\" | %q \"$@\"", poisonMark, real)
 		}
-		// One line per process, written when it ends: node, engine, start and end (ns).
-		script := fmt.Sprintf("#!/bin/sh\nstart=$(date +%%s%%N)\nsleep %s\n"+
+		// One line per process, written when it ends: node, engine, start and end (ns), and
+		// the kernel's start time (clock ticks since boot: when the node forked it, even if
+		// a freeze stopped it before it could read the clock).
+		script := fmt.Sprintf("#!/bin/sh\nstart=$(date +%%s%%N)\n"+
+			"read -r _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ forked _ < /proc/$$/stat\nsleep %s\n"+
 			"if [ \"$(cat %q 2>/dev/null)\" = gate ] && mv %q %q.taken 2>/dev/null; then\n"+
 			"  while [ -e %q.taken ]; do kill -STOP -$PPID; sleep 0.01; done\nfi\n"+
-			"%s\nrc=$?\necho \"$NODE_ID %s $start $(date +%%s%%N)\" >> %q\nexit $rc\n",
+			"%s\nrc=$?\necho \"$NODE_ID %s $start $(date +%%s%%N) $forked\" >> %q\nexit $rc\n",
 			engineDelay, fc.freeze, fc.freeze, fc.freeze, fc.freeze, run, name, fc.trace)
 		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
@@ -241,6 +244,7 @@ type schedule struct {
 	faultAt   time.Time        // when the fault hit
 	doneAt    time.Time        // when the order was done (zero: not waited for by the fault)
 	resumedAt time.Time        // when the victim ran again (zero: it was killed, or not hit)
+	resumedUp time.Duration    // the machine's uptime then (sinceBoot), the clock of a fork
 	letters   func(n int) bool // the letters the kind allows (nil: exactly one)
 	fig       faultFigures
 }
@@ -338,13 +342,17 @@ func (fc *faultCluster) settle(t *testing.T, s *schedule) faultFigures {
 	// The node that lost the order started nothing after it came back (at most one
 	// process of each engine that was about to start).
 	if node != nil && !s.resumedAt.IsZero() {
-		late, most := fc.processesOf(node.id, s.resumedAt), 2 // an espeak-ng and an ffmpeg about to start
+		late, most := len(fc.forkedSince(node.id, s.resumedUp)), 2 // an espeak-ng and an ffmpeg about to start
 		if s.kind == "openai-freeze" {
 			late, most = fc.speech.callsOf(node.id, s.resumedAt), 1 // a call about to be made
 		}
 		s.fig.lateProcesses = late
+		if late > 0 && s.kind != "openai-freeze" {
+			s.fig.addNote("late: " + describeLate(fc.forkedSince(node.id, s.resumedUp), s.resumedUp))
+		}
 		if late > most {
-			t.Errorf("order %s: node %s started %d engine processes or calls after it was resumed, want at most %d", s.id, node.id, late, most)
+			t.Errorf("order %s: node %s started %d engine processes or calls after it was resumed, want at most %d: %s",
+				s.id, node.id, late, most, describeLate(fc.forkedSince(node.id, s.resumedUp), s.resumedUp))
 		}
 	}
 	if node != nil {
@@ -414,8 +422,7 @@ func (fc *faultCluster) fault(t *testing.T, s *schedule) {
 		fc.deleteLink(t, other, e.page)
 	}
 	time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)
-	fc.resume(victim)
-	s.resumedAt = time.Now()
+	fc.resumeVictim(s)
 }
 
 // resumeMidWinner resumes the frozen victim while the other node, having taken the order
@@ -430,8 +437,7 @@ func (fc *faultCluster) resumeMidWinner(t *testing.T, s *schedule) {
 	}
 	fc.smtp.Script(testkit.SMTPRefuseRcpt)
 	status := fc.one(`SELECT status FROM orders WHERE id = $1`, s.id)
-	fc.resume(s.victim)
-	s.resumedAt = time.Now()
+	fc.resumeVictim(s)
 	s.fig.addNote("resumed while the winner's order was " + status)
 	if status != "processing" {
 		t.Errorf("order %s was %s when the loser was resumed: the winner was not producing any more (a larger text?)", s.id, status)
@@ -447,6 +453,22 @@ func (fc *faultCluster) resume(i int) {
 	if n := fc.nodes[i]; n.cmd.ProcessState == nil {
 		syscall.Kill(-n.cmd.Process.Pid, syscall.SIGCONT)
 	}
+}
+
+// resumeVictim resumes the schedule's victim and records when: on the wall clock and on
+// the clock of the kernel's process start times.
+func (fc *faultCluster) resumeVictim(s *schedule) {
+	s.resumedUp = sinceBoot()
+	fc.resume(s.victim)
+	s.resumedAt = time.Now()
+}
+
+// sinceBoot is this machine's uptime (/proc/uptime, in hundredths of a second), the clock of
+// a process's start time in /proc/PID/stat.
+func sinceBoot() time.Duration {
+	data, _ := os.ReadFile("/proc/uptime")
+	up, _ := strconv.ParseFloat(strings.Fields(string(data) + " 0")[0], 64)
+	return time.Duration(up * float64(time.Second))
 }
 
 // kill kills node i and its engine processes (-9), as a host losing its power would.
@@ -715,6 +737,7 @@ func (fc *faultCluster) letters(id string) int {
 type tracedProcess struct {
 	node, engine string
 	start, end   time.Time
+	forked       time.Duration // the kernel's start time: since boot, to a clock tick (10 ms)
 }
 
 func (fc *faultCluster) traced() []tracedProcess {
@@ -722,12 +745,14 @@ func (fc *faultCluster) traced() []tracedProcess {
 	var out []tracedProcess
 	for _, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
-		if len(f) != 4 {
+		if len(f) != 5 {
 			continue
 		}
 		s, _ := strconv.ParseInt(f[2], 10, 64)
 		e, _ := strconv.ParseInt(f[3], 10, 64)
-		out = append(out, tracedProcess{node: f[0], engine: f[1], start: time.Unix(0, s), end: time.Unix(0, e)})
+		ticks, _ := strconv.ParseInt(f[4], 10, 64)
+		out = append(out, tracedProcess{node: f[0], engine: f[1], start: time.Unix(0, s), end: time.Unix(0, e),
+			forked: time.Duration(ticks) * 10 * time.Millisecond})
 	}
 	return out
 }
@@ -741,6 +766,28 @@ func (fc *faultCluster) processesOf(node string, since time.Time) int {
 		}
 	}
 	return n
+}
+
+// forkedSince returns the engine processes node forked at up (the uptime of sinceBoot) or
+// later: a process forked before a freeze and stopped by it before it read the clock does
+// not count, its start as the wrapper saw it notwithstanding.
+func (fc *faultCluster) forkedSince(node string, up time.Duration) []tracedProcess {
+	var out []tracedProcess
+	for _, p := range fc.traced() {
+		if p.node == node && p.forked >= up.Truncate(10*time.Millisecond) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// describeLate lists processes forked after up, for a failure's message.
+func describeLate(ps []tracedProcess, up time.Duration) string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, fmt.Sprintf("%s forked +%s (ran %s)", p.engine, p.forked-up.Truncate(10*time.Millisecond), p.end.Sub(p.start).Round(time.Millisecond)))
+	}
+	return strings.Join(out, ", ")
 }
 
 // engineTime is the engine time node spent in this schedule.

@@ -304,6 +304,36 @@ func TestAClosedGateIsNeverAPermanentFailure(t *testing.T) {
 	}
 }
 
+// A node frozen while the database answered its gate's claim check (the answer waiting in
+// its socket) starts nothing once it resumes: its lease, lapsed meanwhile, is the gate's
+// last word (found by the fault suite, seed 19: an ffmpeg forked 10 ms after the resume).
+func TestTheLeaseIsTheGatesLastWord(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	co := f.order(t, "Its node froze mid-gate.")
+	if err := f.book.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.pay(t, co.SessionID)
+	claim, _, err := f.book.fulfil.fence.claim(ctx, co.OrderID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.book.fulfil.gate(ctx, co.OrderID, claim, func() error { return nil })(); err != nil {
+		t.Fatalf("the gate of a run holding its order and its lease refused: %v", err)
+	}
+	asked := 0
+	lapsesWhileTheDatabaseAnswers := func() error {
+		if asked++; asked > 1 {
+			return errors.New("this node's heartbeat lease has lapsed")
+		}
+		return nil
+	}
+	if err := f.book.fulfil.gate(ctx, co.OrderID, claim, lapsesWhileTheDatabaseAnswers)(); err == nil {
+		t.Error("the gate let a process start although the lease lapsed after it was first asked")
+	}
+}
+
 // A run that lost its order while its letter's send was under way gives the letter's
 // claim back to no one: the winner found it claimed and finished without it, and a claim
 // given back then would say the letter was never tried (found by the fault suite, seed 21:

@@ -181,7 +181,10 @@ func (f *fulfiller) unclaimable(ctx context.Context, id string, lost error) erro
 }
 
 // gate is the run's process gate: before every engine process and call, its node's lease
-// (alive) and its claim on the order must both hold.
+// (alive) and its claim on the order must both hold. The lease is asked again after the
+// claim's round trip, so the last word before a process starts is a local one: a node frozen
+// while the database answered "held" (the answer waiting in its socket until it resumed)
+// starts nothing, its lease having lapsed meanwhile.
 func (f *fulfiller) gate(ctx context.Context, id string, claim int64, alive func() error) func() error {
 	return func() error {
 		if err := alive(); err != nil {
@@ -194,7 +197,7 @@ func (f *fulfiller) gate(ctx context.Context, id string, claim int64, alive func
 		if !held {
 			return fmt.Errorf("order %s: %w", id, ErrClaimLost)
 		}
-		return nil
+		return alive()
 	}
 }
 

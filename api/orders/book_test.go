@@ -695,6 +695,38 @@ func TestSweepRefundsAnOrderWhoseJobWasLost(t *testing.T) {
 	}
 }
 
+// River's rescuer hands a job that overran JOB_RESCUE_AFTER to another node on the same
+// row, and the stale runner's outcome may cancel the row the new claimant runs (River's
+// completer checks only that the row is running). The claimant's run may still deliver
+// for as long as a run lasts (JOB_TIMEOUT after its attempt); after that the sweep gives the
+// order up and refunds it, rather than leaving it processing for good because its claimant
+// lives. Postgres only.
+func TestSweepRefundsAnOrderWhoseLiveClaimantsJobWasCancelled(t *testing.T) {
+	f, co := runningOnAnotherNode(t, "live-node")
+	ctx := context.Background()
+	f.exec(t, `UPDATE orders SET claimed_by = 'live-node', claim = claim + 1, runs = runs + 1 WHERE id = ?`, co.OrderID)
+	f.exec(t, `UPDATE river_job SET state = 'cancelled', finalized_at = now() WHERE kind = 'fulfil'`)
+	beat := func() { f.exec(t, `UPDATE nodes SET seen_at = `+dbMillis+` WHERE id = 'live-node'`) }
+	beat()
+	if rep, err := f.book.Sweep(ctx); err != nil || rep.Lost != 0 {
+		t.Fatalf("sweep: %+v, %v; want no lost order while the live claimant's run may still deliver", rep, err)
+	}
+	f.exec(t, `UPDATE river_job SET attempted_at = now() - make_interval(secs => ?) WHERE kind = 'fulfil'`,
+		(f.book.cfg.JobTimeout + time.Minute).Seconds())
+	f.restart(t)
+	beat()
+	rep, err := f.book.Sweep(ctx)
+	if err != nil || rep.Lost != 1 {
+		t.Fatalf("sweep: %+v, %v; want the order whose claimant's job ended a job timeout ago", rep, err)
+	}
+	if o := f.waitStatus(t, co.OrderID, Refunded); o.Error != "production_failed" {
+		t.Errorf("refunded for %q", o.Error)
+	}
+	if refunds, _ := f.test.Refunds(ctx); len(refunds) != 1 {
+		t.Errorf("%d refunds, want 1", len(refunds))
+	}
+}
+
 // An order refunded while it is being produced (the operator's refund, whose cancel the
 // job has not yet heard) is not delivered as well: the job stops at the row.
 func TestOrderRefundedDuringProductionIsNotDelivered(t *testing.T) {

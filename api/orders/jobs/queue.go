@@ -112,6 +112,8 @@ type Queue struct {
 	// stopBeat ends the heartbeat (Postgres); nil before Start or on SQLite.
 	stopBeat  func()
 	takeovers *takeovers
+	// jobTimeout is the longest a run lasts (Config.JobTimeout): LostFulfilments.
+	jobTimeout time.Duration
 }
 
 // New migrates River's tables and builds its client with workers that call h, on the
@@ -122,7 +124,7 @@ func New(ctx context.Context, cfg Config, db *sqldb.DB, h Handlers, log *slog.Lo
 		return nil, err
 	}
 	q := &Queue{db: db, log: log, nodes: &nodeRows{db: db, id: cfg.NodeID, boot: randomBoot(),
-		every: cfg.HeartbeatEvery, deadAfter: cfg.NodeDeadAfter}}
+		every: cfg.HeartbeatEvery, deadAfter: cfg.NodeDeadAfter}, jobTimeout: cfg.JobTimeout}
 	if db.Dialect == sqldb.Postgres {
 		q.lease = &lease{valid: leaseFor(q.nodes.timing())}
 		q.nodes.lease = q.lease

@@ -17,20 +17,24 @@ import (
 // LostFulfilments lists the orders in one of the open statuses whose newest fulfilment
 // job (a takeover inserts a newer one) is discarded or cancelled: River gave up on them in ways that never reach the
 // worker's last-attempt GiveUp (its rescuer discards a job found stuck on its last
-// attempt; an operator may cancel or discard one in River's UI). In a cluster an order
-// whose claim is held by a live node is not lost: its one job may have been cancelled by a
-// runner that lost the order while the winner still runs it. The state filter comes first:
-// River indexes jobs by state.
+// attempt; an operator may cancel or discard one in River's UI). In a cluster the order is
+// not lost while a live node holds its claim and the job was attempted less than
+// JobTimeout ago: that run may still deliver, its row having been finished under it (River's
+// rescuer hands a job that overran RescueAfter to another node on the same row, and the
+// stale runner's outcome lands there: River's completer checks only that the row is
+// running). Past JobTimeout no run of that attempt is going, and the order is lost though
+// its claimant lives. The state filter comes first: River indexes jobs by state.
 func (q *Queue) LostFulfilments(ctx context.Context, open ...string) ([]string, error) {
 	orderOf, newerOf := q.db.Dialect.JSONText("j.args", "order_id"), q.db.Dialect.JSONText("k.args", "order_id")
-	holderAlive, args := "", []any{}
+	mayStillRun, args := "", []any{}
 	for _, s := range open {
 		args = append(args, s)
 	}
 	if q.db.Dialect == sqldb.Postgres {
 		_, deadAfter := q.nodes.timing()
-		holderAlive = ` AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = o.claimed_by AND n.seen_at > ` + dbMillis + ` - ?)`
-		args = append(args, deadAfter.Milliseconds())
+		mayStillRun = ` AND NOT (j.attempted_at IS NOT NULL AND j.attempted_at > clock_timestamp() - make_interval(secs => ?)
+		                 AND EXISTS (SELECT 1 FROM nodes n WHERE n.id = o.claimed_by AND n.seen_at > ` + dbMillis + ` - ?))`
+		args = append(args, q.jobTimeout.Seconds(), deadAfter.Milliseconds())
 	}
 	return sqldb.QueryAll(ctx, q.db, func(row sqldb.Scanner) (string, error) {
 		var id string
@@ -40,7 +44,7 @@ func (q *Queue) LostFulfilments(ctx context.Context, open ...string) ([]string, 
 		  AND EXISTS (SELECT 1 FROM river_job j WHERE j.state IN ('discarded', 'cancelled')
 		                AND j.kind = 'fulfil' AND `+orderOf+` = o.id
 		                AND NOT EXISTS (SELECT 1 FROM river_job k WHERE k.kind = 'fulfil' AND k.id > j.id
-		                                  AND `+newerOf+` = o.id))`+holderAlive, args...)
+		                                  AND `+newerOf+` = o.id)`+mayStillRun+`)`, args...)
 }
 
 // placeholders is n "?" separated by commas.

@@ -19,6 +19,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"parla/api/credit"
 	"parla/providers/testkit"
 )
 
@@ -206,7 +207,8 @@ func exhaust(t *testing.T, h *harness, c *openai.Client, key string) {
 	}
 }
 
-// A retried call with the same Idempotency-Key is charged once; errors name the parameter
+// A retried call with the same Idempotency-Key is charged once (answered again free
+// MaxRepeats times, then refused); errors name the parameter
 // in OpenAI's shape; a chunked upload (as the JS SDK streams files) is read; the letter
 // carries the key and nothing stored holds it.
 func TestAPIIdempotencyErrorsChunkedUploadsAndTheLetter(t *testing.T) {
@@ -226,6 +228,13 @@ func TestAPIIdempotencyErrorsChunkedUploadsAndTheLetter(t *testing.T) {
 	}
 	if got := h.balanceOf(key); math.Abs(got-(500-0.099*13)) > 0.0005 {
 		t.Errorf("balance %.3f after a retried call, want one charge: %.3f", got, 500-0.099*13)
+	}
+	// A lost answer's retries are answered free a few times, not for good.
+	for range credit.MaxRepeats - 1 {
+		h.wantStatus(h.do("POST", "/v1/audio/speech", "application/json", body, auth), 200)
+	}
+	if r := h.do("POST", "/v1/audio/speech", "application/json", body, auth); r.status != 409 || !strings.Contains(string(r.body), `"code":"idempotency_key_spent"`) {
+		t.Errorf("repeat %d of a settled call: %d %s, want 409 idempotency_key_spent", credit.MaxRepeats+1, r.status, r.body)
 	}
 	other, _ := json.Marshal(map[string]any{"model": "tts-1", "input": "Another text.", "voice": "coral"})
 	if r := h.do("POST", "/v1/audio/speech", "application/json", other, auth); r.status != 400 || !strings.Contains(string(r.body), `"param":"Idempotency-Key"`) {

@@ -109,6 +109,17 @@ var (
 	ErrInFlight = errors.New("a call with this Idempotency-Key is in progress")
 	// ErrIdempotencyMismatch: the Idempotency-Key was used for a different request.
 	ErrIdempotencyMismatch = errors.New("this Idempotency-Key was used with a different request")
+	// ErrIdempotencySpent: the Idempotency-Key's call was done and answered again as often
+	// as a lost answer needs (MaxRepeats, within RepeatWindow of its settling).
+	ErrIdempotencySpent = errors.New("this Idempotency-Key's call was done and answered again already; use a new key for a new call")
+)
+
+// A settled call's Idempotency-Key answers its retries free, as a client that lost the
+// answer needs, at most MaxRepeats times and within RepeatWindow of the settling: past
+// either, the key is refused (ErrIdempotencySpent) rather than doing the work free for good.
+const (
+	MaxRepeats   = 3
+	RepeatWindow = 24 * time.Hour
 )
 
 // input is a request the shop refuses, with a code of the API's error table.

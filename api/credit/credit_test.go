@@ -246,6 +246,43 @@ func TestIdempotencyKeyChargesOnce(t *testing.T) {
 	}
 }
 
+// A settled call's Idempotency-Key answers a lost answer's retries free, but not for good:
+// past MaxRepeats repeats, or RepeatWindow after the settling, it is refused and charges
+// nothing; a new key makes a new, charged call.
+func TestASettledIdempotencyKeyRepeatsABoundedNumberOfTimes(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	_, k := f.buy(500)
+	settledCall := func(idem string) Call {
+		call := Call{Model: "tts-1", Units: 120, Amount: 11_880, Idem: idem, Fingerprint: "a"}
+		h, err := f.credit.Ledger.Hold(ctx, k.ID, call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.credit.Ledger.Settle(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		return call
+	}
+	call := settledCall("retried")
+	for i := range MaxRepeats {
+		if h, err := f.credit.Ledger.Hold(ctx, k.ID, call); err != nil || !h.Repeat {
+			t.Fatalf("repeat %d: %+v, %v; want a free repeat", i+1, h, err)
+		}
+	}
+	if _, err := f.credit.Ledger.Hold(ctx, k.ID, call); !errors.Is(err, ErrIdempotencySpent) {
+		t.Errorf("repeat %d: %v, want ErrIdempotencySpent", MaxRepeats+1, err)
+	}
+	late := settledCall("late")
+	f.clock.advance(RepeatWindow + time.Minute)
+	if _, err := f.credit.Ledger.Hold(ctx, k.ID, late); !errors.Is(err, ErrIdempotencySpent) {
+		t.Errorf("a day after the settling: %v, want ErrIdempotencySpent", err)
+	}
+	if b := f.balance(k.ID); b != 500_000-2*11_880 {
+		t.Errorf("balance %d, want two charges: %d", b, 500_000-2*11_880)
+	}
+}
+
 // Ten retries of one call at once: one hold, nine refused as in progress.
 func TestConcurrentRetriesHoldOnce(t *testing.T) {
 	f := newFixture(t)

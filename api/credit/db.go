@@ -54,6 +54,8 @@ var migrations = []string{
 		value      TEXT NOT NULL,
 		created_at BIGINT NOT NULL
 	);`,
+	// repeats counts a settled call's free repeats under its Idempotency-Key (MaxRepeats).
+	`ALTER TABLE credit_calls ADD COLUMN repeats BIGINT NOT NULL DEFAULT 0;`,
 }
 
 var (

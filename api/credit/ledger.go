@@ -93,8 +93,14 @@ func (l *Ledger) Hold(ctx context.Context, keyID string, c Call) (Hold, error) {
 			return Hold{}, err
 		}
 		if found {
-			if h, err = prev.retry(c); err != nil || h.Repeat {
-				return h, err
+			if h, err = prev.retry(c); err != nil {
+				return Hold{}, err
+			}
+			if h.Repeat {
+				if err := repeatOnce(ctx, tx, h.ID, l.cfg.Now()); err != nil {
+					return Hold{}, err
+				}
+				return h, nil
 			}
 			again = true
 		}
@@ -146,6 +152,23 @@ func (p priorCall) retry(c Call) (Hold, error) {
 		return Hold{}, ErrInFlight
 	}
 	return Hold{ID: p.id, Amount: c.Amount}, nil
+}
+
+// repeatOnce counts a settled call's free repeat, refused past MaxRepeats or RepeatWindow
+// (ErrIdempotencySpent); one conditional update, so concurrent retries cannot pass the count.
+func repeatOnce(ctx context.Context, tx *sqldb.Tx, id string, now time.Time) error {
+	res, err := tx.ExecContext(ctx, `UPDATE credit_calls SET repeats = repeats + 1
+		WHERE id = ? AND state = 'settled' AND repeats < ? AND settled_at > ?`, id, MaxRepeats, millis(now.Add(-RepeatWindow)))
+	if err != nil {
+		return fmt.Errorf("counting a repeated call: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return errors.Join(ErrIdempotencySpent, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("counting a repeated call: %w", err)
+	}
+	return nil
 }
 
 // retake holds a released call's row again; a concurrent retry that took it first makes

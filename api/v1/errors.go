@@ -50,6 +50,9 @@ func classify(err error, param string) *apiError {
 			message: credit.ErrInFlight.Error()}
 	case errors.Is(err, credit.ErrIdempotencyMismatch):
 		return invalid("Idempotency-Key", "idempotency_key_reused", credit.ErrIdempotencyMismatch.Error())
+	case errors.Is(err, credit.ErrIdempotencySpent):
+		return &apiError{status: 409, typ: invalidRequest, param: "Idempotency-Key", code: "idempotency_key_spent",
+			message: credit.ErrIdempotencySpent.Error()}
 	case errors.As(err, &ie):
 		return invalid(param, ie.Code, ie.Message)
 	case errors.Is(err, orders.ErrServiceUnavailable), errors.Is(err, providers.ErrUnavailable):

@@ -206,6 +206,18 @@ func (f *fixture) pay(t *testing.T, sessionID string) {
 	}
 }
 
+// paidStopped orders text and pays it with the book stopped, so that no worker takes its
+// job: the test plays the runs itself.
+func (f *fixture) paidStopped(t *testing.T, text string) Checkout {
+	t.Helper()
+	co := f.order(t, text)
+	if err := f.book.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.pay(t, co.SessionID)
+	return co
+}
+
 func (f *fixture) waitStatus(t *testing.T, id string, want Status) Order {
 	t.Helper()
 	var o Order
@@ -520,13 +532,8 @@ func TestSweeperHonoursTheTenDays(t *testing.T) {
 // at once, and the order is delivered exactly once.
 func TestRestartReclaimsJobsOfADeadProcess(t *testing.T) {
 	f := newFixture(t, nil)
-	ctx := context.Background()
-	co := f.order(t, "Killed halfway.")
 	// The dead process had paid the order, fetched its job and started producing.
-	if err := f.book.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f.pay(t, co.SessionID)
+	co := f.paidStopped(t, "Killed halfway.")
 	f.exec(t, `UPDATE river_job SET state = 'running', attempt = 1 WHERE kind = 'fulfil'`)
 	f.exec(t, `UPDATE orders SET status = 'processing', progress = 40 WHERE id = ?`, co.OrderID)
 	// A new process on the same database.

@@ -20,11 +20,7 @@ import (
 func TestAnOrderThatKillsItsNodesIsGivenUp(t *testing.T) {
 	f := newFixture(t, nil) // MaxAttempts 3
 	ctx := context.Background()
-	co := f.order(t, "A poison order.")
-	if err := f.book.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f.pay(t, co.SessionID)
+	co := f.paidStopped(t, "A poison order.")
 	for range 3 { // three runs, each ended by its node's death after its claim
 		if _, _, err := f.book.fulfil.fence.claim(ctx, co.OrderID); err != nil {
 			t.Fatal(err)
@@ -67,11 +63,7 @@ func TestAShutdownDoesNotCountARun(t *testing.T) {
 func TestAClaimNeverReplacesAStoredResult(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
-	co := f.order(t, "Stored once.")
-	if err := f.book.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f.pay(t, co.SessionID)
+	co := f.paidStopped(t, "Stored once.")
 	fence := f.book.fulfil.fence
 	first, _, _ := fence.claim(ctx, co.OrderID)
 	second, _, _ := fence.claim(ctx, co.OrderID)
@@ -218,11 +210,7 @@ func TestARetryFencesOffAFrozenRefund(t *testing.T) {
 	f := newFixture(t, func(c *Config) { c.MaxAttempts = 1 })
 	ctx := context.Background()
 	f.speaker.failures.Store(-1)
-	co := f.order(t, "Failed, then retried.")
-	if err := f.book.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f.pay(t, co.SessionID)
+	co := f.paidStopped(t, "Failed, then retried.")
 	// Failed for good (as its run gives it up), its refund job not run yet.
 	claim, _, _ := f.book.fulfil.fence.claim(ctx, co.OrderID)
 	if ok, err := f.book.fulfil.fence.failFenced(ctx, co.OrderID, claim, "production_failed"); !ok || err != nil {
@@ -251,11 +239,7 @@ func TestARetryFencesOffAFrozenRefund(t *testing.T) {
 func TestARetryIsRefusedOnceTheRefundWentOut(t *testing.T) {
 	f := newFixture(t, func(c *Config) { c.MaxAttempts = 1 })
 	ctx := context.Background()
-	co := f.order(t, "Refunded, its letter not sent yet.")
-	if err := f.book.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f.pay(t, co.SessionID)
+	co := f.paidStopped(t, "Refunded, its letter not sent yet.")
 	claim, _, _ := f.book.fulfil.fence.claim(ctx, co.OrderID)
 	if ok, err := f.book.fulfil.fence.failFenced(ctx, co.OrderID, claim, "production_failed"); !ok || err != nil {
 		t.Fatal(ok, err)
@@ -291,11 +275,7 @@ func TestAClosedGateIsNeverAPermanentFailure(t *testing.T) {
 	f.speaker.working.Store(true)
 	f.speaker.gated.Store(true)
 	f.speaker.misreads.Store(true)
-	co := f.order(t, "Its node's lease lapsed.")
-	if err := f.book.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f.pay(t, co.SessionID)
+	co := f.paidStopped(t, "Its node's lease lapsed.")
 	lapsed := func() error { return errors.New("this node's heartbeat lease has lapsed") }
 	err := f.book.fulfil.fulfil(ctx, co.OrderID, lapsed)
 	var pe *permanentError
@@ -310,11 +290,7 @@ func TestAClosedGateIsNeverAPermanentFailure(t *testing.T) {
 func TestTheLeaseIsTheGatesLastWord(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
-	co := f.order(t, "Its node froze mid-gate.")
-	if err := f.book.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f.pay(t, co.SessionID)
+	co := f.paidStopped(t, "Its node froze mid-gate.")
 	claim, _, err := f.book.fulfil.fence.claim(ctx, co.OrderID)
 	if err != nil {
 		t.Fatal(err)
@@ -341,11 +317,7 @@ func TestTheLeaseIsTheGatesLastWord(t *testing.T) {
 func TestALoserGivesNoLetterClaimBack(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
-	co := f.order(t, "Its letter claimed by a loser.")
-	if err := f.book.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f.pay(t, co.SessionID)
+	co := f.paidStopped(t, "Its letter claimed by a loser.")
 	fence := f.book.fulfil.fence
 	loser, _, _ := fence.claim(ctx, co.OrderID)
 	if ok, err := fence.claimLetter(ctx, co.OrderID, loser, Processing, f.clock.Now()); !ok || err != nil {
@@ -371,11 +343,7 @@ func TestALoserGivesNoLetterClaimBack(t *testing.T) {
 func TestAFailedOrderAlwaysGetsItsRefundJob(t *testing.T) {
 	f := newFixture(t, func(c *Config) { c.MaxAttempts = 1 })
 	ctx := context.Background()
-	co := f.order(t, "Failed; its refund job lost.")
-	if err := f.book.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f.pay(t, co.SessionID)
+	co := f.paidStopped(t, "Failed; its refund job lost.")
 	claim, _, _ := f.book.fulfil.fence.claim(ctx, co.OrderID)
 	if ok, err := f.book.fulfil.fence.failFenced(ctx, co.OrderID, claim, "production_failed"); !ok || err != nil {
 		t.Fatal(ok, err) // marked failed; the refund job's insert "failed"

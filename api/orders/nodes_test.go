@@ -74,11 +74,7 @@ func runningOnAnotherNode(t *testing.T, node string) (*fixture, Checkout) {
 	if f.book.Desk.orders.db.Dialect != sqldb.Postgres {
 		t.Skip("several nodes share only a Postgres database (PARLA_TEST_DB=postgres)")
 	}
-	co := f.order(t, "Running on another node.")
-	if err := f.book.Stop(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	f.pay(t, co.SessionID)
+	co := f.paidStopped(t, "Running on another node.")
 	f.exec(t, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now(), attempted_by = ARRAY[?] WHERE kind = 'fulfil'`, node)
 	f.exec(t, `UPDATE orders SET status = 'processing' WHERE id = ?`, co.OrderID)
 	f.exec(t, `INSERT INTO nodes (id, started_at, seen_at) VALUES (?, `+dbMillis+`, `+dbMillis+`)`, node)

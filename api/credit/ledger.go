@@ -100,6 +100,9 @@ func (l *Ledger) Hold(ctx context.Context, keyID string, c Call) (Hold, error) {
 				if err := repeatOnce(ctx, tx, h.ID, l.cfg.Now()); err != nil {
 					return Hold{}, err
 				}
+				if err := tx.Commit(); err != nil {
+					return Hold{}, fmt.Errorf("counting a repeated call: %w", err)
+				}
 				return h, nil
 			}
 			again = true
@@ -156,6 +159,7 @@ func (p priorCall) retry(c Call) (Hold, error) {
 
 // repeatOnce counts a settled call's free repeat, refused past MaxRepeats or RepeatWindow
 // (ErrIdempotencySpent); one conditional update, so concurrent retries cannot pass the count.
+// A repeat whose work failed gives its count back (Release): only answers given count.
 func repeatOnce(ctx context.Context, tx *sqldb.Tx, id string, now time.Time) error {
 	res, err := tx.ExecContext(ctx, `UPDATE credit_calls SET repeats = repeats + 1
 		WHERE id = ? AND state = 'settled' AND repeats < ? AND settled_at > ?`, id, MaxRepeats, millis(now.Add(-RepeatWindow)))
@@ -164,9 +168,6 @@ func repeatOnce(ctx context.Context, tx *sqldb.Tx, id string, now time.Time) err
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return errors.Join(ErrIdempotencySpent, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("counting a repeated call: %w", err)
 	}
 	return nil
 }
@@ -230,9 +231,13 @@ func (l *Ledger) Settle(ctx context.Context, h Hold) error {
 }
 
 // Release gives a held price back: the call's work failed. Releasing twice, or a settled
-// call, changes nothing.
+// call, changes nothing; a free repeat's release gives its repeat back (repeatOnce).
 func (l *Ledger) Release(ctx context.Context, h Hold) error {
 	if h.Repeat {
+		if _, err := l.db.ExecContext(ctx, `UPDATE credit_calls SET repeats = repeats - 1
+			WHERE id = ? AND state = 'settled' AND repeats > 0`, h.ID); err != nil {
+			return fmt.Errorf("giving back a failed repeat of call %s: %w", h.ID, err)
+		}
 		return nil
 	}
 	tx, err := l.db.BeginTx(ctx, nil)

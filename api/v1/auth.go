@@ -18,7 +18,7 @@ func (a *API) authenticate(c *fiber.Ctx) error {
 	secret, ok := strings.CutPrefix(auth, "Bearer ")
 	if !ok {
 		return send(c, &apiError{status: 401, typ: invalidRequest, code: "invalid_api_key",
-			message: "You didn't provide an API key: send Authorization: Bearer <key>. Buy credit and get a key at /api."})
+			message: "You didn't provide an API key: send Authorization: Bearer <key>. Buy credit and get a key at /api.", hint: retryNever})
 	}
 	k, err := a.deps.Credit.Ledger.Authenticate(c.UserContext(), strings.TrimSpace(secret))
 	if err != nil {

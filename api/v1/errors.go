@@ -2,6 +2,7 @@ package v1
 
 import (
 	"errors"
+	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -22,7 +23,24 @@ const (
 type apiError struct {
 	status                    int
 	typ, code, param, message string
+	hint                      retryHint
 }
+
+// retryHint is what OpenAI's SDKs read to decide on a retry: Retry-After (seconds), or
+// x-should-retry: false for a refusal no retry can mend. The SDKs retry 408, 409, 429 and
+// 5xx by themselves otherwise.
+type retryHint struct {
+	after int  // seconds; 0: no Retry-After
+	never bool // x-should-retry: false
+}
+
+// Retry hints of the errors that carry one.
+var (
+	retryNever   = retryHint{never: true}
+	retrySoon    = retryHint{after: 1}  // a call with the same key still running
+	retryShortly = retryHint{after: 5}  // the measuring pool is full
+	retryMinute  = retryHint{after: 30} // a service or the database is down
+)
 
 func (e *apiError) Error() string { return e.code + ": " + e.message }
 
@@ -41,34 +59,40 @@ func classify(err error, param string) *apiError {
 		return ae
 	case errors.Is(err, credit.ErrInvalidKey):
 		return &apiError{status: 401, typ: invalidRequest, code: "invalid_api_key",
-			message: "Incorrect API key provided. Buy credit and get a key at /api."}
+			message: "Incorrect API key provided. Buy credit and get a key at /api.", hint: retryNever}
 	case errors.Is(err, credit.ErrInsufficient):
 		return &apiError{status: 429, typ: "insufficient_quota", code: "insufficient_quota",
-			message: "You exceeded your current quota: the key's credit does not cover this call. Buy more at /api."}
+			message: "You exceeded your current quota: the key's credit does not cover this call. Buy more at /api.", hint: retryNever}
 	case errors.Is(err, credit.ErrInFlight):
 		return &apiError{status: 409, typ: invalidRequest, param: "Idempotency-Key", code: "idempotency_in_progress",
-			message: credit.ErrInFlight.Error()}
+			message: credit.ErrInFlight.Error(), hint: retrySoon}
 	case errors.Is(err, credit.ErrIdempotencyMismatch):
 		return invalid("Idempotency-Key", "idempotency_key_reused", credit.ErrIdempotencyMismatch.Error())
 	case errors.Is(err, credit.ErrIdempotencySpent):
 		return &apiError{status: 409, typ: invalidRequest, param: "Idempotency-Key", code: "idempotency_key_spent",
-			message: credit.ErrIdempotencySpent.Error()}
+			message: credit.ErrIdempotencySpent.Error(), hint: retryNever}
 	case errors.As(err, &ie):
 		return invalid(param, ie.Code, ie.Message)
 	case errors.Is(err, orders.ErrServiceUnavailable), errors.Is(err, providers.ErrUnavailable):
-		return &apiError{status: 503, typ: serverError, code: "service_unavailable", message: "This service is closed on this server right now."}
+		return &apiError{status: 503, typ: serverError, code: "service_unavailable", message: "This service is closed on this server right now.", hint: retryMinute}
 	case errors.Is(err, sqldb.ErrUnavailable):
-		return &apiError{status: 503, typ: serverError, code: "database_unavailable", message: "The server cannot reach its database; nothing was charged. Try again in a minute."}
+		return &apiError{status: 503, typ: serverError, code: "database_unavailable", message: "The server cannot reach its database; nothing was charged. Try again in a minute.", hint: retryMinute}
 	case errors.Is(err, media.ErrVisitorsBusy):
-		return &apiError{status: 503, typ: serverError, code: "busy", message: "The server is measuring too many files; try again shortly."}
+		return &apiError{status: 503, typ: serverError, code: "busy", message: "The server is measuring too many files; try again shortly.", hint: retryShortly}
 	case errors.Is(err, media.ErrTooDense), errors.Is(err, media.ErrDurationMismatch):
 		return invalid("file", "invalid_file", "The file's length cannot be measured reliably: "+err.Error())
 	}
 	return &apiError{status: 500, typ: serverError, code: "engine_error", message: "The engine failed; nothing was charged. Try again."}
 }
 
-// send writes an error in OpenAI's shape.
+// send writes an error in OpenAI's shape, with its retry hint.
 func send(c *fiber.Ctx, e *apiError) error {
+	if e.hint.after > 0 {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(e.hint.after))
+	}
+	if e.hint.never {
+		c.Set("x-should-retry", "false")
+	}
 	var param any
 	if e.param != "" {
 		param = e.param

@@ -34,9 +34,10 @@ func TestSMTPErrorTellsWhetherTheMessageLeft(t *testing.T) {
 		fault    testkit.SMTPFault
 		edit     func(*mail.SMTPConfig)
 		msg      func(providers.Message) providers.Message
-		cancel   bool // cancel the send's context once the server holds the message
-		notSent  bool // the error wraps ErrNotSent
-		received int  // messages the server holds afterwards
+		cancel   bool  // cancel the send's context once the server holds the message
+		notSent  bool  // the error wraps ErrNotSent
+		refusal  error // the refusal the error names (nil: none)
+		received int   // messages the server holds afterwards
 	}{
 		{name: "connection refused", edit: func(c *mail.SMTPConfig) {
 			host, port, _ := net.SplitHostPort(closedPort())
@@ -45,7 +46,10 @@ func TestSMTPErrorTellsWhetherTheMessageLeft(t *testing.T) {
 		}, notSent: true},
 		{name: "authentication refused", edit: func(c *mail.SMTPConfig) { c.Password = "wrong" }, notSent: true},
 		{name: "STARTTLS required, not offered", edit: func(c *mail.SMTPConfig) { c.TLS = mail.TLSRequired }, notSent: true},
-		{name: "recipient refused", fault: testkit.SMTPRefuseRcpt, notSent: true},
+		{name: "recipient refused", fault: testkit.SMTPRefuseRcpt, notSent: true, refusal: mail.ErrRefusedTemporary},
+		// RFC 5321: only a 2xx reply to the end of the data takes the message.
+		{name: "end of the data refused for now (451)", fault: testkit.SMTPTryLaterAfterData, notSent: true, refusal: mail.ErrRefusedTemporary},
+		{name: "end of the data refused for good (554)", fault: testkit.SMTPRejectAfterData, notSent: true, refusal: mail.ErrRefusedPermanent},
 		{name: "unsafe header", msg: func(m providers.Message) providers.Message { m.Subject = "a\r\nBcc: x@example.net"; return m }, notSent: true},
 		{name: "hung up after the data", fault: testkit.SMTPHangUpAfterData, received: 1},
 		{name: "answer late, context ended meanwhile", fault: testkit.SMTPAnswerLate, cancel: true, received: 1},
@@ -77,6 +81,11 @@ func TestSMTPErrorTellsWhetherTheMessageLeft(t *testing.T) {
 			}
 			if got := errors.Is(err, providers.ErrNotSent); got != tt.notSent {
 				t.Errorf("errors.Is(%v, ErrNotSent) = %v, want %v", err, got, tt.notSent)
+			}
+			for _, refusal := range []error{mail.ErrRefusedTemporary, mail.ErrRefusedPermanent} {
+				if got := errors.Is(err, refusal); got != (refusal == tt.refusal) {
+					t.Errorf("errors.Is(%v, %v) = %v, want %v", err, refusal, got, !got)
+				}
 			}
 			if tt.cancel && !errors.Is(err, context.Canceled) {
 				t.Errorf("error %v does not say the context ended", err)

@@ -47,9 +47,12 @@ func (s *SMTP) Config() SMTPConfig { return s.cfg }
 
 // Send delivers m, or returns an error without sending when its headers are unsafe
 // (ErrBadHeader, ErrBadAddress). Cancelling ctx aborts the connection at any stage. An
-// error wraps providers.ErrNotSent when the message certainly did not leave (see
-// beforeData); a failure during or after its data leaves the fate unknown, and once the
-// server has confirmed the data a failing RSET or QUIT is no error.
+// error wraps providers.ErrNotSent when the message certainly did not leave: a failure
+// before its data (see beforeData), or a reply that refused it, before or at the end of
+// the data (RFC 5321: only a 2xx reply to the end of the data takes the message), which
+// the error names too (ErrRefusedTemporary, ErrRefusedPermanent). No reply at all during
+// or after the data (a timeout, a hang-up) leaves the fate unknown, and once the server
+// has confirmed the data a failing RSET or QUIT is no error.
 func (s *SMTP) Send(ctx context.Context, m providers.Message) error {
 	msg, err := newMsg(s.from, m, time.Now())
 	if err != nil {
@@ -88,16 +91,52 @@ func deliver(ctx context.Context, c *gomail.Client, msg *gomail.Msg) error {
 	if msg.IsDelivered() {
 		return nil // the server confirmed the data; what failed after (RSET, QUIT) changes nothing
 	}
+	if refusal := refused(err); refusal != nil {
+		return fmt.Errorf("send failed: %w (%w, %w)", err, refusal, providers.ErrNotSent)
+	}
 	if beforeData(err) {
 		return fmt.Errorf("send failed: %w (%w)", err, providers.ErrNotSent)
 	}
 	return fmt.Errorf("send failed, the message may have left: %w", err)
 }
 
+// ErrRefusedTemporary is wrapped (with providers.ErrNotSent) by a send the server refused
+// for now with a 4xx reply to the message's transaction (MAIL FROM, RCPT TO, DATA or the
+// end of the data): certainly not sent, and worth sending again later.
+var ErrRefusedTemporary = errors.New("refused for now by the mail server")
+
+// ErrRefusedPermanent is wrapped (with providers.ErrNotSent) by a send the server refused
+// for good with a 5xx reply to the message's transaction: certainly not sent, and the same
+// message would be refused again (the operator is told).
+var ErrRefusedPermanent = errors.New("refused for good by the mail server")
+
+// refused classifies a go-mail send error that is a reply of the server to the message's
+// transaction: ErrRefusedTemporary for 4xx, ErrRefusedPermanent for 5xx, nil for anything
+// else (no reply: a timeout, a hang-up, a closed connection; or a failure of ours).
+func refused(err error) error {
+	var se *gomail.SendError
+	if !errors.As(err, &se) {
+		return nil
+	}
+	switch se.Reason {
+	case gomail.ErrSMTPMailFrom, gomail.ErrSMTPRcptTo, gomail.ErrSMTPData, gomail.ErrSMTPDataClose:
+	default:
+		return nil
+	}
+	switch se.ErrorCode() / 100 {
+	case 4:
+		return ErrRefusedTemporary
+	case 5:
+		return ErrRefusedPermanent
+	}
+	return nil
+}
+
 // beforeData tells whether a go-mail send error came before the message's data was
 // written: the connection check, MAIL FROM, RCPT TO, or the DATA command itself refused
 // (the server never saw a byte of the message, so it cannot deliver it). Writing the
-// data, its closing dot and the server's answer to it are after: fate unknown.
+// data and its closing dot are after: without a reply that refused it (refused), the
+// fate is unknown.
 func beforeData(err error) bool {
 	var se *gomail.SendError
 	if !errors.As(err, &se) {

@@ -106,7 +106,20 @@ const (
 	// SMTPHangUpAfterAnswer keeps the message, confirms it, then closes the connection:
 	// the client's RSET and QUIT fail after a delivery.
 	SMTPHangUpAfterAnswer
+	// SMTPTryLaterAfterData reads the message, then answers the end of its data with
+	// "451 4.3.0 try again later" and drops it: refused for now, certainly not delivered.
+	SMTPTryLaterAfterData
+	// SMTPRejectAfterData reads the message, then answers the end of its data with
+	// "554 5.6.0 message refused" and drops it: refused for good, certainly not delivered.
+	SMTPRejectAfterData
 )
+
+// refusals are the answers to the end of the data that refuse the message (RFC 5321: only
+// a 2xx takes it).
+var refusals = map[SMTPFault]*smtp.SMTPError{
+	SMTPTryLaterAfterData: {Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Try again later"},
+	SMTPRejectAfterData:   {Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "Message refused"},
+}
 
 // Script makes the next transactions meet faults, one each in order; the ones after are
 // served normally.
@@ -336,6 +349,9 @@ func (ss *smtpSession) Data(r io.Reader) error {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return fmt.Errorf("reading DATA: %w", err)
+	}
+	if refusal, ok := refusals[ss.fault]; ok {
+		return refusal
 	}
 	_, isTLS := ss.conn.TLSConnectionState()
 	ss.server.store(Received{

@@ -1,8 +1,10 @@
 package testkit
 
 import (
+	"errors"
 	"net"
 	"net/smtp"
+	"net/textproto"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -54,5 +56,24 @@ func TestSMTPOnHelloAndClientTimeout(t *testing.T) {
 	}
 	if u := s.URL(); !strings.Contains(u, "timeout=3s") {
 		t.Errorf("URL %s names no timeout", u)
+	}
+}
+
+// The refusals at the end of the data answer the scripted transactions with their codes,
+// keep nothing, and serve the next transaction normally.
+func TestSMTPRefusesTheEndOfTheData(t *testing.T) {
+	s := StartSMTP(t)
+	s.Script(SMTPTryLaterAfterData, SMTPRejectAfterData)
+	for _, want := range []int{451, 554} {
+		var reply *textproto.Error
+		if err := sendWithin(s, 5*time.Second); !errors.As(err, &reply) || reply.Code != want {
+			t.Errorf("send: %v, want a %d reply", err, want)
+		}
+	}
+	if err := sendWithin(s, 5*time.Second); err != nil {
+		t.Fatalf("send after the refusals: %v", err)
+	}
+	if n := len(s.Messages()); n != 1 {
+		t.Errorf("server holds %d messages, want 1 (the refused ones dropped)", n)
 	}
 }

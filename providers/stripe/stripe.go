@@ -231,6 +231,8 @@ func (s *Stripe) Refund(ctx context.Context, paymentIntent, idempotencyKey strin
 var _ providers.PartRefunder = (*Stripe)(nil)
 
 // RefundPart refunds amount (in the payment's smallest unit; 0: all of it) of a payment.
+// Its error wraps providers.ErrNotRefunded only when Stripe certainly did not refund
+// (refundFateOf); any other error leaves the money's fate unknown.
 func (s *Stripe) RefundPart(ctx context.Context, paymentIntent string, amount int64, idempotencyKey string) error {
 	if paymentIntent == "" {
 		return errors.New("refunding: no payment intent")
@@ -243,23 +245,53 @@ func (s *Stripe) RefundPart(ctx context.Context, paymentIntent string, amount in
 	if idempotencyKey != "" {
 		params.SetIdempotencyKey(idempotencyKey)
 	}
-	if _, err := s.api.Refunds.New(params); err != nil {
-		if hasCode(err, stripego.ErrorCodeChargeAlreadyRefunded) {
-			return nil
-		}
-		if refused(err) {
-			return fmt.Errorf("refunding payment intent %s: %w: %w: %w", paymentIntent, providers.ErrPaymentProvider, providers.ErrNotRefunded, err)
-		}
-		return fmt.Errorf("refunding payment intent %s: %w: %w", paymentIntent, providers.ErrPaymentProvider, err)
+	_, err := s.api.Refunds.New(params)
+	switch refundFateOf(err) {
+	case refundDone:
+		return nil
+	case refundRefused:
+		return fmt.Errorf("refunding payment intent %s: %w: %w: %w", paymentIntent, providers.ErrPaymentProvider, providers.ErrNotRefunded, err)
+	default:
+		return fmt.Errorf("refunding payment intent %s (its fate unknown): %w: %w", paymentIntent, providers.ErrPaymentProvider, err)
 	}
-	return nil
 }
 
-// refused reports whether err is Stripe's answer refusing the request (4xx): it was not
-// carried out. Anything else (no answer, a 5xx) leaves that unknown.
-func refused(err error) bool {
+// refundFate is what Stripe's answer to a refund says of the money.
+type refundFate int
+
+const (
+	refundUnknown refundFate = iota // it may have gone back or not: only a later answer tells
+	refundDone                      // it is back, by this request or an earlier one
+	refundRefused                   // it certainly did not go back
+)
+
+// refundFateOf reads Stripe's answer (err: nil, or the request's error) to a refund. Only
+// a 4xx refusing the request itself is a certain refusal. A 409 (idempotency_key_in_use:
+// another request with the key is under way), an idempotency_error (the key was used
+// before, by a request that may have refunded), a 429 (rate_limit, lock_timeout), a 408, a
+// 5xx, a timeout or a lost connection leave the refund unknown: it may have been made.
+// charge_already_refunded says the money is back.
+func refundFateOf(err error) refundFate {
+	if err == nil {
+		return refundDone
+	}
 	var se *stripego.Error
-	return errors.As(err, &se) && se.HTTPStatusCode >= 400 && se.HTTPStatusCode < 500
+	if !errors.As(err, &se) {
+		return refundUnknown
+	}
+	switch {
+	case se.Code == stripego.ErrorCodeChargeAlreadyRefunded:
+		return refundDone
+	case se.Type == stripego.ErrorTypeIdempotency,
+		se.HTTPStatusCode == http.StatusRequestTimeout,
+		se.HTTPStatusCode == http.StatusConflict,
+		se.HTTPStatusCode == http.StatusTooManyRequests:
+		return refundUnknown
+	case se.HTTPStatusCode >= 400 && se.HTTPStatusCode < 500:
+		return refundRefused
+	default:
+		return refundUnknown
+	}
 }
 
 // hasCode reports whether err is a Stripe API error with the given code.

@@ -45,7 +45,15 @@ CREATE TABLE IF NOT EXISTS test_checkout_refunds (
 	amount          BIGINT NOT NULL,
 	currency        TEXT NOT NULL,
 	created_at      BIGINT NOT NULL
-);`
+);
+CREATE TABLE IF NOT EXISTS test_checkout_refund_calls (
+	id              TEXT PRIMARY KEY,         -- rc_test_…
+	payment_intent  TEXT NOT NULL,
+	idempotency_key TEXT NOT NULL DEFAULT '',
+	amount          BIGINT NOT NULL,          -- asked for; 0: all of it
+	created_at      BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS test_checkout_refund_calls_intent ON test_checkout_refund_calls (payment_intent, created_at);`
 
 // idempotencyWindow is how long Stripe remembers an idempotency key; the test checkout
 // answers a repeated checkout request for the same order with the same session within it.

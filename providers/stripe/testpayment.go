@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"parla/providers"
+	"parla/providers/sqldb"
 	"time"
 )
 
@@ -80,10 +81,17 @@ type TestRefund struct {
 	CreatedAt      time.Time
 }
 
+// ErrRefundedTwice is returned (wrapped) by TestCheckout.Refund for a payment already
+// refunded under another idempotency key: the caller refunded one payment twice. Stripe
+// would refund the rest of a part-refunded payment, or answer charge_already_refunded; the
+// test checkout keeps one refund per payment and makes a second one an error a test sees
+// (RefundCalls lists every call), never absorbs it.
+var ErrRefundedTwice = errors.New("the payment was refunded before, under another idempotency key")
+
 // Refund records a full refund of a paid session's payment intent. A repeated call with
-// the same key, or any later call for an intent already refunded, succeeds without a
-// second record (as Stripe's idempotency and charge_already_refunded do); a key already
-// used for another intent, or an unknown intent, is an error.
+// the same key succeeds without a second record (Stripe's idempotency); a call for an
+// intent refunded under another key wraps ErrRefundedTwice; a key already used for another
+// intent, or an unknown intent, is an error. Every call is recorded (RefundCalls).
 func (tc *TestCheckout) Refund(ctx context.Context, paymentIntent, idempotencyKey string) error {
 	return tc.RefundPart(ctx, paymentIntent, 0, idempotencyKey)
 }
@@ -96,6 +104,28 @@ func (tc *TestCheckout) RefundPart(ctx context.Context, paymentIntent string, pa
 	if paymentIntent == "" {
 		return errors.New("refunding: no payment intent")
 	}
+	if err := tc.recordCall(ctx, paymentIntent, part, idempotencyKey); err != nil {
+		return err
+	}
+	err := tc.refundOnce(ctx, paymentIntent, part, idempotencyKey)
+	if errors.Is(err, errNotRecorded) {
+		// A concurrent call recorded its refund first: answer as it now stands.
+		if again := refundedBefore(ctx, tc.db, paymentIntent, idempotencyKey); again != errNotRefundedYet {
+			return again
+		}
+	}
+	return err
+}
+
+// errNotRecorded is wrapped by refundOnce when its refund could not be recorded (rolled
+// back: certainly not refunded).
+var errNotRecorded = fmt.Errorf("refund not recorded (%w)", providers.ErrNotRefunded)
+
+// errNotRefundedYet is refundedBefore's answer for a payment intent with no refund.
+var errNotRefundedYet = errors.New("not refunded yet")
+
+// refundOnce records the refund of paymentIntent unless it was refunded before.
+func (tc *TestCheckout) refundOnce(ctx context.Context, paymentIntent string, part int64, idempotencyKey string) error {
 	tx, err := tc.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("refunding test payment %s: %w", paymentIntent, err)
@@ -107,13 +137,14 @@ func (tc *TestCheckout) RefundPart(ctx context.Context, paymentIntent string, pa
 		err := tx.QueryRowContext(ctx, `SELECT payment_intent FROM test_checkout_refunds WHERE idempotency_key = ?`,
 			idempotencyKey).Scan(&prior)
 		switch {
-		case err == nil && prior == paymentIntent:
-			return nil
-		case err == nil:
+		case err == nil && prior != paymentIntent:
 			return fmt.Errorf("refunding test payment %s: idempotency key %q was used for %s", paymentIntent, idempotencyKey, prior)
-		case !errors.Is(err, sql.ErrNoRows):
+		case err != nil && !errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("refunding test payment %s: %w", paymentIntent, err)
 		}
+	}
+	if err := refundedBefore(ctx, tx, paymentIntent, idempotencyKey); err != errNotRefundedYet {
+		return err
 	}
 	var (
 		amount   int64
@@ -138,16 +169,76 @@ func (tc *TestCheckout) RefundPart(ctx context.Context, paymentIntent string, pa
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO test_checkout_refunds
-		(id, payment_intent, idempotency_key, amount, currency, created_at) VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (payment_intent) DO NOTHING`,
+		(id, payment_intent, idempotency_key, amount, currency, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		id, paymentIntent, idempotencyKey, amount, currency, tc.now().Unix()); err != nil {
-		// Not recorded, and rolled back: certainly not refunded.
-		return fmt.Errorf("recording refund of test payment %s: %w: %w", paymentIntent, providers.ErrNotRefunded, err)
+		return fmt.Errorf("recording refund of test payment %s: %w: %w", paymentIntent, errNotRecorded, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("recording refund of test payment %s: %w", paymentIntent, err)
 	}
 	return nil
+}
+
+// refundedBefore answers a refund of a payment intent already refunded: nil for the
+// same idempotency key (Stripe's replay of its first answer), an error wrapping
+// ErrRefundedTwice for another one; errNotRefundedYet when it was not refunded.
+func refundedBefore(ctx context.Context, q rowQuerier, paymentIntent, idempotencyKey string) error {
+	var prior string
+	err := q.QueryRowContext(ctx, `SELECT idempotency_key FROM test_checkout_refunds WHERE payment_intent = ?`,
+		paymentIntent).Scan(&prior)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return errNotRefundedYet
+	case err != nil:
+		return fmt.Errorf("refunding test payment %s: %w", paymentIntent, err)
+	case idempotencyKey != "" && prior == idempotencyKey:
+		return nil
+	default:
+		return fmt.Errorf("refunding test payment %s under key %q (refunded under %q): %w", paymentIntent, idempotencyKey, prior, ErrRefundedTwice)
+	}
+}
+
+// rowQuerier is a database or a transaction in it.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, q string, args ...any) *sqldb.Row
+}
+
+// recordCall keeps a refund call as it arrives, whatever its answer. Not recorded, it is
+// not carried out: certainly not refunded.
+func (tc *TestCheckout) recordCall(ctx context.Context, paymentIntent string, part int64, idempotencyKey string) error {
+	id, err := randomID("rc_test_", 24)
+	if err != nil {
+		return err
+	}
+	if _, err := tc.db.ExecContext(ctx, `INSERT INTO test_checkout_refund_calls
+		(id, payment_intent, idempotency_key, amount, created_at) VALUES (?, ?, ?, ?, ?)`,
+		id, paymentIntent, idempotencyKey, part, tc.now().Unix()); err != nil {
+		return fmt.Errorf("recording a refund call for test payment %s: %w: %w", paymentIntent, providers.ErrNotRefunded, err)
+	}
+	return nil
+}
+
+// TestRefundCall is one refund call the test checkout received, whatever it answered.
+type TestRefundCall struct {
+	PaymentIntent  string
+	IdempotencyKey string
+	Amount         int64 // asked for; 0: all of it
+	CreatedAt      time.Time
+}
+
+// RefundCalls lists the refund calls received for a payment intent, oldest first (calls
+// of one second in no particular order).
+func (tc *TestCheckout) RefundCalls(ctx context.Context, paymentIntent string) ([]TestRefundCall, error) {
+	return sqldb.QueryAll(ctx, tc.db, func(row sqldb.Scanner) (TestRefundCall, error) {
+		var (
+			c       TestRefundCall
+			created int64
+		)
+		err := row.Scan(&c.PaymentIntent, &c.IdempotencyKey, &c.Amount, &created)
+		c.CreatedAt = time.Unix(created, 0).UTC()
+		return c, err
+	}, `SELECT payment_intent, idempotency_key, amount, created_at FROM test_checkout_refund_calls
+		WHERE payment_intent = ? ORDER BY created_at`, paymentIntent)
 }
 
 // Refunds lists the recorded refunds, oldest first.

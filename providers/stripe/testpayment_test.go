@@ -3,6 +3,8 @@ package stripe
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -201,7 +203,7 @@ func TestTestCheckoutRefund(t *testing.T) {
 	}{
 		{"first refund is recorded", pi1, "refund-ord_1", false, 1},
 		{"same key again is a no-op", pi1, "refund-ord_1", false, 1},
-		{"another key for a refunded intent is a no-op", pi1, "refund-ord_1-again", false, 1},
+		{"another key for a refunded intent fails", pi1, "refund-ord_1-again", true, 1},
 		{"key reused for another intent fails", pi2, "refund-ord_1", true, 1},
 		{"second intent is refunded", pi2, "refund-ord_2", false, 2},
 		{"unknown intent fails", "pi_test_nope", "refund-x", true, 2},
@@ -213,6 +215,9 @@ func TestTestCheckoutRefund(t *testing.T) {
 			err := tc.Refund(ctx, st.intent, st.key)
 			if (err != nil) != st.wantErr {
 				t.Fatalf("Refund(%q, %q) = %v, want error %v", st.intent, st.key, err, st.wantErr)
+			}
+			if twice := st.key == "refund-ord_1-again"; errors.Is(err, ErrRefundedTwice) != twice {
+				t.Errorf("Refund(%q, %q) = %v; ErrRefundedTwice %v, want %v", st.intent, st.key, err, !twice, twice)
 			}
 			refunds, err := tc.Refunds(ctx)
 			if err != nil {
@@ -228,6 +233,20 @@ func TestTestCheckoutRefund(t *testing.T) {
 	if len(refunds) != 2 || refunds[0].PaymentIntent != pi1 || refunds[0].IdempotencyKey != "refund-ord_1" ||
 		refunds[0].Amount != 99 || refunds[0].Currency != "eur" || !strings.HasPrefix(refunds[0].ID, "re_test_") {
 		t.Errorf("refunds = %+v", refunds)
+	}
+	// Every call is kept, whatever its answer: a second refund is seen, never absorbed.
+	for intent, want := range map[string][]string{
+		pi1: {"refund-ord_1", "refund-ord_1", "refund-ord_1-again"},
+		pi2: {"refund-ord_1", "refund-ord_2"}, "pi_test_nope": {"refund-x"},
+	} {
+		calls, err := tc.RefundCalls(ctx, intent)
+		var keys []string
+		for _, c := range calls {
+			keys = append(keys, c.IdempotencyKey)
+		}
+		if err != nil || !slices.Equal(keys, want) {
+			t.Errorf("RefundCalls(%s) = %v, %v; want the keys %v", intent, keys, err, want)
+		}
 	}
 	for intent, want := range map[string]bool{pi1: true, pi2: true, "pi_test_nope": false} {
 		if got, err := tc.RefundedIntent(ctx, intent); err != nil || got != want {
@@ -270,5 +289,55 @@ func TestTestCheckoutConcurrentPays(t *testing.T) {
 	}
 	if len(intents) != 1 {
 		t.Errorf("concurrent pays saw %d payment intents: %v", len(intents), intents)
+	}
+}
+
+// Refunds of one payment racing: under one idempotency key every call answers as the first
+// (one refund); under different keys one refunds and every other one fails with
+// ErrRefundedTwice, as the simulation's "at most one refund per payment" needs to see.
+func TestTestCheckoutConcurrentRefunds(t *testing.T) {
+	for _, sameKey := range []bool{true, false} {
+		t.Run(fmt.Sprintf("same key %v", sameKey), func(t *testing.T) {
+			tc, c := newTestCheckout(t)
+			ctx := context.Background()
+			s, err := tc.CreateCheckout(ctx, testRequest(c, "ord_1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tc.Pay(ctx, s.ID); err != nil {
+				t.Fatal(err)
+			}
+			paid, _ := tc.GetCheckout(ctx, s.ID)
+			const n = 8
+			errs := make(chan error, n)
+			for i := range n {
+				key := "refund-ord_1"
+				if !sameKey {
+					key = fmt.Sprintf("refund-ord_1-%d", i)
+				}
+				go func() { errs <- tc.Refund(ctx, paid.PaymentIntent, key) }()
+			}
+			ok, twice := 0, 0
+			for range n {
+				switch err := <-errs; {
+				case err == nil:
+					ok++
+				case errors.Is(err, ErrRefundedTwice):
+					twice++
+				default:
+					t.Errorf("Refund: %v", err)
+				}
+			}
+			refunds, _ := tc.Refunds(ctx)
+			calls, _ := tc.RefundCalls(ctx, paid.PaymentIntent)
+			wantOK := 1
+			if sameKey {
+				wantOK = n
+			}
+			if ok != wantOK || twice != n-wantOK || len(refunds) != 1 || len(calls) != n {
+				t.Errorf("%d answered done, %d refunded twice, %d refunds, %d calls; want %d, %d, 1, %d",
+					ok, twice, len(refunds), len(calls), wantOK, n-wantOK, n)
+			}
+		})
 	}
 }

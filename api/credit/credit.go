@@ -29,8 +29,11 @@ type Config struct {
 	Currency             string        // default "eur"
 	TTL                  time.Duration // how long bought credit lasts (default 365 days)
 	CheckoutTTL          time.Duration // how long the hosted page takes payment (default 1 h)
-	// StaleHold is how long a call's hold may stay unsettled before it is given back: the
-	// node that held it died mid-call (default 2 h, far longer than any call).
+	// Holder names this process on the holds it takes (the queue's process identity), so
+	// that ReleaseDead gives back the holds of a process that died mid-call.
+	Holder string
+	// StaleHold is how long a call's hold may stay unsettled before ReleaseDead gives it
+	// back whoever holds it: a backstop (default 2 h, far longer than any call).
 	StaleHold time.Duration
 	ImageURL  string // the checkout's line item image
 	Now       func() time.Time
@@ -89,7 +92,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Credit, error) {
 	rows := &keyRows{db: deps.DB}
 	seal := &sealer{db: deps.DB, now: cfg.Now}
 	return &Credit{cfg: cfg,
-		Ledger: &Ledger{cfg: cfg, db: deps.DB, keys: rows},
+		Ledger: &Ledger{cfg: cfg, db: deps.DB, keys: rows, log: deps.Log},
 		Shop: &Shop{cfg: cfg, keys: rows, seal: seal, payments: deps.Payments, mailer: deps.Mailer,
 			log: deps.Log},
 		Keyring: &Keyring{cfg: cfg, keys: rows, payments: deps.Payments, log: deps.Log},

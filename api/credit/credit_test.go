@@ -320,7 +320,8 @@ func TestConcurrentRetriesHoldOnce(t *testing.T) {
 	}
 }
 
-// A hold its node never settled (it died mid-call) is given back after StaleHold.
+// A hold its node never settled (it died mid-call) is given back by ReleaseDead after
+// StaleHold, whoever holds it (here nobody named: the backstop alone), and not before.
 func TestStaleHoldIsGivenBack(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -328,10 +329,16 @@ func TestStaleHoldIsGivenBack(t *testing.T) {
 	if _, err := f.credit.Ledger.Hold(ctx, k.ID, Call{Model: "tts-1", Units: 1, Amount: 500_000}); err != nil {
 		t.Fatal(err)
 	}
+	if n, err := f.credit.Ledger.ReleaseDead(ctx, nil); n != 0 || err != nil {
+		t.Fatalf("a fresh hold with no holder released: %d, %v", n, err)
+	}
 	if _, err := f.credit.Ledger.Hold(ctx, k.ID, Call{Model: "tts-1", Units: 1, Amount: 1}); !errors.Is(err, ErrInsufficient) {
 		t.Fatalf("hold on an empty balance: %v", err)
 	}
 	f.clock.advance(f.credit.Config().StaleHold + time.Minute)
+	if n, err := f.credit.Ledger.ReleaseDead(ctx, nil); n != 1 || err != nil {
+		t.Fatalf("stale holds released: %d, %v; want 1", n, err)
+	}
 	if _, err := f.credit.Ledger.Hold(ctx, k.ID, Call{Model: "tts-1", Units: 1, Amount: 500_000}); err != nil {
 		t.Errorf("the stale hold was not given back: %v", err)
 	}

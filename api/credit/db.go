@@ -56,6 +56,18 @@ var migrations = []string{
 	);`,
 	// repeats counts a settled call's free repeats under its Idempotency-Key (MaxRepeats).
 	`ALTER TABLE credit_calls ADD COLUMN repeats BIGINT NOT NULL DEFAULT 0;`,
+	// holder is the process that holds a call (Config.Holder), so that the reconciler
+	// releases the holds of a dead one (ReleaseDead); gen counts the retakes of a released
+	// row, so that a late Settle or Release of an earlier take changes nothing. held is the
+	// key's total of held prices, on its row, so that a refund (held = 0) and a hold cannot
+	// pass each other; it starts as the sum of the holds already there. The reconciler
+	// reads the held calls of every key (credit_calls_state).
+	`ALTER TABLE credit_calls ADD COLUMN holder TEXT NOT NULL DEFAULT '';
+	ALTER TABLE credit_calls ADD COLUMN gen BIGINT NOT NULL DEFAULT 0;
+	ALTER TABLE credit_keys ADD COLUMN held BIGINT NOT NULL DEFAULT 0;
+	CREATE INDEX credit_calls_state ON credit_calls(state, created_at);
+	UPDATE credit_keys SET held = (SELECT COALESCE(SUM(amount), 0) FROM credit_calls
+		WHERE key_id = credit_keys.id AND state = 'held');`,
 }
 
 var (

@@ -156,6 +156,7 @@ type Key struct {
 	Locale        string
 	Last4         string
 	Balance       int64 // thousandths of a cent
+	Held          int64 // thousandths of a cent that running calls hold
 	Calls         int64
 	CreatedAt     time.Time
 	PaidAt        time.Time
@@ -183,14 +184,14 @@ func (k Key) Masked() string { return Masked(k.Last4) }
 type keyRows struct{ db *sqldb.DB }
 
 const keyColumns = `id, status, COALESCE(session_id, ''), payment_intent, amount, currency, email, locale,
-	key_last4, balance, calls, created_at, paid_at, expires_at, shown_at, mail_state, refunded,
+	key_last4, balance, held, calls, created_at, paid_at, expires_at, shown_at, mail_state, refunded,
 	key_sealed, mail_claimed_at`
 
 func scanKey(s sqldb.Scanner) (Key, error) {
 	var k Key
 	var created, paid, expires, shown, claimed int64
 	err := s.Scan(&k.ID, &k.Status, &k.SessionID, &k.PaymentIntent, &k.Amount, &k.Currency, &k.Email,
-		&k.Locale, &k.Last4, &k.Balance, &k.Calls, &created, &paid, &expires, &shown, &k.MailState,
+		&k.Locale, &k.Last4, &k.Balance, &k.Held, &k.Calls, &created, &paid, &expires, &shown, &k.MailState,
 		&k.Refunded, &k.sealed, &claimed)
 	k.CreatedAt, k.PaidAt, k.ExpiresAt, k.ShownAt = fromMillis(created), fromMillis(paid), fromMillis(expires), fromMillis(shown)
 	k.mailClaimed = claimed != 0

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ type Ledger struct {
 	cfg  Config
 	db   *sqldb.DB
 	keys *keyRows
+	log  *slog.Logger
 }
 
 // Authenticate returns the active key whose secret this is; ErrInvalidKey for any other
@@ -64,6 +66,11 @@ type Hold struct {
 	// Repeat marks a call whose Idempotency-Key was settled before: it is done again
 	// and charged nothing.
 	Repeat bool
+	// Holder is the process that took it (Config.Holder); Gen counts the takes of its row
+	// (a released call retaken by its retry is the next one). Settle and Release change the
+	// call only while this take holds it.
+	Holder string
+	Gen    int64
 }
 
 // Call states.
@@ -73,13 +80,10 @@ const (
 	released = "released"
 )
 
-// Hold takes a call's price from the key's balance, or fails with ErrInsufficient and
-// takes nothing. One conditional update takes it (balance >= price), so concurrent calls
-// never take the balance below zero.
+// Hold takes a call's price from the key's balance onto its held total, or fails with
+// ErrInsufficient and takes nothing. One conditional update takes it (balance >= price),
+// so concurrent calls never take the balance below zero.
 func (l *Ledger) Hold(ctx context.Context, keyID string, c Call) (Hold, error) {
-	if err := l.releaseStale(ctx, keyID); err != nil {
-		return Hold{}, err
-	}
 	tx, err := l.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Hold{}, fmt.Errorf("holding a call's price: %w", err)
@@ -108,9 +112,10 @@ func (l *Ledger) Hold(ctx context.Context, keyID string, c Call) (Hold, error) {
 			again = true
 		}
 	}
+	h.Holder = l.cfg.Holder
 	now := millis(l.cfg.Now())
-	res, err := tx.ExecContext(ctx, `UPDATE credit_keys SET balance = balance - ?
-		WHERE id = ? AND status = 'active' AND expires_at > ? AND balance >= ?`, c.Amount, keyID, now, c.Amount)
+	res, err := tx.ExecContext(ctx, `UPDATE credit_keys SET balance = balance - ?, held = held + ?
+		WHERE id = ? AND status = 'active' AND expires_at > ? AND balance >= ?`, c.Amount, c.Amount, keyID, now, c.Amount)
 	if err != nil {
 		return Hold{}, fmt.Errorf("holding a call's price: %w", err)
 	}
@@ -118,10 +123,10 @@ func (l *Ledger) Hold(ctx context.Context, keyID string, c Call) (Hold, error) {
 		return Hold{}, errors.Join(ErrInsufficient, err)
 	}
 	if again {
-		err = retake(ctx, tx, h.ID, c, now)
+		h.Gen, err = retake(ctx, tx, h, c, now)
 	} else {
-		_, err = tx.ExecContext(ctx, `INSERT INTO credit_calls (id, key_id, idem, fingerprint, model, units, amount, state, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, 'held', ?)`, h.ID, keyID, nullable(c.Idem), c.Fingerprint, c.Model, c.Units, c.Amount, now)
+		_, err = tx.ExecContext(ctx, `INSERT INTO credit_calls (id, key_id, idem, fingerprint, model, units, amount, state, created_at, holder)
+			VALUES (?, ?, ?, ?, ?, ?, ?, 'held', ?, ?)`, h.ID, keyID, nullable(c.Idem), c.Fingerprint, c.Model, c.Units, c.Amount, now, h.Holder)
 	}
 	if err == nil {
 		err = tx.Commit()
@@ -139,7 +144,7 @@ func (l *Ledger) Hold(ctx context.Context, keyID string, c Call) (Hold, error) {
 // priorCall is an earlier call under the same Idempotency-Key.
 type priorCall struct {
 	id, state, fingerprint string
-	amount                 int64
+	amount, gen            int64
 }
 
 // retry decides what a call under an Idempotency-Key used before does: a settled one is
@@ -150,7 +155,7 @@ func (p priorCall) retry(c Call) (Hold, error) {
 	case p.fingerprint != c.Fingerprint:
 		return Hold{}, ErrIdempotencyMismatch
 	case p.state == settled:
-		return Hold{ID: p.id, Amount: 0, Repeat: true}, nil
+		return Hold{ID: p.id, Amount: 0, Repeat: true, Gen: p.gen}, nil
 	case p.state == held:
 		return Hold{}, ErrInFlight
 	}
@@ -172,24 +177,23 @@ func repeatOnce(ctx context.Context, tx *sqldb.Tx, id string, now time.Time) err
 	return nil
 }
 
-// retake holds a released call's row again; a concurrent retry that took it first makes
-// this one ErrInFlight.
-func retake(ctx context.Context, tx *sqldb.Tx, id string, c Call, now int64) error {
-	res, err := tx.ExecContext(ctx, `UPDATE credit_calls SET state = 'held', model = ?, units = ?, amount = ?,
-		created_at = ?, settled_at = 0 WHERE id = ? AND state = 'released'`, c.Model, c.Units, c.Amount, now, id)
-	if err != nil {
-		return err
+// retake holds a released call's row again for h's holder, as its next take (the
+// generation it returns); a concurrent retry that took it first makes this one ErrInFlight.
+func retake(ctx context.Context, tx *sqldb.Tx, h Hold, c Call, now int64) (int64, error) {
+	var gen int64
+	err := tx.QueryRowContext(ctx, `UPDATE credit_calls SET state = 'held', holder = ?, gen = gen + 1, model = ?,
+		units = ?, amount = ?, created_at = ?, settled_at = 0 WHERE id = ? AND state = 'released' RETURNING gen`,
+		h.Holder, c.Model, c.Units, c.Amount, now, h.ID).Scan(&gen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, ErrInFlight
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return errors.Join(ErrInFlight, err)
-	}
-	return nil
+	return gen, err
 }
 
 func earlierCall(ctx context.Context, tx *sqldb.Tx, keyID, idem string) (priorCall, bool, error) {
 	var p priorCall
-	err := tx.QueryRowContext(ctx, `SELECT id, state, fingerprint, amount FROM credit_calls WHERE key_id = ? AND idem = ?`,
-		keyID, idem).Scan(&p.id, &p.state, &p.fingerprint, &p.amount)
+	err := tx.QueryRowContext(ctx, `SELECT id, state, fingerprint, amount, gen FROM credit_calls WHERE key_id = ? AND idem = ?`,
+		keyID, idem).Scan(&p.id, &p.state, &p.fingerprint, &p.amount, &p.gen)
 	if errors.Is(err, sql.ErrNoRows) {
 		return p, false, nil
 	}
@@ -203,82 +207,6 @@ func (l *Ledger) idemTaken(ctx context.Context, keyID, idem string) bool {
 	var n int
 	err := l.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM credit_calls WHERE key_id = ? AND idem = ?`, keyID, idem).Scan(&n)
 	return err == nil && n > 0
-}
-
-// Settle makes a held price the call's charge. A repeat settles nothing.
-func (l *Ledger) Settle(ctx context.Context, h Hold) error {
-	if h.Repeat {
-		return nil
-	}
-	tx, err := l.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("settling call %s: %w", h.ID, err)
-	}
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `UPDATE credit_calls SET state = 'settled', settled_at = ? WHERE id = ? AND state = 'held'`,
-		millis(l.cfg.Now()), h.ID)
-	if err != nil {
-		return fmt.Errorf("settling call %s: %w", h.ID, err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return fmt.Errorf("settling call %s: its hold was given back (stale) %w", h.ID, err)
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE credit_keys SET calls = calls + 1
-		WHERE id = (SELECT key_id FROM credit_calls WHERE id = ?)`, h.ID); err != nil {
-		return fmt.Errorf("settling call %s: %w", h.ID, err)
-	}
-	return tx.Commit()
-}
-
-// Release gives a held price back: the call's work failed. Releasing twice, or a settled
-// call, changes nothing; a free repeat's release gives its repeat back (repeatOnce).
-func (l *Ledger) Release(ctx context.Context, h Hold) error {
-	if h.Repeat {
-		if _, err := l.db.ExecContext(ctx, `UPDATE credit_calls SET repeats = repeats - 1
-			WHERE id = ? AND state = 'settled' AND repeats > 0`, h.ID); err != nil {
-			return fmt.Errorf("giving back a failed repeat of call %s: %w", h.ID, err)
-		}
-		return nil
-	}
-	tx, err := l.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("releasing call %s: %w", h.ID, err)
-	}
-	defer tx.Rollback()
-	var keyID string
-	var amount int64
-	err = tx.QueryRowContext(ctx, `SELECT key_id, amount FROM credit_calls WHERE id = ? AND state = 'held'`, h.ID).Scan(&keyID, &amount)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("releasing call %s: %w", h.ID, err)
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE credit_calls SET state = 'released' WHERE id = ? AND state = 'held'`, h.ID); err != nil {
-		return fmt.Errorf("releasing call %s: %w", h.ID, err)
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE credit_keys SET balance = balance + ? WHERE id = ?`, amount, keyID); err != nil {
-		return fmt.Errorf("releasing call %s: %w", h.ID, err)
-	}
-	return tx.Commit()
-}
-
-// releaseStale gives back a key's holds older than StaleHold: their node died mid-call.
-func (l *Ledger) releaseStale(ctx context.Context, keyID string) error {
-	before := millis(l.cfg.Now().Add(-l.cfg.StaleHold))
-	ids, err := sqldb.QueryAll(ctx, l.db, func(s sqldb.Scanner) (string, error) {
-		var id string
-		return id, s.Scan(&id)
-	}, `SELECT id FROM credit_calls WHERE key_id = ? AND state = 'held' AND created_at < ?`, keyID, before)
-	if err != nil {
-		return fmt.Errorf("stale holds: %w", err)
-	}
-	for _, id := range ids {
-		if err := l.Release(ctx, Hold{ID: id}); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // CallRecord is one call as its key's holder may see it: sizes, prices and times, never

@@ -43,8 +43,10 @@ func (r *Keyring) Revoke(ctx context.Context, id string) error {
 
 // Refund gives the key's unused balance back through the payment provider (whole cents;
 // a fraction of a cent stays on the ended key) and ends the key; refused while a call
-// holds part of it. The balance is taken first, in one statement that a concurrent call's
-// hold cannot pass, so what is refunded is never spent too. A provider that refunds whole
+// holds part of it. The balance is taken first, in one statement on the key's row that a
+// concurrent call's hold cannot pass (the row's held total, not a read of the calls, which
+// under READ COMMITTED can miss a hold committed while it waited), so what is refunded is
+// never spent too. A provider that refunds whole
 // payments only (no providers.PartRefunder) refunds a key none of whose credit was spent.
 func (r *Keyring) Refund(ctx context.Context, id string) error {
 	k, err := r.keys.byID(ctx, id)
@@ -54,8 +56,7 @@ func (r *Keyring) Refund(ctx context.Context, id string) error {
 	var cents int64
 	err = r.keys.db.QueryRowContext(ctx, `UPDATE credit_keys SET status = 'refunded',
 		refunded = balance / 1000, balance = balance % 1000
-		WHERE id = ? AND status IN ('active', 'revoked') AND balance >= 1000
-		AND NOT EXISTS (SELECT 1 FROM credit_calls WHERE key_id = credit_keys.id AND state = 'held')
+		WHERE id = ? AND status IN ('active', 'revoked') AND balance >= 1000 AND held = 0
 		RETURNING refunded`, id).Scan(&cents)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: only an active or revoked key with a cent or more unused and no call running can be refunded", ErrRefused)

@@ -43,7 +43,8 @@ func (a *API) charge(c *fiber.Ctx, call credit.Call, work func(ctx context.Conte
 	}
 	if err != nil {
 		if rerr := a.deps.Credit.Ledger.Release(context.WithoutCancel(ctx), h); rerr != nil {
-			a.deps.Log.Error("giving a failed call's price back (the stale-hold sweep will)", "err", rerr)
+			a.deps.Log.Error("giving a failed call's price back; it stays held until the reconciler gives it back (its process gone, or after the stale-hold bound)",
+				"call", h.ID, "err", rerr)
 		}
 		return a.fail(c, err, "")
 	}

@@ -116,6 +116,11 @@ var migrations = []string{
 	// from then on the operator's Retry is refused, or the order could be refunded and
 	// delivered.
 	`ALTER TABLE orders ADD COLUMN refund_sent_at BIGINT NOT NULL DEFAULT 0;`,
+	// The letter's certain failures (letter.go): when a send last certainly did not leave
+	// (its claim given back: resendLetters tries again after a while), and when the mail
+	// server refused it for good (a 5xx reply: not sent again by itself, the operator told).
+	`ALTER TABLE orders ADD COLUMN mail_failed_at BIGINT NOT NULL DEFAULT 0;
+	ALTER TABLE orders ADD COLUMN mail_rejected_at BIGINT NOT NULL DEFAULT 0;`,
 }
 
 func migrate(ctx context.Context, db *sqldb.DB) error {

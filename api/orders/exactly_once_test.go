@@ -326,8 +326,8 @@ func TestALoserGivesNoLetterClaimBack(t *testing.T) {
 	if _, _, err := fence.claim(ctx, co.OrderID); err != nil { // the winner's
 		t.Fatal(err)
 	}
-	if err := fence.unclaimLetter(ctx, co.OrderID, loser); err != nil {
-		t.Fatal(err)
+	if ok, err := fence.unclaimLetter(ctx, co.OrderID, loser, f.clock.Now()); ok || err != nil {
+		t.Fatal(ok, err)
 	}
 	var claimed int64
 	f.book.Desk.orders.db.QueryRowContext(ctx, `SELECT mail_claimed_at FROM orders WHERE id = ?`, co.OrderID).Scan(&claimed)

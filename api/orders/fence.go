@@ -50,10 +50,12 @@ func (j *fence) MarkMailed(ctx context.Context, id string, at time.Time) error {
 }
 
 // refundedFenced records the refund of a failed order and erases what the visitor gave
-// us, for the holder of the refund's claim (claimRefund); false when refused.
+// us, for the holder of the refund's claim (claimRefund); false when refused. The address
+// stays while the letter is not sent (MarkMailed erases it): the letter is sent again
+// (resendLetters) or the operator's list shows it.
 func (j *fence) refundedFenced(ctx context.Context, id string, claim int64) (bool, error) {
 	return j.db.Changed(ctx, "refunding order "+id,
-		`UPDATE orders SET status = ?, params = '{}', email = '' WHERE id = ? AND claim = ? AND status = ?`,
+		`UPDATE orders SET status = ?, params = '{}' WHERE id = ? AND claim = ? AND status = ?`,
 		Refunded, id, claim, Failed)
 }
 
@@ -163,11 +165,12 @@ func (j *fence) failFenced(ctx context.Context, id string, claim int64, reason s
 
 // finishUnmailedFenced marks done an order whose result is stored but whose letter could
 // not be sent (the link is on the confirmation page), for the holder of claim; false when
-// refused.
+// refused. The letter stays unsent, with its address: sent again later (resendLetters)
+// when it certainly did not leave, else in the operator's list.
 func (j *fence) finishUnmailedFenced(ctx context.Context, id string, claim int64, at time.Time) (bool, error) {
 	return j.db.Changed(ctx, "finishing order "+id,
-		`UPDATE orders SET status = ?, done_at = ?, mailed_at = ?, email = '', params = '{}', progress = 100
-		 WHERE id = ? AND claim = ? AND status IN (?, ?) AND result_key != ''`, Done, millis(at), millis(at), id, claim, Paid, Processing)
+		`UPDATE orders SET status = ?, done_at = ?, params = '{}', progress = 100
+		 WHERE id = ? AND claim = ? AND status IN (?, ?) AND result_key != ''`, Done, millis(at), id, claim, Paid, Processing)
 }
 
 // claimLetter claims the sending of the order's letter before it is sent, for the holder
@@ -183,13 +186,57 @@ func (j *fence) claimLetter(ctx context.Context, id string, claim int64, status 
 		millis(at), id, claim, status)
 }
 
-// unclaimLetter gives back the claim of a letter whose send certainly failed, so a retry
-// sends it, for the holder of claim: a run that lost the order gives nothing back (the
-// winner found the letter claimed and went on without it; a claim left taken says its
-// fate was unknown then, and the operator's Resend is the remedy).
-func (j *fence) unclaimLetter(ctx context.Context, id string, claim int64) error {
-	return j.db.Update(ctx, "giving back the letter of order "+id,
-		`UPDATE orders SET mail_claimed_at = 0 WHERE id = ? AND mailed_at = 0 AND claim = ?`, id, claim)
+// unclaimLetter gives back the claim of a letter whose send certainly failed at a time, so
+// a retry sends it (the run's, or resendLetters after letterRetryAfter), for the holder of
+// claim; false when refused: a run that lost the order gives nothing back (the winner found
+// the letter claimed and went on without it; a claim left taken says its fate was unknown
+// then, and the operator's Resend is the remedy).
+func (j *fence) unclaimLetter(ctx context.Context, id string, claim int64, at time.Time) (bool, error) {
+	return j.db.Changed(ctx, "giving back the letter of order "+id,
+		`UPDATE orders SET mail_claimed_at = 0, mail_failed_at = ? WHERE id = ? AND mailed_at = 0 AND claim = ?`,
+		millis(at), id, claim)
+}
+
+// rejectLetter records that the mail server refused the order's letter for good (a 5xx
+// reply), for the holder of claim: the letter's claim stays taken, so nothing sends it
+// again by itself, and the operator's list shows it; false when refused (the run lost
+// the order).
+func (j *fence) rejectLetter(ctx context.Context, id string, claim int64, at time.Time) (bool, error) {
+	return j.db.Changed(ctx, "recording the refused letter of order "+id,
+		`UPDATE orders SET mail_rejected_at = ? WHERE id = ? AND mailed_at = 0 AND mail_claimed_at != 0 AND claim = ?`,
+		millis(at), id, claim)
+}
+
+// unsentLetter is the condition on an ended order (done, or refunded) whose letter is
+// to be sent again: not sent, not claimed (none in flight, none in doubt, none refused for
+// good), an address to send to, its last certain failure before ? and its payment after ?
+// (past that, the operator's list keeps it).
+const unsentLetter = `status IN (?, ?) AND erased = 0 AND mailed_at = 0 AND mail_claimed_at = 0 AND email != ''
+	AND mail_failed_at < ? AND paid_at > ?`
+
+// unsentLetters lists at most limit ended orders whose letter is to be sent again
+// (unsentLetter), the longest waiting first.
+func (j *fence) unsentLetters(ctx context.Context, failedBefore, paidAfter time.Time, limit int) ([]string, error) {
+	return sqldb.QueryAll(ctx, j.db, func(r sqldb.Scanner) (id string, err error) { return id, r.Scan(&id) },
+		`SELECT id FROM orders WHERE `+unsentLetter+` ORDER BY mail_failed_at LIMIT ?`,
+		Done, Refunded, millis(failedBefore), millis(paidAfter), limit)
+}
+
+// claimUnsentLetter takes a new claim on an ended order whose letter is to be sent again
+// (unsentLetter) and its letter's claim, in one statement: the new claim fences off any
+// earlier runner; ErrClaimLost when the order no longer qualifies.
+func (j *fence) claimUnsentLetter(ctx context.Context, id string, failedBefore, paidAfter, at time.Time) (int64, error) {
+	var c int64
+	err := j.db.QueryRowContext(ctx, `UPDATE orders SET claim = claim + 1, mail_claimed_at = ?
+		WHERE id = ? AND `+unsentLetter+` RETURNING claim`,
+		millis(at), id, Done, Refunded, millis(failedBefore), millis(paidAfter)).Scan(&c)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("claiming the letter of order %s: %w", id, ErrClaimLost)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("claiming the letter of order %s: %w", id, err)
+	}
+	return c, nil
 }
 
 // claimPrefix is where the claim's objects of an order live.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"parla/providers"
+	"parla/providers/mail"
 )
 
 // The letter: an order's one message to its visitor (its link when delivered, else the
@@ -14,12 +16,9 @@ import (
 // mailOnce sends the order's letter (its link when delivered, else the news of its
 // refund) at most once: the send is claimed in the database first, by the holder of claim
 // (the run's, or the refund's) while the order is running (or failed, for the refund's
-// news). A claim taken before means it was sent, or a crash came between
-// the claim and the send: it is not sent again (the operator's Resend is the remedy). A
-// send that certainly did not leave (providers.ErrNotSent) gives the claim back for the
-// retry; any other failure (the server answered late or hung up after the data, recording
-// the send failed) keeps it: the letter may be in the visitor's box, so it is never sent
-// again by itself.
+// news). A claim taken before means it was sent, or a crash came between the claim and
+// the send, or its fate is unknown: it is not sent again (the operator's Resend is the
+// remedy). A failed send ends as notMailed says.
 func (f *fulfiller) mailOnce(ctx context.Context, o Order, claim int64, delivered bool) error {
 	if o.Email == "" {
 		return nil
@@ -40,16 +39,59 @@ func (f *fulfiller) mailOnce(ctx context.Context, o Order, claim int64, delivere
 		return nil
 	}
 	if err := f.mail(ctx, o, delivered); err != nil {
-		if !errors.Is(err, providers.ErrNotSent) {
-			f.log.Error("the letter may have been sent; not sending it again (the operator's Resend is the remedy)", "order", o.ID, "err", err)
-			return err
-		}
-		if uerr := f.fence.unclaimLetter(context.WithoutCancel(ctx), o.ID, claim); uerr != nil {
-			err = errors.Join(err, uerr)
-		}
-		return err
+		return f.notMailed(ctx, o.ID, claim, err)
 	}
 	return nil
+}
+
+// letterFate is what a failed send of a letter says of it.
+type letterFate int
+
+const (
+	letterInDoubt  letterFate = iota // no answer after the data: it may be in the visitor's box
+	letterNotSent                    // certainly not sent (refused for now, or before the data)
+	letterRejected                   // refused for good by the mail server (a 5xx reply)
+)
+
+// fateOf reads a Mailer's error (providers.ErrNotSent, mail.ErrRefusedPermanent).
+func fateOf(err error) letterFate {
+	switch {
+	case errors.Is(err, mail.ErrRefusedPermanent):
+		return letterRejected
+	case errors.Is(err, providers.ErrNotSent):
+		return letterNotSent
+	}
+	return letterInDoubt
+}
+
+// notMailed ends the letter's send that failed with err, for the holder of claim and its
+// letter's claim. In doubt, the claim stays and the error is logged naming the order: never
+// sent twice. Certainly not sent, the claim is given back and err returned, so the run is
+// retried with the queue's backoff, and resendLetters sends it after its order ended. Refused
+// for good, the claim stays, the refusal is recorded for the operator's list, and the order
+// goes on without it (nil: the link is on the confirmation page). A fenced write refused
+// (the run lost the order) changes nothing more: ErrClaimLost.
+func (f *fulfiller) notMailed(ctx context.Context, id string, claim int64, err error) error {
+	fate := fateOf(err)
+	if fate == letterInDoubt {
+		f.log.Error("the letter may have been sent; not sending it again (the operator's Resend is the remedy)", "order", id, "err", err)
+		return err
+	}
+	record := f.fence.unclaimLetter
+	if fate == letterRejected {
+		record = f.fence.rejectLetter
+	}
+	ok, ferr := record(context.WithoutCancel(ctx), id, claim, f.cfg.Now())
+	switch {
+	case ferr != nil:
+		return errors.Join(err, ferr)
+	case !ok:
+		return fmt.Errorf("%w (after %w)", ErrClaimLost, err)
+	case fate == letterRejected:
+		f.log.Error("the mail server refused the letter for good; the order goes on without it (the operator's Resend is the remedy)", "order", id, "err", err)
+		return nil
+	}
+	return err
 }
 
 // mail sends the order's letter to the address it keeps, once: its link when delivered,
@@ -113,4 +155,57 @@ func (f *fulfiller) forgetEmail(ctx context.Context, o Order) {
 			f.log.Warn("erasing the address at the payment provider", "order", o.ID, "err", err)
 		}
 	}
+}
+
+// resendLetters' bounds: how long after a letter's last certain failure it is sent again,
+// and how many letters one pass sends at most.
+const (
+	letterRetryAfter = 10 * time.Minute
+	resendBatch      = 20
+)
+
+// resendLetters is the reconciler's step for letters: it sends again, claim first, the
+// letters of ended orders (done, or refunded) that certainly did not leave (refused for
+// now, or failing before the data, until their run gave up or went on without them), each
+// letterRetryAfter after its last failure, at most resendBatch a pass, while the order's
+// link may live (LinkTTL since its payment); it returns how many it sent. A letter whose
+// fate is unknown, or that the server refused for good, is left to the operator's list.
+func (f *fulfiller) resendLetters(ctx context.Context) (int, error) {
+	now := f.cfg.Now()
+	failedBefore, paidAfter := now.Add(-letterRetryAfter), now.Add(-f.cfg.LinkTTL)
+	ids, err := f.fence.unsentLetters(ctx, failedBefore, paidAfter, resendBatch)
+	if err != nil {
+		return 0, err
+	}
+	sent := 0
+	var errs []error
+	for _, id := range ids {
+		ok, err := f.resendLetter(ctx, id, failedBefore, paidAfter)
+		if ok {
+			sent++
+		}
+		errs = append(errs, err)
+	}
+	return sent, errors.Join(errs...)
+}
+
+// resendLetter sends the letter of one ended order again (resendLetters): false when it
+// was not sent (taken meanwhile, or failed: notMailed records how).
+func (f *fulfiller) resendLetter(ctx context.Context, id string, failedBefore, paidAfter time.Time) (bool, error) {
+	o, err := f.orders.Get(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	claim, err := f.fence.claimUnsentLetter(ctx, id, failedBefore, paidAfter, f.cfg.Now())
+	if errors.Is(err, ErrClaimLost) {
+		return false, nil // sent, claimed or refunded meanwhile
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := f.mail(ctx, o, o.Status == Done); err != nil {
+		return false, f.notMailed(ctx, id, claim, err)
+	}
+	f.log.Info("the letter of an ended order sent again", "order", id)
+	return true, nil
 }

@@ -15,7 +15,9 @@ import (
 // Filter names a group of states in the admin area's order list.
 type Filter string
 
-// The admin area's filters. Stuck is an order processing longer than the job timeout.
+// The admin area's filters. Stuck is an order processing longer than the job timeout;
+// unmailed, an ended order (done, or refunded) whose letter is not known sent: in doubt,
+// refused for good, or waiting to be sent again (letter.go).
 const (
 	FilterAll       Filter = ""
 	FilterWaiting   Filter = "waiting"
@@ -23,10 +25,11 @@ const (
 	FilterFailed    Filter = "failed"
 	FilterRefunded  Filter = "refunded"
 	FilterDelivered Filter = "delivered"
+	FilterUnmailed  Filter = "unmailed"
 )
 
 // Filters are the filters in the order the admin area offers them.
-var Filters = []Filter{FilterWaiting, FilterStuck, FilterFailed, FilterRefunded, FilterDelivered}
+var Filters = []Filter{FilterWaiting, FilterStuck, FilterFailed, FilterRefunded, FilterDelivered, FilterUnmailed}
 
 // Search is what the operator asks for: a text (order id, checkout session id, payment id or
 // e-mail address) and/or a service and a filter.
@@ -74,6 +77,9 @@ func searchSQL(s Search, now time.Time, jobTimeout time.Duration) (string, []any
 	case FilterDelivered:
 		where = append(where, `status = ?`)
 		args = append(args, Done)
+	case FilterUnmailed:
+		where = append(where, `status IN (?, ?) AND mailed_at = 0 AND email != ''`)
+		args = append(args, Done, Refunded)
 	default:
 		return "", nil, fmt.Errorf("unknown filter %q", s.Filter)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 )
 
 // requestBody is the request's body as a stream: the connection itself when the server
@@ -34,6 +35,34 @@ func (p *progressDeadline) Read(b []byte) (int, error) {
 		return 0, err
 	}
 	return p.r.Read(b)
+}
+
+// closeUnreadBody closes the connection after the answer to a request whose body was not
+// read to its end, on every route: a handler or middleware that refuses before reading (a
+// wrong key, a limiter, a closed service) would otherwise leave the rest of the body on the
+// connection, to be read as the next request (request smuggling: a hidden request answered,
+// its X-Forwarded-For believed behind a proxy).
+func closeUnreadBody(c *fiber.Ctx) error {
+	err := c.Next()
+	if unreadBody(c.Request()) {
+		c.Context().SetConnectionClose()
+	}
+	return err
+}
+
+// unreadBody reports whether part of a streamed request body may still be on the
+// connection. An empty read of the stream answers at once: io.EOF when all of its
+// Content-Length was read, without reading anything. A chunked body's end cannot be asked
+// without reading, so it counts as unread.
+func unreadBody(req *fasthttp.Request) bool {
+	if !req.IsBodyStream() {
+		return false
+	}
+	if req.Header.ContentLength() < 0 {
+		return true
+	}
+	_, err := req.BodyStream().Read(nil)
+	return err != io.EOF
 }
 
 // refuseBody answers err without reading the rest of the body, and closes the connection

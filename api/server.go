@@ -174,7 +174,7 @@ func (s *server) newApp() *fiber.App {
 		EnableTrustedProxyCheck: len(cfg.TrustedProxies) > 0,
 		TrustedProxies:          cfg.TrustedProxies,
 	})
-	app.Use(recover.New())
+	app.Use(closeUnreadBody, recover.New())
 	app.Use(func(c *fiber.Ctx) error {
 		// Files are served as the type we say, never as what a browser guesses from them.
 		c.Set(fiber.HeaderXContentTypeOptions, "nosniff")

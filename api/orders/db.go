@@ -116,6 +116,9 @@ var migrations = []string{
 	// from then on the operator's Retry is refused, or the order could be refunded and
 	// delivered.
 	`ALTER TABLE orders ADD COLUMN refund_sent_at BIGINT NOT NULL DEFAULT 0;`,
+	// The claim that marked the refund as sent (refund_sent_at): only it may take the mark
+	// back (fence.go: refundRefused), a later claim's refusal says nothing of its refund.
+	`ALTER TABLE orders ADD COLUMN refund_claim BIGINT NOT NULL DEFAULT 0;`,
 	// The letter's certain failures (letter.go): when a send last certainly did not leave
 	// (its claim given back: resendLetters tries again after a while), and when the mail
 	// server refused it for good (a 5xx reply: not sent again by itself, the operator told).

@@ -100,19 +100,27 @@ func (j *fence) claimRefund(ctx context.Context, id string) (int64, error) {
 // refundSending records, for the holder of the refund's claim on a failed order, that its
 // refund is going to the payment provider; false when refused (an operator's retry took
 // the order back). The operator's retry is refused once it is recorded (retryFailed), so
-// of the two exactly one goes on.
+// of the two exactly one goes on. The first claim to record it keeps the mark (its time
+// and refund_claim): a later claim's refund goes out under it, and only the first may
+// take it back (refundRefused).
 func (j *fence) refundSending(ctx context.Context, id string, claim int64, at time.Time) (bool, error) {
 	return j.db.Changed(ctx, "sending the refund of order "+id,
-		`UPDATE orders SET refund_sent_at = ? WHERE id = ? AND claim = ? AND status = ? AND erased = 0`,
-		millis(at), id, claim, Failed)
+		`UPDATE orders SET refund_claim = CASE WHEN refund_sent_at = 0 THEN ? ELSE refund_claim END,
+		   refund_sent_at = CASE WHEN refund_sent_at = 0 THEN ? ELSE refund_sent_at END
+		 WHERE id = ? AND claim = ? AND status = ? AND erased = 0`,
+		claim, millis(at), id, claim, Failed)
 }
 
-// refundRefused takes back refundSending's record, for the holder of the refund's claim,
-// when the provider certainly did not refund (providers.ErrNotRefunded): the operator may
-// retry the order again.
-func (j *fence) refundRefused(ctx context.Context, id string, claim int64) error {
-	return j.db.Update(ctx, "recording the refused refund of order "+id,
-		`UPDATE orders SET refund_sent_at = 0 WHERE id = ? AND claim = ?`, id, claim)
+// refundRefused takes back refundSending's mark when the provider certainly did not
+// refund (providers.ErrNotRefunded), for the claim that made the mark while it still holds
+// the order: the operator may retry the order again. False when refused: the mark was made
+// by an earlier claim, whose refund may have gone through (its answer unknown, or still
+// coming), or the order was taken meanwhile; the mark stays.
+func (j *fence) refundRefused(ctx context.Context, id string, claim int64) (bool, error) {
+	return j.db.Changed(ctx, "recording the refused refund of order "+id,
+		`UPDATE orders SET refund_sent_at = 0, refund_claim = 0
+		 WHERE id = ? AND claim = ? AND refund_claim = ? AND refund_sent_at != 0 AND status = ?`,
+		id, claim, claim, Failed)
 }
 
 // holds tells whether claim is still the order's, the order in status and not erased.

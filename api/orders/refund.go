@@ -84,10 +84,7 @@ func (f *fulfiller) refundClaimed(ctx context.Context, id string, claim int64, l
 			return err
 		}
 		if err := f.payments.Refund(ctx, o.PaymentIntent, "refund-"+o.ID); err != nil {
-			if errors.Is(err, providers.ErrNotRefunded) {
-				err = errors.Join(err, f.fence.refundRefused(ctx, id, claim))
-			}
-			return fmt.Errorf("refunding order %s: %w", id, err)
+			return fmt.Errorf("refunding order %s: %w", id, f.refundFailed(ctx, id, claim, err))
 		}
 	}
 	if o.MailedAt.IsZero() {
@@ -108,4 +105,18 @@ func (f *fulfiller) refundClaimed(ctx context.Context, id string, claim int64, l
 	f.observer.Observe(Event{Kind: EventRefunded, Service: o.Service, Reason: o.Error, Amount: o.Amount, Currency: o.Currency})
 	f.log.Info("order refunded", "order", id)
 	return nil
+}
+
+// refundFailed takes back the mark of a refund the provider certainly refused
+// (providers.ErrNotRefunded), for the claim that made it; any other answer leaves the
+// money's fate unknown, and the mark stays. It returns err, with the mark's error.
+func (f *fulfiller) refundFailed(ctx context.Context, id string, claim int64, err error) error {
+	if !errors.Is(err, providers.ErrNotRefunded) {
+		return err
+	}
+	cleared, cerr := f.fence.refundRefused(ctx, id, claim)
+	if cerr == nil && !cleared {
+		f.log.Warn("the refund was refused, but its mark is not this claim's (an earlier claim sent it first, or the order was taken meanwhile): it stays", "order", id)
+	}
+	return errors.Join(err, cerr)
 }

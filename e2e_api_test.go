@@ -118,6 +118,16 @@ func TestAPIFromCodeWithGoOpenAI(t *testing.T) {
 	if !strings.Contains(strings.Join(ids, " "), "tts-1") || !strings.Contains(strings.Join(ids, " "), "whisper-1") {
 		t.Errorf("models %v lack tts-1 or whisper-1", ids)
 	}
+	// A model by id (frameworks and health checks ask), OpenAI's dated snapshots among them;
+	// a name this server does not take is 404 model_not_found.
+	for _, id := range []string{"whisper-1", "gpt-4o-mini-tts-2025-12-15", "gpt-4o-mini-transcribe-2025-12-15"} {
+		if m, err := c.GetModel(ctx, id); err != nil || m.ID != id || m.Object != "model" {
+			t.Errorf("GET /v1/models/%s: %+v, %v", id, m, err)
+		}
+	}
+	if _, err := c.GetModel(ctx, "gpt-9"); apiErrorOf(t, err).HTTPStatusCode != 404 || apiErrorOf(t, err).Code != "model_not_found" {
+		t.Errorf("GET /v1/models/gpt-9: %v, want 404 model_not_found", err)
+	}
 
 	text := strings.Repeat("Parla speaks. ", 9)[:120]
 	before := h.balanceOf(key)

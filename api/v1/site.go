@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"mime"
-	"slices"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -96,7 +95,7 @@ func (a *API) balance(c *fiber.Ctx) error {
 	list := make([]fiber.Map, len(calls))
 	for i, call := range calls {
 		unit := "characters"
-		if !slices.Contains(SpeechModels, call.Model) {
+		if !isSpeechModel(call.Model) {
 			unit = "milliseconds"
 		}
 		list[i] = fiber.Map{"model": call.Model, "units": call.Units, "unit": unit, "cost": credit.Cents(call.Amount),
@@ -104,20 +103,4 @@ func (a *API) balance(c *fiber.Ctx) error {
 	}
 	return c.JSON(fiber.Map{"object": "credit", "key": k.Masked(), "balance": credit.Cents(k.Balance), "currency": k.Currency,
 		"expires_at": k.ExpiresAt.Unix(), "calls": list})
-}
-
-// models is GET /v1/models: the models of the services open now.
-func (a *API) models(c *fiber.Ctx) error {
-	var ids []string
-	if a.deps.Desk.Available(orders.TTS) == nil {
-		ids = append(ids, SpeechModels...)
-	}
-	if a.deps.Desk.Available(orders.STT) == nil {
-		ids = append(ids, TranscriptionModels...)
-	}
-	data := make([]fiber.Map, len(ids))
-	for i, id := range ids {
-		data[i] = fiber.Map{"id": id, "object": "model", "created": 1700000000, "owned_by": "parla"}
-	}
-	return c.JSON(fiber.Map{"object": "list", "data": data})
 }

@@ -28,13 +28,6 @@ type speechBody struct {
 	StreamFormat   string   `json:"stream_format"`
 }
 
-// SpeechModels and TranscriptionModels are the models /v1/models lists when their service
-// is open; every one is the operator's engine.
-var (
-	SpeechModels        = []string{"tts-1", "tts-1-hd", "gpt-4o-mini-tts"}
-	TranscriptionModels = []string{"whisper-1", "gpt-4o-transcribe", "gpt-4o-mini-transcribe"}
-)
-
 // voiceMap reads OpenAI's newer voices with the six the site offers.
 var voiceMap = map[string]string{
 	"alloy": "alloy", "echo": "echo", "fable": "fable", "onyx": "onyx", "nova": "nova", "shimmer": "shimmer",
@@ -50,8 +43,8 @@ var SpeechFormats = []string{"mp3", "opus", "aac", "flac", "wav", "pcm"}
 func speechRequest(b speechBody, maxInput int64) (providers.SpeechRequest, error) {
 	req := providers.SpeechRequest{Speed: 1, Format: strings.ToLower(b.ResponseFormat)}
 	switch {
-	case !slices.Contains(SpeechModels, b.Model):
-		return req, invalid("model", "model_not_found", "The model "+strconv.Quote(b.Model)+" does not exist here; use one of "+strings.Join(SpeechModels, ", ")+".")
+	case !isSpeechModel(b.Model):
+		return req, unknownModel(b.Model, modelIDs(orders.TTS, false))
 	case b.Input == nil:
 		return req, invalid("input", "missing_required_parameter", "input is required.")
 	case orders.Unspeakable(*b.Input):

@@ -88,16 +88,13 @@ func refuse(c *fiber.Ctx, err error) error {
 
 // checkForm checks the fields as OpenAI states them, naming the parameter at fault.
 func checkForm(f *transcriptionForm, translate bool) error {
-	models := TranscriptionModels
-	if translate {
-		models = []string{"whisper-1"} // as OpenAI's translations
-	}
+	models := modelIDs(orders.STT, translate)
 	if f.format == "" {
 		f.format = transcript.DefaultFormat
 	}
 	switch {
 	case !slices.Contains(models, f.model):
-		return invalid("model", "model_not_found", "The model "+strconv.Quote(f.model)+" does not exist here; use one of "+strings.Join(models, ", ")+".")
+		return unknownModel(f.model, models)
 	case !slices.Contains(providers.TranscriptFormats, f.format):
 		return invalid("response_format", "invalid_value", "response_format must be one of "+strings.Join(providers.TranscriptFormats, ", ")+".")
 	case f.language != "" && (translate || !slices.Contains(orders.TranscriptLanguages, f.language)):

@@ -75,7 +75,8 @@ func (a *API) Mount(app *fiber.App) {
 	app.Get("/api/credit/config", a.creditConfig)
 
 	v1 := app.Group("/v1", a.limit(4, a.deps.ClientOf, rateLimited), a.authenticate, a.limit(4, keyOf, rateLimited))
-	v1.Get("/models", a.models)
+	v1.Get("/models", a.listModels)
+	v1.Get("/models/:id", a.retrieveModel)
 	v1.Get("/credit", a.balance)
 	v1.Post("/audio/speech", a.speech)
 	v1.Post("/audio/transcriptions", a.transcribe(false))

@@ -70,3 +70,30 @@ func TestCheckFormNamesTheParameterAtFault(t *testing.T) {
 		}
 	}
 }
+
+// OpenAI's dated snapshots are taken as their plain names; an unknown name is refused
+// naming the model, and translations take whisper-1 alone, as OpenAI's.
+func TestPinnedModelNamesAreTaken(t *testing.T) {
+	if _, err := speechRequest(speechBody{Model: "gpt-4o-mini-tts-2025-12-15", Input: ptr("Hello."), Voice: "alloy"}, 4096); err != nil {
+		t.Errorf("a pinned speech model: %v", err)
+	}
+	for _, c := range []struct {
+		model     string
+		translate bool
+		ok        bool
+	}{
+		{"gpt-4o-mini-transcribe-2025-12-15", false, true},
+		{"gpt-4o-mini-transcribe-2025-03-20", false, true},
+		{"gpt-4o-mini-transcribe-2025-12-15", true, false},
+		{"whisper-1", true, true},
+		{"tts-1", false, false},
+	} {
+		err := checkForm(&transcriptionForm{model: c.model}, c.translate)
+		if (err == nil) != c.ok {
+			t.Errorf("%s (translate %v): %v, want ok %v", c.model, c.translate, err, c.ok)
+		}
+	}
+	if !isSpeechModel("gpt-4o-mini-tts-2025-03-20") || isSpeechModel("whisper-1") {
+		t.Error("isSpeechModel")
+	}
+}

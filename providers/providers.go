@@ -122,9 +122,10 @@ type Mailer interface {
 // ErrNotSent is wrapped by a Mailer's error when the message certainly did not leave: the
 // failure came before its data was handed over (for SMTP: connecting, TLS, EHLO, AUTH, MAIL
 // FROM, RCPT TO or the DATA command refused, a context ended before the data; for an outbox:
-// its file not written). An error without it may come after the server took the data (an
-// answer that came late, a connection cut after the data): the message may have left, and
-// a caller that promises at most one letter must not send it again.
+// its file not written), or the server refused it with a reply at the end of its data (a
+// 4xx or 5xx: only a 2xx takes it). An error without it came with no answer after the data
+// (an answer that came late, a connection cut after the data): the message may have left,
+// and a caller that promises at most one letter must not send it again.
 var ErrNotSent = errors.New("not sent")
 
 // CheckoutRequest is what the order book asks the payment provider for: one line item at

@@ -169,43 +169,31 @@ const (
 // now, or failing before the data, until their run gave up or went on without them), each
 // letterRetryAfter after its last failure, at most resendBatch a pass, while the order's
 // link may live (LinkTTL since its payment); it returns how many it sent. A letter whose
-// fate is unknown, or that the server refused for good, is left to the operator's list.
+// fate is unknown, or that the server refused for good, is left to the operator's list;
+// one taken meanwhile (sent, claimed, refunded) is skipped.
 func (f *fulfiller) resendLetters(ctx context.Context) (int, error) {
 	now := f.cfg.Now()
 	failedBefore, paidAfter := now.Add(-letterRetryAfter), now.Add(-f.cfg.LinkTTL)
 	ids, err := f.fence.unsentLetters(ctx, failedBefore, paidAfter, resendBatch)
-	if err != nil {
-		return 0, err
-	}
+	errs := []error{err}
 	sent := 0
-	var errs []error
 	for _, id := range ids {
-		ok, err := f.resendLetter(ctx, id, failedBefore, paidAfter)
-		if ok {
-			sent++
+		o, err := f.orders.Get(ctx, id)
+		var claim int64
+		if err == nil {
+			claim, err = f.fence.claimUnsentLetter(ctx, id, failedBefore, paidAfter, f.cfg.Now())
 		}
-		errs = append(errs, err)
+		if err == nil {
+			if err = f.mail(ctx, o, o.Status == Done); err != nil {
+				err = f.notMailed(ctx, id, claim, err)
+			} else {
+				sent++
+				f.log.Info("the letter of an ended order sent again", "order", id)
+			}
+		}
+		if !errors.Is(err, ErrClaimLost) {
+			errs = append(errs, err)
+		}
 	}
 	return sent, errors.Join(errs...)
-}
-
-// resendLetter sends the letter of one ended order again (resendLetters): false when it
-// was not sent (taken meanwhile, or failed: notMailed records how).
-func (f *fulfiller) resendLetter(ctx context.Context, id string, failedBefore, paidAfter time.Time) (bool, error) {
-	o, err := f.orders.Get(ctx, id)
-	if err != nil {
-		return false, err
-	}
-	claim, err := f.fence.claimUnsentLetter(ctx, id, failedBefore, paidAfter, f.cfg.Now())
-	if errors.Is(err, ErrClaimLost) {
-		return false, nil // sent, claimed or refunded meanwhile
-	}
-	if err != nil {
-		return false, err
-	}
-	if err := f.mail(ctx, o, o.Status == Done); err != nil {
-		return false, f.notMailed(ctx, id, claim, err)
-	}
-	f.log.Info("the letter of an ended order sent again", "order", id)
-	return true, nil
 }

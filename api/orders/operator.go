@@ -194,7 +194,8 @@ func (op *Operator) act(ctx context.Context, by Actor, action, orderID, detail s
 }
 
 // Resend sends the delivery letter again, to the address the order still keeps or to the
-// one the operator typed (to). Delivered orders with a live link only.
+// one the operator typed (to), and records the order mailed. Delivered orders with a live
+// link only.
 func (op *Operator) Resend(ctx context.Context, by Actor, id, to string) (Outcome, error) {
 	detail := "to the kept address"
 	if to != "" {
@@ -220,6 +221,10 @@ func (op *Operator) Resend(ctx context.Context, by Actor, id, to string) (Outcom
 		}
 		// Each resend is a letter of its own: its audit id makes its Message-ID.
 		if err := op.book.fulfil.send(ctx, o, letterResent, to, letterResent+"."+auditID); err != nil {
+			return "", err
+		}
+		// The visitor has the link now: the order leaves the unmailed list, its address goes.
+		if err := op.book.fulfil.fence.MarkMailed(ctx, id, op.book.cfg.Now()); err != nil {
 			return "", err
 		}
 		return "letter sent " + detail, nil

@@ -391,3 +391,72 @@ func TestRevokedKeyRefusedOnEveryNode(t *testing.T) {
 		}
 	}
 }
+
+// transcriptionForm is a multipart transcription request of file with fields.
+func transcriptionForm(t testing.TB, file string, fields ...string) ([]byte, string) {
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	for i := 0; i+1 < len(fields); i += 2 {
+		mw.WriteField(fields[i], fields[i+1])
+	}
+	fw, _ := mw.CreateFormFile("file", filepath.Base(file))
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw.Write(data)
+	mw.Close()
+	return b.Bytes(), mw.FormDataContentType()
+}
+
+// json and verbose_json carry OpenAI's usage (the audio's seconds), verbose_json asked
+// for words carries words; a file of silence is answered 200 with an empty text at no
+// cost, as OpenAI answers it (the site still refuses silence before payment).
+func TestAPITranscriptionUsageAndSilence(t *testing.T) {
+	requireMediaTools(t)
+	fake := startFakeOpenAI(t)
+	h := startApp(t, fake.env())
+	key := h.buyCredit(500, "usage@example.com")
+	auth := map[string]string{"Authorization": "Bearer " + key}
+
+	clip := paddedMP3(t, 20)
+	for _, format := range []string{"json", "verbose_json"} {
+		fields := []string{"model", "whisper-1", "response_format", format}
+		if format == "verbose_json" {
+			fields = append(fields, "timestamp_granularities[]", "word")
+		}
+		body, ctype := transcriptionForm(t, clip, fields...)
+		r := h.do("POST", "/v1/audio/transcriptions", ctype, body, auth)
+		var out struct {
+			Text  string
+			Words *[]any
+			Usage struct {
+				Type    string
+				Seconds float64
+			}
+		}
+		if err := json.Unmarshal(r.body, &out); err != nil || r.status != 200 {
+			t.Fatalf("%s: %d %s", format, r.status, r.body)
+		}
+		if out.Usage.Type != "duration" || math.Abs(out.Usage.Seconds-20) > 0.2 || out.Text == "" {
+			t.Errorf("%s: %s, want usage of 20 seconds", format, r.body)
+		}
+		if (out.Words != nil) != (format == "verbose_json") {
+			t.Errorf("%s asked for words: %s", format, r.body)
+		}
+	}
+
+	dir := t.TempDir()
+	silence := filepath.Join(dir, "silence.wav")
+	testkit.Run(t, testkit.Binary(t, "ffmpeg"), "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i",
+		"anullsrc=r=16000:cl=mono", "-t", "3", silence)
+	before := h.balanceOf(key)
+	body, ctype := transcriptionForm(t, silence, "model", "gpt-4o-mini-transcribe-2025-12-15")
+	r := h.do("POST", "/v1/audio/transcriptions", ctype, body, auth)
+	if r.status != 200 || !strings.HasPrefix(string(r.body), `{"text":""`) || r.header.Get("Parla-Charged-Cents") != "0.000" {
+		t.Errorf("3 s of silence: %d %s (charged %q), want 200 with an empty text", r.status, r.body, r.header.Get("Parla-Charged-Cents"))
+	}
+	if after := h.balanceOf(key); after != before {
+		t.Errorf("3 s of silence cost %.3f cents, want nothing", before-after)
+	}
+}

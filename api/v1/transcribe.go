@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -59,6 +60,11 @@ func (a *API) transcribe(translate bool) fiber.Handler {
 			return a.fail(c, err, "")
 		}
 		m, err := a.deps.Intake.MeasureUpload(c.UserContext(), form.file)
+		if silent(err) {
+			// OpenAI answers silence with an empty text; push-to-talk and VAD clips make such
+			// files all day. Nothing was transcribed, so nothing is charged.
+			return a.sendTranscript(c, form, providers.Transcript{Language: form.language, Duration: m.Length, Translated: translate}, m.Length)
+		}
 		if err != nil {
 			return a.fail(c, err, "file")
 		}
@@ -72,11 +78,61 @@ func (a *API) transcribe(translate bool) fiber.Handler {
 			if err != nil {
 				return result{}, err
 			}
-			body, err := transcript.Render(t, form.format)
-			_, ctype, _ := transcript.Info(form.format)
-			return result{body, ctype}, err
+			return rendered(t, form, m.Length)
 		})
 	}
+}
+
+// rendered is a transcript in the form's format, with OpenAI's usage in json and
+// verbose_json.
+func rendered(t providers.Transcript, form transcriptionForm, length time.Duration) (result, error) {
+	body, err := transcript.Render(t, form.format)
+	if err != nil {
+		return result{}, err
+	}
+	_, ctype, _ := transcript.Info(form.format)
+	return result{withUsage(body, form, length), ctype}, nil
+}
+
+// sendTranscript answers a transcript charged nothing.
+func (a *API) sendTranscript(c *fiber.Ctx, form transcriptionForm, t providers.Transcript, length time.Duration) error {
+	out, err := rendered(t, form, length)
+	if err != nil {
+		return a.fail(c, err, "")
+	}
+	c.Set("Parla-Charged-Cents", "0.000")
+	c.Set(fiber.HeaderContentType, out.contentType)
+	return c.Send(out.body)
+}
+
+// silent reports whether a measure refused the file for holding no speech.
+func silent(err error) bool {
+	var ie *orders.InputError
+	return errors.As(err, &ie) && ie.Code == "no_speech"
+}
+
+// withUsage adds OpenAI's usage of a transcription, {"type":"duration","seconds":…}, to a
+// json or verbose_json body, and to a verbose_json asked for words an empty words list when
+// the engine timed none (clients read t.words without checking).
+func withUsage(body []byte, form transcriptionForm, length time.Duration) []byte {
+	if form.format != "json" && form.format != "verbose_json" {
+		return body
+	}
+	end := bytes.LastIndexByte(body, '}')
+	if end < 0 {
+		return body
+	}
+	var extra []byte
+	var has struct {
+		Words json.RawMessage `json:"words"`
+	}
+	if form.format == "verbose_json" && slices.Contains(form.granularities, "word") &&
+		json.Unmarshal(body, &has) == nil && has.Words == nil {
+		extra = append(extra, `,"words":[]`...)
+	}
+	seconds := float64(length.Milliseconds()) / 1000
+	extra = append(extra, `,"usage":{"type":"duration","seconds":`+strconv.FormatFloat(seconds, 'f', -1, 64)+`}`...)
+	return slices.Concat(body[:end], extra, body[end:])
 }
 
 // refuse closes the connection after an answer given before the body was read whole, so

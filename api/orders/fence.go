@@ -102,12 +102,12 @@ func (j *fence) claimRefund(ctx context.Context, id string) (int64, error) {
 // the order back). The operator's retry is refused once it is recorded (retryFailed), so
 // of the two exactly one goes on. The first claim to record it keeps the mark (its time
 // and refund_claim): a later claim's refund goes out under it, and only the first may
-// take it back (refundRefused).
+// take it back (refundRefused). Whatever was erased: the money goes back all the same.
 func (j *fence) refundSending(ctx context.Context, id string, claim int64, at time.Time) (bool, error) {
 	return j.db.Changed(ctx, "sending the refund of order "+id,
 		`UPDATE orders SET refund_claim = CASE WHEN refund_sent_at = 0 THEN ? ELSE refund_claim END,
 		   refund_sent_at = CASE WHEN refund_sent_at = 0 THEN ? ELSE refund_sent_at END
-		 WHERE id = ? AND claim = ? AND status = ? AND erased = 0`,
+		 WHERE id = ? AND claim = ? AND status = ?`,
 		claim, millis(at), id, claim, Failed)
 }
 
@@ -123,10 +123,17 @@ func (j *fence) refundRefused(ctx context.Context, id string, claim int64) (bool
 		id, claim, claim, Failed)
 }
 
-// holds tells whether claim is still the order's, the order in status and not erased.
+// keptOrRefunding is the condition that an order's erasure (erase.go) does not stop a write
+// of it: a delivery's writes need its result kept, a failed order's refund (its mark, its
+// letter) does not. The money and its news go back whatever "delete now" or a lapsed link
+// removed.
+const keptOrRefunding = `(erased = 0 OR status = '` + string(Failed) + `')`
+
+// holds tells whether claim is still the order's, the order in status and not erased
+// (keptOrRefunding).
 func (j *fence) holds(ctx context.Context, id string, claim int64, status Status) (bool, error) {
 	var n int64
-	err := j.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM orders WHERE id = ? AND claim = ? AND status = ? AND erased = 0`,
+	err := j.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM orders WHERE id = ? AND claim = ? AND status = ? AND `+keptOrRefunding,
 		id, claim, status).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("checking the claim on order %s: %w", id, err)
@@ -183,14 +190,14 @@ func (j *fence) finishUnmailedFenced(ctx context.Context, id string, claim int64
 
 // claimLetter claims the sending of the order's letter before it is sent, for the holder
 // of claim while the order is in status (processing: its link; failed: the news of its
-// refund) and not erased: false when it was claimed or sent before, or the order is no
-// longer the claim's. A crash between the claim and the send leaves it unsent (the
-// operator's Resend is the remedy); only a send that certainly did not leave
+// refund) and not erased (keptOrRefunding): false when it was claimed or sent before, or
+// the order is no longer the claim's. A crash between the claim and the send leaves it
+// unsent (the operator's Resend is the remedy); only a send that certainly did not leave
 // (providers.ErrNotSent) gives the claim back (unclaimLetter).
 func (j *fence) claimLetter(ctx context.Context, id string, claim int64, status Status, at time.Time) (bool, error) {
 	return j.db.Changed(ctx, "claiming the letter of order "+id,
 		`UPDATE orders SET mail_claimed_at = ?
-		 WHERE id = ? AND mail_claimed_at = 0 AND mailed_at = 0 AND claim = ? AND status = ? AND erased = 0`,
+		 WHERE id = ? AND mail_claimed_at = 0 AND mailed_at = 0 AND claim = ? AND status = ? AND `+keptOrRefunding,
 		millis(at), id, claim, status)
 }
 

@@ -66,23 +66,32 @@ func (q *Queue) cancel(ctx context.Context, orderID, kind string) error {
 	return nil
 }
 
-// RetryFulfilment runs the order's fulfilment again: its newest fulfilment job is queued
-// again, or a new one is inserted when it has none. It says which.
+// RetryFulfilment runs the order's fulfilment again under a new job (Requeue), never
+// River's JobRetry, which does nothing to a row still running yet would report success:
+// a run still going on the old row is fenced off by the new run's claim.
 func (q *Queue) RetryFulfilment(ctx context.Context, orderID string) (string, error) {
-	jobs, err := q.orderJobs(ctx, orderID)
+	id, err := q.Requeue(ctx, orderID)
 	if err != nil {
 		return "", err
 	}
-	if j := findJob(jobs, kindFulfil, ""); j != nil {
-		if _, err := q.client.JobRetry(ctx, j.ID); err != nil {
-			return "", fmt.Errorf("retrying job %d of order %s: %w", j.ID, orderID, err)
-		}
-		return fmt.Sprintf("fulfilment job %d queued again", j.ID), nil
+	return fmt.Sprintf("fulfilment queued again (job %d)", id), nil
+}
+
+// Requeue queues a paid order's fulfilment under a new key, the next after every key its
+// fulfilment jobs had (fulfilArgs is unique by its arguments for good), whatever those
+// jobs became; it returns the job's id. Two callers racing compute the same key, so one
+// job is queued. The run claims the order first, so an older run still going delivers
+// nothing after it.
+func (q *Queue) Requeue(ctx context.Context, orderID string) (int64, error) {
+	next, err := q.nextKey(ctx, orderID)
+	if err != nil {
+		return 0, err
 	}
-	if err := q.Fulfil(ctx, orderID); err != nil {
-		return "", err
+	res, err := q.client.Insert(ctx, fulfilArgs{OrderID: orderID, Takeover: next}, nil)
+	if err != nil {
+		return 0, fmt.Errorf("queueing fulfilment of order %s again: %w", orderID, err)
 	}
-	return "fulfilment queued", nil
+	return res.Job.ID, nil
 }
 
 // orderJobs lists the fulfilment and refund jobs of one order, oldest first, through

@@ -39,9 +39,9 @@ type Config struct {
 	HeartbeatEvery, NodeDeadAfter time.Duration
 }
 
-// orderJob is an order's job: its id, and how many times the job was taken over from a
-// node that died (takeover.go; 0 is left out, so a first job's arguments are its order
-// alone).
+// orderJob is an order's job: its id, and how many times the job was queued again under a
+// new key (a takeover from a node that died, takeover.go; the reconciler or the operator's
+// retry, Requeue; 0 is left out, so a first job's arguments are its order alone).
 type orderJob struct {
 	OrderID  string `json:"order_id"`
 	Takeover int    `json:"takeover,omitempty"`

@@ -144,3 +144,15 @@ func (q *Queue) Gauges(ctx context.Context) (Gauges, error) {
 	}
 	return g, nil
 }
+
+// nextKey is the next key (orderJob.Takeover) of an order's fulfilment: one past the
+// highest its jobs in River's table had, 0 when it has none.
+func (q *Queue) nextKey(ctx context.Context, orderID string) (int, error) {
+	var next int
+	err := q.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(CAST(COALESCE(`+q.db.Dialect.JSONText("args", "takeover")+`, '0') AS INTEGER)) + 1, 0)
+		FROM river_job WHERE kind = ? AND `+q.db.Dialect.JSONText("args", "order_id")+` = ?`, kindFulfil, orderID).Scan(&next)
+	if err != nil {
+		return 0, fmt.Errorf("reading the jobs of order %s: %w", orderID, err)
+	}
+	return next, nil
+}

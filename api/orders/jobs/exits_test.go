@@ -1,0 +1,73 @@
+package jobs
+
+import (
+	"context"
+	"slices"
+	"testing"
+)
+
+// fulfilRows are the fulfilment jobs, oldest first: state, order and key.
+func fulfilRows(t *testing.T, q *Queue) []string {
+	t.Helper()
+	rows, err := q.db.QueryContext(context.Background(), `SELECT state, `+q.db.Dialect.JSONText("args", "order_id")+`,
+		COALESCE(`+q.db.Dialect.JSONText("args", "takeover")+`, '0') FROM river_job WHERE kind = 'fulfil' ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var state, order, key string
+		if err := rows.Scan(&state, &order, &key); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, state+" "+order+" "+key)
+	}
+	return out
+}
+
+// The operator's retry while the order's job row is still running (a run stuck, or its
+// outcome not yet recorded) queues a new job: River's JobRetry did nothing to a running
+// row, yet the retry reported success and the order was left with no runnable job.
+func TestRetryWhileTheJobRunsQueuesANewJob(t *testing.T) {
+	q := newQueue(t, Handlers{})
+	ctx := context.Background()
+	if err := q.Fulfil(ctx, "order-1"); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, q.db, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = CURRENT_TIMESTAMP`)
+	if _, err := q.RetryFulfilment(ctx, "order-1"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"running order-1 0", "available order-1 1"}
+	if got := fulfilRows(t, q); !slices.Equal(got, want) {
+		t.Fatalf("after the retry: %q, want %q", got, want)
+	}
+}
+
+// An order whose job rows were lost is queued again under a key none of its jobs had,
+// however many were lost.
+func TestRequeueTakesTheNextKey(t *testing.T) {
+	q := newQueue(t, Handlers{})
+	ctx := context.Background()
+	for range 2 {
+		if _, err := q.Requeue(ctx, "order-1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(t, q.db, `UPDATE river_job SET state = 'completed', finalized_at = CURRENT_TIMESTAMP`)
+	if _, err := q.Requeue(ctx, "order-1"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"completed order-1 0", "completed order-1 1", "available order-1 2"}
+	if got := fulfilRows(t, q); !slices.Equal(got, want) {
+		t.Fatalf("%q, want %q", got, want)
+	}
+	exec(t, q.db, `DELETE FROM river_job`)
+	if _, err := q.Requeue(ctx, "order-1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := fulfilRows(t, q); !slices.Equal(got, []string{"available order-1 0"}) {
+		t.Fatalf("with no row left: %q", got)
+	}
+}

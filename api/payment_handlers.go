@@ -83,7 +83,8 @@ func (s paymentHandlers) stripeWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	err = s.deps.Book.Cashier.HandleEvent(c.UserContext(), orders.PaymentEvent{ID: ev.ID, Type: ev.Type, Session: ev.Session})
+	err = s.deps.Book.Cashier.HandleEvent(c.UserContext(), orders.PaymentEvent{ID: ev.ID, Type: ev.Type, Session: ev.Session,
+		PaymentIntent: ev.PaymentIntent})
 	if errors.Is(err, orders.ErrDuplicateEvent) {
 		return c.JSON(fiber.Map{"ok": true, "duplicate": true})
 	}

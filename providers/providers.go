@@ -377,6 +377,9 @@ type WebhookEvent struct {
 	APIVersion string
 	// Session is set for checkout.session.* events and empty otherwise.
 	Session CheckoutSession
+	// PaymentIntent is set for charge.refunded and charge.dispute.created events: the
+	// payment refunded or disputed at the provider (its dashboard, the buyer's bank).
+	PaymentIntent string
 }
 
 // WebhookParser is a payment provider that notifies by webhook (Stripe): it verifies and

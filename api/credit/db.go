@@ -68,6 +68,8 @@ var migrations = []string{
 	CREATE INDEX credit_calls_state ON credit_calls(state, created_at);
 	UPDATE credit_keys SET held = (SELECT COALESCE(SUM(amount), 0) FROM credit_calls
 		WHERE key_id = credit_keys.id AND state = 'held');`,
+	// A payment refunded or disputed at the provider finds its key (Shop.endPaid).
+	`CREATE INDEX credit_keys_intent ON credit_keys(payment_intent);`,
 }
 
 var (

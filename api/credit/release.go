@@ -30,11 +30,12 @@ func (l *Ledger) Settle(ctx context.Context, h Hold) error {
 // or a take that was released and retaken since changes nothing; a free repeat's release
 // gives its repeat back (repeatOnce).
 //
-// The price goes back to the balance whatever the key's status: a revoked key's balance is
-// spent by nobody (a hold needs an active key) and is what its refund returns, and a
-// refunded key has no hold to release (Keyring.Refund needs held = 0 on the row, and no
-// hold is taken on a key that is not active), so a release never makes an ended key's
-// credit spendable.
+// The price goes back to the balance whatever the key's status, and a release never makes
+// an ended key's credit spendable: nothing spends the balance of a key that is not active
+// (a hold needs an active key). A revoked key's balance is what its refund returns. The
+// operator's refund needs held = 0 on the row, so it leaves no hold to release; a key whose
+// payment was refunded at the provider (Shop.endPaid) may have one, and its released price
+// stays on the ended key, which the operator's Refund no longer takes.
 func (l *Ledger) Release(ctx context.Context, h Hold) error {
 	if h.Repeat {
 		// No row changed: this repeat's count was given back already, nothing to do.

@@ -85,9 +85,13 @@ func (s *Shop) expire(ctx context.Context, id string) {
 	}
 }
 
-// HandleEvent acts on a verified payment event whose session is a credit purchase, and
-// reports false for any other session (the Cashier's hook: orders.Cashier.OtherSessions).
+// HandleEvent acts on a verified payment event whose session is a credit purchase, or whose
+// payment bought a key, and reports false for any other (the Cashier's hook:
+// orders.Cashier.OtherSessions).
 func (s *Shop) HandleEvent(ctx context.Context, ev orders.PaymentEvent) (bool, error) {
+	if ev.Session.ID == "" {
+		return s.endPaid(ctx, ev)
+	}
 	k, err := s.keys.one(ctx, "session_id", ev.Session.ID)
 	if err == ErrNotFound {
 		return false, nil
@@ -106,21 +110,60 @@ func (s *Shop) HandleEvent(ctx context.Context, ev orders.PaymentEvent) (bool, e
 	return true, nil
 }
 
+// endings are the statuses a key takes when its payment is refunded (at the provider's
+// dashboard) or disputed (by the buyer's bank): ended either way, never spendable again,
+// and a refunded one no longer refunded by the operator.
+var endings = map[string]string{"charge.refunded": StatusRefunded, "charge.dispute.created": StatusRevoked}
+
+// endPaid ends the active or revoked key a refunded or disputed payment bought, and reports
+// false for a payment no key has.
+func (s *Shop) endPaid(ctx context.Context, ev orders.PaymentEvent) (bool, error) {
+	status, ok := endings[ev.Type]
+	if !ok || ev.PaymentIntent == "" {
+		return false, nil
+	}
+	k, err := s.keys.one(ctx, "payment_intent", ev.PaymentIntent)
+	if err == ErrNotFound {
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	ended, err := s.keys.db.Changed(ctx, "ending a key whose payment was refunded or disputed", `UPDATE credit_keys
+		SET status = ?, revoked_at = ? WHERE id = ? AND status IN ('active', 'revoked') AND status <> ?`,
+		status, millis(s.cfg.Now()), k.ID, status)
+	if err == nil && ended {
+		s.log.Warn("API key ended: its payment was refunded or disputed at the provider", "credit", k.ID,
+			"event", ev.Type, "status", status, "balance", k.Balance)
+	}
+	return true, err
+}
+
+// paidAsBought: the session paid the purchase's amount in its currency (a session that took
+// nothing, or another amount, did not).
+func paidAsBought(k Key, session providers.CheckoutSession) bool {
+	return session.AmountTotal == k.Amount && strings.EqualFold(session.Currency, k.Currency)
+}
+
 // confirm turns a paid purchase into an active key, once: the webhook and the page's
-// lookup may both come. A payment that is not the purchase's amount is refunded whole.
+// lookup may both come. A payment that is not the purchase's amount is refunded whole
+// (when it took anything) and makes no key.
 func (s *Shop) confirm(ctx context.Context, k Key, session providers.CheckoutSession) error {
 	if k.Status != StatusAwaiting && k.Status != StatusExpired {
 		s.ensureLetter(ctx, k)
 		return nil
 	}
-	if session.AmountTotal > 0 && (session.AmountTotal != k.Amount || !strings.EqualFold(session.Currency, k.Currency)) {
+	if !paidAsBought(k, session) {
 		s.log.Error("paid amount differs from the credit bought, refunding", "credit", k.ID,
 			"paid", session.AmountTotal, "currency", session.Currency, "amount", k.Amount)
-		if err := s.payments.Refund(ctx, session.PaymentIntent, "credit-mismatch-"+k.ID); err != nil {
-			return err
+		if session.AmountTotal > 0 {
+			if err := s.payments.Refund(ctx, session.PaymentIntent, "credit-mismatch-"+k.ID); err != nil {
+				return err
+			}
 		}
 		return s.keys.db.Update(ctx, "refunding a mismatched credit payment", `UPDATE credit_keys SET status = 'refunded',
-			payment_intent = ?, refunded = amount WHERE id = ? AND status IN ('awaiting_payment', 'expired')`, session.PaymentIntent, k.ID)
+			payment_intent = ?, refunded = ? WHERE id = ? AND status IN ('awaiting_payment', 'expired')`,
+			session.PaymentIntent, session.AmountTotal, k.ID)
 	}
 	secret := newSecret()
 	sealed, err := s.seal.seal(ctx, k.ID, secret)

@@ -24,7 +24,8 @@ type Cashier struct {
 	observer Observer
 	log      *slog.Logger
 	// OtherSessions, when set, is handed the events of sessions that pay for no order (the
-	// API's credit, api/credit) and reports whether it knew the session. Set before serving.
+	// API's credit, api/credit), and those of a payment refunded or disputed at the provider
+	// (PaymentIntent, no session), and reports whether it knew them. Set before serving.
 	OtherSessions func(ctx context.Context, ev PaymentEvent) (handled bool, err error)
 }
 
@@ -112,6 +113,8 @@ type PaymentEvent struct {
 	ID      string
 	Type    string
 	Session providers.CheckoutSession
+	// PaymentIntent names the payment of a charge.refunded or charge.dispute.created event.
+	PaymentIntent string
 }
 
 // HandleEvent acts on a verified webhook event once; a repeated event id returns
@@ -136,6 +139,10 @@ func (c *Cashier) HandleEvent(ctx context.Context, ev PaymentEvent) error {
 
 func (c *Cashier) applyEvent(ctx context.Context, ev PaymentEvent) error {
 	if ev.Session.ID == "" {
+		if ev.PaymentIntent != "" && c.OtherSessions != nil {
+			_, err := c.OtherSessions(ctx, ev) // a refunded or disputed payment: a key's, if any
+			return err
+		}
 		return nil
 	}
 	o, err := c.orders.BySession(ctx, ev.Session.ID)

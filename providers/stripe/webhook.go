@@ -23,6 +23,16 @@ const (
 	EventCheckoutExpired               = "checkout.session.expired"
 )
 
+// Charge event types: a payment refunded or disputed at the provider (its dashboard, the
+// buyer's bank), which ends what it bought. The event carries the charge, or the dispute.
+const (
+	EventChargeRefunded       = "charge.refunded"
+	EventChargeDisputeCreated = "charge.dispute.created"
+)
+
+// chargeObjects is the object each charge event type carries.
+var chargeObjects = map[string]string{EventChargeRefunded: "charge", EventChargeDisputeCreated: "dispute"}
+
 // ErrBadSignature is returned (wrapped) by ParseWebhook when the Stripe-Signature header is
 // missing, malformed, does not match the payload and secret, or is older than
 // WebhookTolerance — and when no webhook secret is configured, since then nothing can be
@@ -76,11 +86,14 @@ func (s *Stripe) ParseWebhook(payload []byte, sigHeader string) (providers.Webho
 	if out.ID == "" || out.Type == "" {
 		return providers.WebhookEvent{}, fmt.Errorf("%w: event without id or type", ErrBadPayload)
 	}
-	if !isCheckout(out.Type) {
+	if _, charge := chargeObjects[out.Type]; !charge && !isCheckout(out.Type) {
 		return out, nil
 	}
 	if ev.Data == nil || len(ev.Data.Raw) == 0 {
 		return providers.WebhookEvent{}, fmt.Errorf("%w: %s event %s has no data object", ErrBadPayload, out.Type, out.ID)
+	}
+	if !isCheckout(out.Type) {
+		return chargeEvent(out, ev.Data.Raw)
 	}
 	var ws webhookSession
 	if err := json.Unmarshal(ev.Data.Raw, &ws); err != nil {
@@ -90,6 +103,24 @@ func (s *Stripe) ParseWebhook(payload []byte, sigHeader string) (providers.Webho
 		return providers.WebhookEvent{}, fmt.Errorf("%w: %s event %s carries a %q, not a checkout session", ErrBadPayload, out.Type, out.ID, ws.Object)
 	}
 	out.Session = ws.session()
+	return out, nil
+}
+
+// chargeEvent reads the payment intent of a charge event's charge or dispute; one with
+// none (a charge made without a payment intent) names no payment of ours.
+func chargeEvent(out providers.WebhookEvent, raw json.RawMessage) (providers.WebhookEvent, error) {
+	var obj struct {
+		Object        string          `json:"object"`
+		PaymentIntent json.RawMessage `json:"payment_intent"`
+	}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return providers.WebhookEvent{}, fmt.Errorf("%w: decoding the object of %s event %s: %w", ErrBadPayload, out.Type, out.ID, err)
+	}
+	if obj.Object != chargeObjects[out.Type] {
+		return providers.WebhookEvent{}, fmt.Errorf("%w: %s event %s carries a %q, not a %s", ErrBadPayload, out.Type, out.ID,
+			obj.Object, chargeObjects[out.Type])
+	}
+	out.PaymentIntent = expandableID(obj.PaymentIntent)
 	return out, nil
 }
 

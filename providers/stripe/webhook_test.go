@@ -192,3 +192,45 @@ func TestSignPayload(t *testing.T) {
 		t.Errorf("stripe-go refuses our signature: %v", err)
 	}
 }
+
+// chargeRefundedEvent is a charge.refunded delivery as Stripe sends it (trimmed).
+const chargeRefundedEvent = `{
+  "id": "evt_3", "object": "event", "api_version": "2023-10-16", "created": 1700000100,
+  "type": "charge.refunded", "livemode": false, "pending_webhooks": 1,
+  "data": {"object": {
+    "id": "ch_1", "object": "charge", "amount": 500, "amount_refunded": 500, "currency": "eur",
+    "paid": true, "refunded": true, "payment_intent": "pi_1", "status": "succeeded"
+  }}
+}`
+
+// disputeCreatedEvent is a charge.dispute.created delivery as Stripe sends it (trimmed), its
+// payment intent expanded.
+const disputeCreatedEvent = `{
+  "id": "evt_4", "object": "event", "api_version": "2024-06-20", "created": 1700000200,
+  "type": "charge.dispute.created", "livemode": false, "pending_webhooks": 1,
+  "data": {"object": {
+    "id": "dp_1", "object": "dispute", "amount": 500, "charge": "ch_1", "currency": "eur",
+    "payment_intent": {"id": "pi_2", "object": "payment_intent"}, "reason": "fraudulent", "status": "needs_response"
+  }}
+}`
+
+// A refund or a dispute made at Stripe names its payment intent; an event whose object is
+// not what its type carries is unreadable.
+func TestParseWebhookChargeEvents(t *testing.T) {
+	s := New(Config{SecretKey: "sk_test_123", WebhookSecret: testWebhookSecret})
+	sign := func(body string) string { return testkit.SignPayload([]byte(body), testWebhookSecret, time.Now()) }
+	for body, want := range map[string]providers.WebhookEvent{
+		chargeRefundedEvent: {ID: "evt_3", Type: EventChargeRefunded, PaymentIntent: "pi_1"},
+		disputeCreatedEvent: {ID: "evt_4", Type: EventChargeDisputeCreated, PaymentIntent: "pi_2"},
+		strings.Replace(chargeRefundedEvent, `"payment_intent": "pi_1"`, `"payment_intent": null`, 1): {ID: "evt_3", Type: EventChargeRefunded},
+	} {
+		ev, err := s.ParseWebhook([]byte(body), sign(body))
+		if err != nil || ev.ID != want.ID || ev.Type != want.Type || ev.PaymentIntent != want.PaymentIntent || ev.Session.ID != "" {
+			t.Errorf("ParseWebhook = %+v, %v; want %+v", ev, err, want)
+		}
+	}
+	wrong := strings.Replace(disputeCreatedEvent, `"object": "dispute"`, `"object": "charge"`, 1)
+	if ev, err := s.ParseWebhook([]byte(wrong), sign(wrong)); !errors.Is(err, ErrBadPayload) {
+		t.Errorf("a dispute event carrying a charge: %+v, %v; want ErrBadPayload", ev, err)
+	}
+}

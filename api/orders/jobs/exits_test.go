@@ -2,8 +2,11 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // fulfilRows are the fulfilment jobs, oldest first: state, order and key.
@@ -69,5 +72,45 @@ func TestRequeueTakesTheNextKey(t *testing.T) {
 	}
 	if got := fulfilRows(t, q); !slices.Equal(got, []string{"available order-1 0"}) {
 		t.Fatalf("with no row left: %q", got)
+	}
+}
+
+// A shutdown that stops an order's last attempt gives nothing up: the job goes back to the
+// queue with its attempt unused, to run again after the restart. (Before, the worker read
+// the cancelled run as its last failure and gave a healthy order up, refunding it.)
+func TestAShutdownOnTheLastAttemptGivesNothingUp(t *testing.T) {
+	var giveUps atomic.Int32
+	running := make(chan struct{}, 1)
+	q := newQueue(t, Handlers{
+		Fulfil: func(ctx context.Context, _ string, _ func() error) error {
+			running <- struct{}{}
+			<-ctx.Done()
+			return errors.New("the engine was killed")
+		},
+		GiveUp: func(context.Context, string, error) error { giveUps.Add(1); return nil },
+	})
+	ctx := context.Background()
+	if err := q.Fulfil(ctx, "order-1"); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, q.db, `UPDATE river_job SET max_attempts = 1`)
+	if err := q.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-running:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the job never ran")
+	}
+	stopCtx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	q.Stop(stopCtx)
+	var state string
+	var attempt int
+	if err := q.db.QueryRowContext(ctx, `SELECT state, attempt FROM river_job WHERE kind = 'fulfil'`).Scan(&state, &attempt); err != nil {
+		t.Fatal(err)
+	}
+	if giveUps.Load() != 0 || (state != "available" && state != "scheduled") || attempt != 0 {
+		t.Fatalf("after the shutdown: %d give-ups, job %s at attempt %d; want none, queued at 0", giveUps.Load(), state, attempt)
 	}
 }

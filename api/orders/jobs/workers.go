@@ -79,16 +79,17 @@ func (w *fulfilWorker) outcome(ctx context.Context, job *river.Job[fulfilArgs], 
 	switch {
 	case err == nil:
 		return nil
+	case stoppedByShutdown(ctx):
+		log.Warn("fulfilment stopped by a shutdown; it runs again, its attempt not used", "err", err)
+		return river.JobSnooze(0)
 	case errors.Is(err, ErrCancel):
 		log.Warn("fulfilment ends: the order is no longer this runner's", "err", err)
 		return river.JobCancel(err)
 	case isFinal(err):
 		log.Error("fulfilment cannot succeed, giving the order up", "err", err)
 	case job.Attempt < job.MaxAttempts:
-		if ctx.Err() == nil {
-			log.Warn("fulfilment failed, will retry", "err", err)
-		}
-		return err // or shutting down: the job goes back to the queue
+		log.Warn("fulfilment failed, will retry", "err", err)
+		return err
 	default:
 		log.Error("fulfilment failed for good, giving the order up", "err", err)
 	}
@@ -100,13 +101,25 @@ func (w *fulfilWorker) outcome(ctx context.Context, job *river.Job[fulfilArgs], 
 	return gerr
 }
 
+// stoppedByShutdown reports whether the job's context was cancelled by the client
+// stopping: not timed out (JobTimeout), nor its job cancelled (an operator's refund). A
+// job stopped so goes back to the queue with its attempt unused (River's snooze gives the
+// attempt back), never to its last-attempt ending.
+func stoppedByShutdown(ctx context.Context) bool {
+	return errors.Is(ctx.Err(), context.Canceled) && !errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely)
+}
+
 type refundWorker struct {
 	river.WorkerDefaults[refundArgs]
 	h Handlers
 }
 
 func (w *refundWorker) Work(ctx context.Context, job *river.Job[refundArgs]) error {
-	return w.h.Refund(ctx, job.Args.OrderID, job.Attempt >= job.MaxAttempts)
+	err := w.h.Refund(ctx, job.Args.OrderID, job.Attempt >= job.MaxAttempts)
+	if err != nil && stoppedByShutdown(ctx) {
+		return river.JobSnooze(0)
+	}
+	return err
 }
 
 type sweepWorker struct {

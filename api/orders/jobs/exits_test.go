@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"parla/providers/sqldb"
+	"parla/providers/testkit"
 )
 
 // fulfilRows are the fulfilment jobs, oldest first: state, order and key.
@@ -112,5 +116,32 @@ func TestAShutdownOnTheLastAttemptGivesNothingUp(t *testing.T) {
 	}
 	if giveUps.Load() != 0 || (state != "available" && state != "scheduled") || attempt != 0 {
 		t.Fatalf("after the shutdown: %d give-ups, job %s at attempt %d; want none, queued at 0", giveUps.Load(), state, attempt)
+	}
+}
+
+// A process's identity is its node id and its boot, the same for its life; on SQLite it
+// is the one live holder, on Postgres every node that beats within NodeDeadAfter is.
+func TestHolderAndLiveHolders(t *testing.T) {
+	db := testkit.OpenDB(t)
+	ctx := context.Background()
+	a := newNode(t, db, "node-a", Handlers{})
+	if h := a.Holder(); h != a.Holder() || !strings.HasPrefix(h, "node-a:") || len(h) <= len("node-a:") {
+		t.Fatalf("holder %q", h)
+	}
+	if db.Dialect != sqldb.Postgres {
+		if live, err := a.LiveHolders(ctx); err != nil || !slices.Equal(live, []string{a.Holder()}) {
+			t.Fatalf("live holders %q, %v; want this process alone", live, err)
+		}
+		return
+	}
+	b := newNode(t, db, "node-b", Handlers{})
+	start(t, a)
+	start(t, b)
+	exec(t, db, `INSERT INTO nodes (id, started_at, seen_at, boot) VALUES ('node-c', 0, `+dbMillis+` - ?, 'old')`,
+		(2 * fastDeath).Milliseconds())
+	live, err := a.LiveHolders(ctx)
+	slices.Sort(live)
+	if want := []string{a.Holder(), b.Holder()}; err != nil || !slices.Equal(live, want) {
+		t.Fatalf("live holders %q, %v; want %q (node-c is dead)", live, err, want)
 	}
 }

@@ -80,6 +80,24 @@ func (n *nodeRows) beat(ctx context.Context) error {
 	return err
 }
 
+// Holder is this process's identity, stable for its life: its node id and its boot nonce
+// (a later process under the same id is another holder).
+func (q *Queue) Holder() string { return q.nodes.id + ":" + q.nodes.boot }
+
+// LiveHolders are the identities (Holder) of the live processes: on SQLite this one, which
+// owns the database; on Postgres every node whose heartbeat is more recent than
+// NodeDeadAfter. What a holder not listed holds (a hold of its calls) is a dead process's.
+func (q *Queue) LiveHolders(ctx context.Context) ([]string, error) {
+	if q.db.Dialect != sqldb.Postgres {
+		return []string{q.Holder()}, nil
+	}
+	_, deadAfter := q.nodes.timing()
+	return sqldb.QueryAll(ctx, q.db, func(row sqldb.Scanner) (string, error) {
+		var h string
+		return h, row.Scan(&h)
+	}, `SELECT id || ':' || boot FROM nodes WHERE seen_at > `+dbMillis+` - ?`, deadAfter.Milliseconds())
+}
+
 // leave removes this node's heartbeat at a clean shutdown, and prunes long-dead nodes.
 func (n *nodeRows) leave(ctx context.Context) error {
 	return n.db.Update(ctx, "removing the heartbeat of node "+n.id,

@@ -446,12 +446,19 @@ func TestAPITranscriptionUsageAndSilence(t *testing.T) {
 		}
 	}
 
+	// The prompt and the temperature reach the engine.
+	body, ctype := transcriptionForm(t, clip, "model", "whisper-1", "prompt", "Parla, Kokoro", "temperature", "0.4")
+	h.wantStatus(h.do("POST", "/v1/audio/transcriptions", ctype, body, auth), 200)
+	if got := fake.received(); len(got) == 0 || got[len(got)-1].Prompt != "Parla, Kokoro" || got[len(got)-1].Temperature != "0.40" {
+		t.Errorf("the engine received %+v, want the prompt and the temperature", got[len(got)-1])
+	}
+
 	dir := t.TempDir()
 	silence := filepath.Join(dir, "silence.wav")
 	testkit.Run(t, testkit.Binary(t, "ffmpeg"), "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i",
 		"anullsrc=r=16000:cl=mono", "-t", "3", silence)
 	before := h.balanceOf(key)
-	body, ctype := transcriptionForm(t, silence, "model", "gpt-4o-mini-transcribe-2025-12-15")
+	body, ctype = transcriptionForm(t, silence, "model", "gpt-4o-mini-transcribe-2025-12-15")
 	r := h.do("POST", "/v1/audio/transcriptions", ctype, body, auth)
 	if r.status != 200 || !strings.HasPrefix(string(r.body), `{"text":""`) || r.header.Get("Parla-Charged-Cents") != "0.000" {
 		t.Errorf("3 s of silence: %d %s (charged %q), want 200 with an empty text", r.status, r.body, r.header.Get("Parla-Charged-Cents"))

@@ -37,6 +37,7 @@ type fakeOpenAI struct {
 type transcriptionRequest struct {
 	Endpoint                          string // transcriptions, or translations (English wanted)
 	Model, Format, Language, FileName string
+	Prompt, Temperature               string
 	Bytes                             int
 	Seconds                           float64
 }
@@ -70,7 +71,8 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	defer file.Close()
 	data, _ := io.ReadAll(file)
 	req := transcriptionRequest{Endpoint: endpoint, Model: r.FormValue("model"), Format: r.FormValue("response_format"),
-		Language: r.FormValue("language"), FileName: header.Filename, Bytes: len(data)}
+		Language: r.FormValue("language"), FileName: header.Filename, Bytes: len(data),
+		Prompt: r.FormValue("prompt"), Temperature: r.FormValue("temperature")}
 	req.Seconds = probeSeconds(f.t, data)
 	f.mu.Lock()
 	f.requests = append(f.requests, req)

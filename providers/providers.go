@@ -278,6 +278,11 @@ type TranscribeRequest struct {
 	// Duration is the probed duration of Path, used to plan chunks and report progress;
 	// 0 when unknown.
 	Duration time.Duration
+	// Prompt is text the speech continues or contains (names, terms, a style), as OpenAI's
+	// prompt and whisper's initial prompt take it; empty: none.
+	Prompt string
+	// Temperature is the sampling temperature, 0–1; 0: the engine's own choice.
+	Temperature float64
 	// Progress, when set, is called with 0–100 as the engine works. It may be called from
 	// another goroutine and must not block.
 	Progress func(percent int)

@@ -27,6 +27,7 @@ import (
 // transcriptionForm is OpenAI's transcription request, read from its multipart form.
 type transcriptionForm struct {
 	model, language, prompt, format string
+	temperature                     string // as sent; checked by checkForm
 	granularities                   []string
 	file                            string // the received file's path
 	fileHash                        string // its SHA-256, for the Idempotency-Key's fingerprint
@@ -71,10 +72,11 @@ func (a *API) transcribe(translate bool) fiber.Handler {
 		ms := m.Length.Milliseconds()
 		call := credit.Call{Model: form.model, Units: ms, Amount: a.deps.Pricing.Rules[orders.STT].MilliAmount(ms, 1000),
 			Fingerprint: fingerprint("transcription", strconv.FormatBool(translate), form.model, form.language, form.format,
-				strings.Join(form.granularities, ","), form.fileHash)}
+				strings.Join(form.granularities, ","), form.fileHash, form.prompt, form.temperature)}
 		return a.charge(c, call, func(ctx context.Context) (result, error) {
 			t, err := a.deps.Transcriber.Transcribe(ctx, providers.TranscribeRequest{Path: form.file,
-				Language: form.language, Translate: translate, Duration: m.Length})
+				Language: form.language, Translate: translate, Duration: m.Length,
+				Prompt: form.prompt, Temperature: temperature(form.temperature)})
 			if err != nil {
 				return result{}, err
 			}
@@ -155,6 +157,8 @@ func checkForm(f *transcriptionForm, translate bool) error {
 		return invalid("response_format", "invalid_value", "response_format must be one of "+strings.Join(providers.TranscriptFormats, ", ")+".")
 	case f.language != "" && (translate || !slices.Contains(orders.TranscriptLanguages, f.language)):
 		return invalid("language", "invalid_value", "language must be an ISO-639-1 code of a language the engine knows.")
+	case f.temperature != "" && !validTemperature(f.temperature):
+		return invalid("temperature", "invalid_value", "temperature must be a number from 0 to 1.")
 	case len(f.granularities) > 0 && f.format != "verbose_json":
 		return invalid("timestamp_granularities", "invalid_value", "timestamp_granularities need response_format verbose_json.")
 	}
@@ -227,7 +231,9 @@ func (a *API) readPart(part *multipart.Part, form *transcriptionForm, limit int6
 	case "language":
 		form.language = strings.ToLower(v)
 	case "prompt":
-		form.prompt = v // accepted; the engines here take no prompt
+		form.prompt = v
+	case "temperature":
+		form.temperature = v
 	case "response_format":
 		form.format = strings.ToLower(v)
 	case "timestamp_granularities[]", "timestamp_granularities":
@@ -296,4 +302,16 @@ func (d *idleDeadline) Read(b []byte) (int, error) {
 		return 0, err
 	}
 	return d.r.Read(b)
+}
+
+// validTemperature reports whether s is a temperature OpenAI takes: a number from 0 to 1.
+func validTemperature(s string) bool {
+	t, err := strconv.ParseFloat(s, 64)
+	return err == nil && t >= 0 && t <= 1
+}
+
+// temperature is a checked temperature field's value (0 when unset).
+func temperature(s string) float64 {
+	t, _ := strconv.ParseFloat(s, 64)
+	return t
 }

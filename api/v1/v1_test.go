@@ -59,6 +59,9 @@ func TestCheckFormNamesTheParameterAtFault(t *testing.T) {
 		{transcriptionForm{model: "whisper-1", format: "docx"}, false, "response_format"},
 		{transcriptionForm{model: "whisper-1", granularities: []string{"word"}}, false, "timestamp_granularities"},
 		{transcriptionForm{model: "whisper-1", format: "verbose_json", granularities: []string{"char"}}, false, "timestamp_granularities"},
+		{transcriptionForm{model: "whisper-1", temperature: "0.2"}, false, ""},
+		{transcriptionForm{model: "whisper-1", temperature: "1.5"}, false, "temperature"},
+		{transcriptionForm{model: "whisper-1", temperature: "NaN"}, false, "temperature"},
 	} {
 		err := checkForm(&c.form, c.translate)
 		var ae *apiError

@@ -106,7 +106,7 @@ func TestTranscriptionCallsPassTheGate(t *testing.T) {
 			ctx := gateCtx(&closed, lost)
 
 			closed.Store(true)
-			if _, err := tr.send(ctx, wav, "audio.wav", 0, "en", tt.translate); !errors.Is(err, lost) {
+			if _, err := tr.send(ctx, wav, "audio.wav", 0, providers.TranscribeRequest{Language: "en", Translate: tt.translate}); !errors.Is(err, lost) {
 				t.Errorf("gate closed: %v, want the gate's error", err)
 			}
 			if n := c.n.Load(); n != 0 {

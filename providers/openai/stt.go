@@ -126,7 +126,7 @@ func (t *Transcriber) Transcribe(ctx context.Context, req providers.TranscribeRe
 	}
 	var tr providers.Transcript
 	if t.fits(src.size, src.duration) {
-		tr, err = t.send(ctx, src.path, src.name, src.duration, req.Language, req.Translate)
+		tr, err = t.send(ctx, src.path, src.name, src.duration, req)
 	} else {
 		tr, err = t.transcribeChunks(ctx, src, dir, req)
 	}
@@ -141,8 +141,9 @@ func (t *Transcriber) Transcribe(ctx context.Context, req providers.TranscribeRe
 // with word and segment times, or, when translate is set, a translation into English
 // (OpenAI's translations endpoint takes neither a language nor timestamp granularities,
 // and answers segments without words). fallback is the duration to assume when the answer
-// carries none.
-func (t *Transcriber) send(ctx context.Context, path, name string, fallback time.Duration, lang string, translate bool) (providers.Transcript, error) {
+// carries none. The request's language, task, prompt and temperature go with it.
+func (t *Transcriber) send(ctx context.Context, path, name string, fallback time.Duration, r providers.TranscribeRequest) (providers.Transcript, error) {
+	lang, translate := r.Language, r.Translate
 	f, err := os.Open(path)
 	if err != nil {
 		return providers.Transcript{}, err
@@ -154,7 +155,9 @@ func (t *Transcriber) send(ctx context.Context, path, name string, fallback time
 		Reader:   f,
 		// Always timed segments: every engine returns the same Transcript, and our own
 		// renderers produce the format the visitor ordered.
-		Format: goopenai.AudioResponseFormatVerboseJSON,
+		Format:      goopenai.AudioResponseFormatVerboseJSON,
+		Prompt:      r.Prompt,
+		Temperature: float32(r.Temperature),
 	}
 	if translate {
 		resp, err := t.client.CreateTranslation(ctx, req)

@@ -26,7 +26,7 @@ func (t *Transcriber) transcribeChunks(ctx context.Context, src upload, dir stri
 	var mu sync.Mutex
 	done := 0
 	err := forEach(ctx, len(plan), t.concurrency, func(ctx context.Context, i int) error {
-		tr, err := t.transcribeChunk(ctx, src.path, dir, plan, i, req.Language, req.Translate)
+		tr, err := t.transcribeChunk(ctx, src.path, dir, plan, i, req)
 		if err != nil {
 			return fmt.Errorf("chunk %d of %d (from %s): %w", i+1, len(plan), plan[i].Start, err)
 		}
@@ -44,7 +44,7 @@ func (t *Transcriber) transcribeChunks(ctx context.Context, src upload, dir stri
 }
 
 // transcribeChunk cuts chunk i of plan out of the MP3 at path and transcribes it.
-func (t *Transcriber) transcribeChunk(ctx context.Context, path, dir string, plan []media.Chunk, i int, lang string, translate bool) (providers.Transcript, error) {
+func (t *Transcriber) transcribeChunk(ctx context.Context, path, dir string, plan []media.Chunk, i int, req providers.TranscribeRequest) (providers.Transcript, error) {
 	c := plan[i]
 	length := c.Length
 	if i == len(plan)-1 {
@@ -62,7 +62,7 @@ func (t *Transcriber) transcribeChunk(ctx context.Context, path, dir string, pla
 	if st.Size() > t.maxBytes {
 		return providers.Transcript{}, fmt.Errorf("%d bytes, above the %d-byte upload limit", st.Size(), t.maxBytes)
 	}
-	return t.send(ctx, out, "audio.mp3", c.Length, lang, translate)
+	return t.send(ctx, out, "audio.mp3", c.Length, req)
 }
 
 // forEach runs fn for 0..n-1, at most limit at a time. The first error cancels the

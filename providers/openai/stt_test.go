@@ -36,6 +36,8 @@ type sttCall struct {
 	Granularity string
 	Chunking    string // chunking_strategy
 	Language    string
+	Prompt      string
+	Temperature string
 	Filename    string
 	Size        int64
 	Sum         [32]byte
@@ -157,6 +159,8 @@ func (f *fakeSTT) receive(r *http.Request, endpoint string) (sttCall, error) {
 		Granularity: strings.Join(r.MultipartForm.Value["timestamp_granularities[]"], ","),
 		Chunking:    r.FormValue("chunking_strategy"),
 		Language:    r.FormValue("language"),
+		Prompt:      r.FormValue("prompt"),
+		Temperature: r.FormValue("temperature"),
 	}
 	want := "verbose_json"
 	if c.Model == diarizeModel {
@@ -589,6 +593,20 @@ func TestTranscribeLanguageAndModel(t *testing.T) {
 				t.Errorf("sent language %q model %q, transcript language %q", c.Language, c.Model, tr.Language)
 			}
 		})
+	}
+}
+
+// The request's prompt and temperature reach the server (OpenAI's prompt and temperature
+// fields); none is sent when they are unset.
+func TestTranscribeSendsPromptAndTemperature(t *testing.T) {
+	s := newSTT(t, TranscriberConfig{Model: "whisper-large-v3"})
+	wav := speechWAV(t)
+	_, c := s.transcribeOnce(t, providers.TranscribeRequest{Path: wav, Prompt: "Parla, Kokoro, whisper.cpp", Temperature: 0.2})
+	if c.Prompt != "Parla, Kokoro, whisper.cpp" || c.Temperature != "0.20" {
+		t.Errorf("sent prompt %q temperature %q", c.Prompt, c.Temperature)
+	}
+	if _, c := s.transcribeOnce(t, providers.TranscribeRequest{Path: wav}); c.Prompt != "" || c.Temperature != "" {
+		t.Errorf("unset: sent prompt %q temperature %q", c.Prompt, c.Temperature)
 	}
 }
 

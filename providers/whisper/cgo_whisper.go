@@ -128,6 +128,12 @@ func (m *cppModel) transcribe(ctx context.Context, samples []float32, o options,
 	wc.SetThreads(uint(o.threads))
 	// Per-token times give the words their own times (see words.go).
 	wc.SetTokenTimestamps(o.words)
+	if o.prompt != "" {
+		wc.SetInitialPrompt(o.prompt)
+	}
+	if o.temperature > 0 {
+		wc.SetTemperature(float32(o.temperature))
+	}
 	// An English-only model refuses any language setting (ErrModelNotMultilingual) and has
 	// no translate task; the engine checks the latter before it gets here.
 	if wm.IsMultilingual() {

@@ -79,6 +79,10 @@ type options struct {
 	threads   int
 	translate bool // whisper's translate task: English text whatever the speech
 	words     bool // token timestamps
+	// prompt is whisper's initial prompt ("" for none); temperature its sampling
+	// temperature (0: whisper.cpp's default).
+	prompt      string
+	temperature float64
 }
 
 // segment is a piece of the model's output before words are made from its tokens.
@@ -175,7 +179,8 @@ func (e *Engine) Transcribe(ctx context.Context, req providers.TranscribeRequest
 	var segments []providers.Segment
 	if len(spans) > 0 { // no speech, nothing to say: the model would only invent text
 		speech, clk := splice(samples, spans)
-		o := options{lang: req.Language, threads: e.threads, translate: req.Translate, words: e.words}
+		o := options{lang: req.Language, threads: e.threads, translate: req.Translate, words: e.words,
+			prompt: req.Prompt, temperature: req.Temperature}
 		raw, detected, err := e.model.transcribe(ctx, padded(speech), o, func(percent int) {
 			// The model's 100 is not the end of the job: keep 100 for when the transcript exists.
 			p.set(min(decodeShare+percent*(100-decodeShare)/100, 99))

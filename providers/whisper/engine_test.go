@@ -114,7 +114,7 @@ func TestTranscribe(t *testing.T) {
 	e := newEngine(Config{Threads: 3, Media: runner, VAD: VADOff}, fake)
 	var progress record
 	got, err := e.Transcribe(context.Background(), providers.TranscribeRequest{
-		Path: path, Language: "en", Duration: dur, Progress: progress.add,
+		Path: path, Language: "en", Duration: dur, Progress: progress.add, Prompt: "Parla", Temperature: 0.3,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +123,7 @@ func TestTranscribe(t *testing.T) {
 	if math.Abs(float64(fake.samples)-want) > 0.01*want {
 		t.Errorf("model got %d samples, want %.0f ±1%%", fake.samples, want)
 	}
-	if want := (options{lang: "en", threads: 3, words: true}); fake.opts != want {
+	if want := (options{lang: "en", threads: 3, words: true, prompt: "Parla", temperature: 0.3}); fake.opts != want {
 		t.Errorf("model got %+v, want %+v", fake.opts, want)
 	}
 	if d := got.Duration - time.Duration(fake.samples)*time.Second/media.PCMRate; d != 0 {

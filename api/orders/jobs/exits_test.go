@@ -145,3 +145,29 @@ func TestHolderAndLiveHolders(t *testing.T) {
 		t.Fatalf("live holders %q, %v; want %q (node-c is dead)", live, err, want)
 	}
 }
+
+// A process whose node id another process took (the twin that started while it was
+// frozen, or a NODE_ID given twice) stops working: its lease ends for good and its client
+// stops, so no job queued after works on it, a refund no more than a fulfilment (the
+// lease alone gates only fulfilments). Before, it logged and worked on.
+func TestADisplacedTwinStops(t *testing.T) {
+	db := postgresOnly(t)
+	ctx := context.Background()
+	var calls atomic.Int32
+	q := newNode(t, db, "node-a", Handlers{
+		Fulfil: func(context.Context, string, func() error) error { calls.Add(1); return nil },
+		Refund: func(context.Context, string, bool) error { calls.Add(1); return nil },
+	})
+	start(t, q)
+	exec(t, db, `UPDATE nodes SET boot = 'the-twin' WHERE id = 'node-a'`)
+	testkit.Eventually(t, 10*time.Second, func() bool { return q.lease.check() != nil }, "the lease lapsed")
+	if err := errors.Join(q.Fulfil(ctx, "order-1"), q.Refund(ctx, "order-2")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // 50 polls
+	var boot string
+	db.QueryRowContext(ctx, `SELECT boot FROM nodes WHERE id = 'node-a'`).Scan(&boot)
+	if calls.Load() != 0 || boot != "the-twin" {
+		t.Fatalf("the displaced node ran %d jobs; the id's row has boot %q, want the twin's", calls.Load(), boot)
+	}
+}

@@ -20,6 +20,8 @@ type lease struct {
 	// starts a new epoch. A run holds the epoch it started in, so a node resumed after a
 	// freeze starts nothing for the runs it had, even once it beats again.
 	epoch int64
+	// ended: the node was displaced (Queue.displaced); the lease never holds again.
+	ended bool
 }
 
 // leaseFor is how long a beat keeps the lease: until two heartbeats before another node may
@@ -38,6 +40,16 @@ func (l *lease) renew(sent time.Time) {
 		}
 		l.last = sent
 	}
+}
+
+// end lapses the lease for good.
+func (l *lease) end() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ended = true
 }
 
 // current returns the lease's epoch, for a run starting now.
@@ -73,9 +85,9 @@ func (l *lease) check() error {
 		return nil // one process on SQLite: nobody else takes its orders
 	}
 	l.mu.Lock()
-	last := l.last
+	last, ended := l.last, l.ended
 	l.mu.Unlock()
-	if last.IsZero() || time.Since(last) >= l.valid {
+	if ended || last.IsZero() || time.Since(last) >= l.valid {
 		return errLeaseLapsed
 	}
 	return nil

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -105,8 +106,10 @@ func (n *nodeRows) leave(ctx context.Context) error {
 }
 
 // heartbeat beats until ctx ends, then leaves. After each beat that follows another
-// without a gap it takes over the jobs of dead nodes (mayJudge) with takeOver.
-func (n *nodeRows) heartbeat(ctx context.Context, log *slog.Logger, takeOver func(context.Context) (int64, error)) {
+// without a gap it takes over the jobs of dead nodes (mayJudge) with takeOver. A beat that
+// finds the id taken by another process (errIDTaken) calls displaced and stops beating,
+// leaving the row to its owner.
+func (n *nodeRows) heartbeat(ctx context.Context, log *slog.Logger, takeOver func(context.Context) (int64, error), displaced func()) {
 	every, _ := n.timing()
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -117,6 +120,9 @@ func (n *nodeRows) heartbeat(ctx context.Context, log *slog.Logger, takeOver fun
 		err := n.beat(beatCtx)
 		cancel()
 		switch {
+		case errors.Is(err, errIDTaken):
+			displaced()
+			return
 		case err != nil:
 			regular = 0
 			if ctx.Err() == nil {

@@ -208,7 +208,7 @@ func (q *Queue) Start(ctx context.Context) error {
 		}
 		hbCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
-		go func() { defer close(done); q.nodes.heartbeat(hbCtx, q.log, q.takeovers.dead) }()
+		go func() { defer close(done); q.nodes.heartbeat(hbCtx, q.log, q.takeovers.dead, q.displaced) }()
 		q.stopBeat = func() { cancel(); <-done }
 	}
 	if err := q.client.Start(ctx); err != nil {

@@ -26,6 +26,24 @@ import (
 // errIDTaken is why a node stops: another live process beats under its id.
 var errIDTaken = errors.New("another live process beats under this node's id (NODE_ID must be unique)")
 
+// displaced stops a process whose node id another process took over (errIDTaken, found by
+// a heartbeat): its lease lapses for good, so its runs start no engine process and its
+// fulfilment jobs are not worked, and its River client stops, cancelling what runs (the
+// rightful node has taken those jobs over under new keys). It works nothing until it is
+// restarted under an id of its own.
+func (q *Queue) displaced() {
+	q.log.Error("stopping all work: another process took over this node's id (NODE_ID must be unique); restart this one under another id",
+		"node", q.nodes.id, "holder", q.Holder())
+	q.lease.end()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := q.client.StopAndCancel(ctx); err != nil {
+			q.log.Error("stopping the job queue of a displaced node", "err", err)
+		}
+	}()
+}
+
 // takeovers take over the jobs of dead nodes, and this node's id at its start.
 type takeovers struct {
 	db     *sqldb.DB

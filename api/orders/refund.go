@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"parla/providers"
 )
@@ -84,7 +85,7 @@ func (f *fulfiller) refundClaimed(ctx context.Context, id string, claim int64, l
 			return err
 		}
 		if err := f.payments.Refund(ctx, o.PaymentIntent, "refund-"+o.ID); err != nil {
-			return fmt.Errorf("refunding order %s: %w", id, f.refundFailed(ctx, id, claim, err))
+			return fmt.Errorf("refunding order %s: %w", id, refundFailed(ctx, f.fence, f.log, id, claim, err))
 		}
 	}
 	if o.MailedAt.IsZero() {
@@ -110,13 +111,13 @@ func (f *fulfiller) refundClaimed(ctx context.Context, id string, claim int64, l
 // refundFailed takes back the mark of a refund the provider certainly refused
 // (providers.ErrNotRefunded), for the claim that made it; any other answer leaves the
 // money's fate unknown, and the mark stays. It returns err, with the mark's error.
-func (f *fulfiller) refundFailed(ctx context.Context, id string, claim int64, err error) error {
+func refundFailed(ctx context.Context, fe *fence, log *slog.Logger, id string, claim int64, err error) error {
 	if !errors.Is(err, providers.ErrNotRefunded) {
 		return err
 	}
-	cleared, cerr := f.fence.refundRefused(ctx, id, claim)
+	cleared, cerr := fe.refundRefused(ctx, id, claim)
 	if cerr == nil && !cleared {
-		f.log.Warn("the refund was refused, but its mark is not this claim's (an earlier claim sent it first, or the order was taken meanwhile): it stays", "order", id)
+		log.Warn("the refund was refused, but its mark is not this claim's (an earlier claim sent it first, or the order was taken meanwhile): it stays", "order", id)
 	}
 	return errors.Join(err, cerr)
 }

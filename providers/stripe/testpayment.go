@@ -110,7 +110,7 @@ func (tc *TestCheckout) RefundPart(ctx context.Context, paymentIntent string, pa
 	err := tc.refundOnce(ctx, paymentIntent, part, idempotencyKey)
 	if errors.Is(err, errNotRecorded) {
 		// A concurrent call recorded its refund first: answer as it now stands.
-		if again := refundedBefore(ctx, tc.db, paymentIntent, idempotencyKey); again != errNotRefundedYet {
+		if again := refundedBefore(ctx, tc.db, paymentIntent, idempotencyKey); !errors.Is(again, errNotRefundedYet) {
 			return again
 		}
 	}
@@ -143,26 +143,12 @@ func (tc *TestCheckout) refundOnce(ctx context.Context, paymentIntent string, pa
 			return fmt.Errorf("refunding test payment %s: %w", paymentIntent, err)
 		}
 	}
-	if err := refundedBefore(ctx, tx, paymentIntent, idempotencyKey); err != errNotRefundedYet {
+	if err := refundedBefore(ctx, tx, paymentIntent, idempotencyKey); !errors.Is(err, errNotRefundedYet) {
 		return err
 	}
-	var (
-		amount   int64
-		currency string
-	)
-	err = tx.QueryRowContext(ctx, `SELECT amount, currency FROM test_checkout_sessions
-		WHERE payment_intent = ? AND payment_status = 'paid'`, paymentIntent).Scan(&amount, &currency)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("refunding test payment %s: %w: no such paid payment intent", paymentIntent, providers.ErrNotRefunded)
-	}
+	amount, currency, err := refundable(ctx, tx, paymentIntent, part)
 	if err != nil {
-		return fmt.Errorf("refunding test payment %s: %w", paymentIntent, err)
-	}
-	if part > amount {
-		return fmt.Errorf("refunding test payment %s: %d is more than the %d paid", paymentIntent, part, amount)
-	}
-	if part > 0 {
-		amount = part
+		return err
 	}
 	id, err := randomID("re_test_", 24)
 	if err != nil {
@@ -177,6 +163,24 @@ func (tc *TestCheckout) refundOnce(ctx context.Context, paymentIntent string, pa
 		return fmt.Errorf("recording refund of test payment %s: %w", paymentIntent, err)
 	}
 	return nil
+}
+
+// refundable is the amount (part; 0: all of it) and currency a refund of a paid payment
+// intent returns; an error for an intent not paid, or a part more than was paid.
+func refundable(ctx context.Context, q rowQuerier, paymentIntent string, part int64) (amount int64, currency string, err error) {
+	err = q.QueryRowContext(ctx, `SELECT amount, currency FROM test_checkout_sessions
+		WHERE payment_intent = ? AND payment_status = 'paid'`, paymentIntent).Scan(&amount, &currency)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, "", fmt.Errorf("refunding test payment %s: %w: no such paid payment intent", paymentIntent, providers.ErrNotRefunded)
+	case err != nil:
+		return 0, "", fmt.Errorf("refunding test payment %s: %w", paymentIntent, err)
+	case part > amount:
+		return 0, "", fmt.Errorf("refunding test payment %s: %d is more than the %d paid", paymentIntent, part, amount)
+	case part > 0:
+		return part, currency, nil
+	}
+	return amount, currency, nil
 }
 
 // refundedBefore answers a refund of a payment intent already refunded: nil for the

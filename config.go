@@ -113,6 +113,8 @@ type Config struct {
 	LogLevel       slog.Level     // LOG_LEVEL: debug, info (default), warn, error
 	LogFormat      string         // LOG_FORMAT: text (default) or json
 
+	ReconcileInterval time.Duration // RECONCILE_INTERVAL: how often rows past their bound are moved (default 30s)
+
 	// Metrics and health (README "Metrics and health").
 	MetricsAddr  string // METRICS_ADDR: serve /metrics here, without a token, instead of on ADDR
 	ReadyMinFree int64  // READY_MIN_FREE_BYTES: /readyz fails below this much free in DATA_DIR (default 512 MiB)
@@ -355,6 +357,7 @@ func (r *envReader) readLimits(c *Config) {
 	c.JobTimeout = r.duration("JOB_TIMEOUT", orders.DefaultJobTimeout)
 	c.RescueAfter = r.duration("JOB_RESCUE_AFTER", orders.DefaultRescueAfter(c.JobTimeout))
 	c.SweepInterval = r.duration("SWEEP_INTERVAL", orders.DefaultSweepInterval)
+	c.ReconcileInterval = r.duration("RECONCILE_INTERVAL", orders.DefaultReconcileInterval)
 	c.ShutdownGrace = r.duration("SHUTDOWN_TIMEOUT", 30*time.Second)
 }
 

@@ -206,7 +206,7 @@ func (a *App) newBook(ctx context.Context, tmpDir string, payments providers.Pay
 			MinSpeed: 0.25, MaxSpeed: 4, MaxChars: cfg.TTSMaxChars},
 		Workers: cfg.Workers, MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, JobTimeout: cfg.JobTimeout,
 		RescueAfter: cfg.RescueAfter, NodeID: cfg.NodeID, HeartbeatEvery: cfg.HeartbeatEvery, NodeDeadAfter: cfg.NodeDeadAfter,
-		SweepInterval: cfg.SweepInterval, Checkpoint: cfg.checkpoint,
+		SweepInterval: cfg.SweepInterval, ReconcileInterval: cfg.ReconcileInterval, Checkpoint: cfg.checkpoint,
 	}, orders.Deps{
 		DB: a.db, Payments: payments, Storage: store, Mailer: mailer, Letters: orders.MailLetters{},
 		Speaker: speaker, Transcriber: transcriber, Audio: runner, Links: links,

@@ -69,6 +69,7 @@ type Metrics struct {
 	latency       *prometheus.HistogramVec
 	apiCalls      *prometheus.CounterVec
 	apiCharged    *prometheus.CounterVec
+	reconciled    *prometheus.CounterVec
 }
 
 // New registers every series on a new registry, with Go's and the process's own.
@@ -98,6 +99,10 @@ func New(cfg Config) *Metrics {
 		[]float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}, "route")
 	m.apiCalls = f.counter("parla_api_calls_total", "Charged calls of the OpenAI-compatible API (/v1), by model.", "model")
 	m.apiCharged = f.counter("parla_api_charged_millicents_total", "API credit spent, in thousandths of a cent, by model.", "model")
+	m.reconciled = f.counter("parla_reconciled_total", "Rows the reconciler moved past their bound, by step (lost, unqueued, unrefunded, and the app's own).", "step")
+	for _, step := range []string{"lost", "unqueued", "unrefunded"} {
+		m.reconciled.WithLabelValues(step)
+	}
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "parla_build_info", Help: "Always 1; the version is a label."}, []string{"version"})
 	build.WithLabelValues(cfg.Version).Set(1)
 	m.reg.MustRegister(build, scrapeCollector{m},
@@ -166,6 +171,8 @@ func (m *Metrics) Observe(e orders.Event) {
 		} else {
 			m.mailsSent.WithLabelValues(code(e.Reason)).Inc()
 		}
+	case orders.EventReconciled:
+		m.reconciled.WithLabelValues(code(e.Reason)).Inc()
 	case orders.EventUpload:
 		m.uploads.Inc()
 		m.uploadBytes.Add(float64(max(e.Bytes, 0)))

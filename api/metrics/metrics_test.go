@@ -84,6 +84,7 @@ func TestObserveCountsEachEvent(t *testing.T) {
 		{Kind: orders.EventRefunded, Service: orders.STT, Reason: "no_speech", Amount: 99, Currency: "EUR"},
 		{Kind: orders.EventRefunded, Service: orders.VTT, Reason: "Source: visitor@example.com", Amount: 5, Currency: "euro"},
 		{Kind: orders.EventUpload, Service: orders.STT, Bytes: 1000},
+		{Kind: orders.EventReconciled, Reason: "unqueued"},
 	} {
 		m.Observe(e)
 	}
@@ -117,6 +118,8 @@ func TestObserveCountsEachEvent(t *testing.T) {
 		{"parla_upload_bytes_total", map[string]string{}, 1000},
 		{"parla_link_bytes_total", map[string]string{}, 4096},
 		{"parla_build_info", map[string]string{"version": "v1"}, 1},
+		{"parla_reconciled_total", map[string]string{"step": "unqueued"}, 1},
+		{"parla_reconciled_total", map[string]string{"step": "lost"}, 0},
 	} {
 		if got, ok := value(f, c.family, c.labels); !ok || got != c.want {
 			t.Errorf("%s%v = %v (found %v), want %v", c.family, c.labels, got, ok, c.want)

@@ -33,6 +33,7 @@ type Book struct {
 	orders  *Store
 	queue   *jobs.Queue
 	sweeper *sweeper
+	rec     *reconciler
 	storage providers.Storage
 	db      *sqldb.DB
 	fulfil  *fulfiller // for the operator's actions (operator.go)
@@ -79,12 +80,13 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 		letters: deps.Letters, observer: deps.Observer, log: deps.Log}
 	f.prober, _ = deps.Audio.(prober)
 	sw := &sweeper{cfg: cfg, orders: orders, events: &eventRows{db: deps.DB}, uploads: uploads,
-		storage: deps.Storage, erasure: erasure, fulfiller: f, log: deps.Log}
-	queue, err := jobs.New(ctx, cfg.queue(), deps.DB, f.handlers(sw), deps.Log)
+		storage: deps.Storage, erasure: erasure, log: deps.Log}
+	rec := &reconciler{cfg: cfg, fulfiller: f, observer: deps.Observer, log: deps.Log}
+	queue, err := jobs.New(ctx, cfg.queue(), deps.DB, f.handlers(sw, rec), deps.Log)
 	if err != nil {
 		return nil, err
 	}
-	f.queue, sw.queue = queue, queue
+	f.queue, rec.queue = queue, queue
 	translator, _ := deps.Transcriber.(providers.TranslationChecker)
 	var languages *speechlang.Detector
 	if l, ok := deps.Speaker.(providers.LanguageLister); ok {
@@ -104,13 +106,13 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 		Results: &Results{storage: deps.Storage, orders: orders, erasure: erasure, log: deps.Log},
 		Cashier: &Cashier{cfg: cfg, orders: orders, uploads: uploads, events: &eventRows{db: deps.DB},
 			payments: deps.Payments, queue: queue, observer: deps.Observer, log: deps.Log},
-		cfg: cfg, log: deps.Log, orders: orders, queue: queue, sweeper: sw, storage: deps.Storage, db: deps.DB, fulfil: f,
+		cfg: cfg, log: deps.Log, orders: orders, queue: queue, sweeper: sw, rec: rec, storage: deps.Storage, db: deps.DB, fulfil: f,
 	}, nil
 }
 
 // handlers are what the queue runs for each job: the fulfilment, giving an order up
-// (fenced by the claim its run failed with), the refund, the sweep.
-func (f *fulfiller) handlers(sw *sweeper) jobs.Handlers {
+// (fenced by the claim its run failed with), the refund, the sweep, the reconciler.
+func (f *fulfiller) handlers(sw *sweeper, rec *reconciler) jobs.Handlers {
 	return jobs.Handlers{
 		Fulfil: f.fulfil,
 		GiveUp: func(ctx context.Context, id string, cause error) error {
@@ -119,6 +121,10 @@ func (f *fulfiller) handlers(sw *sweeper) jobs.Handlers {
 		Refund: f.refund,
 		Sweep: func(ctx context.Context) error {
 			_, err := sw.Sweep(ctx)
+			return err
+		},
+		Reconcile: func(ctx context.Context) error {
+			_, err := rec.reconcile(ctx)
 			return err
 		},
 	}
@@ -170,6 +176,20 @@ func (b *Book) Download(ctx context.Context, token string) (Order, error) {
 func (b *Book) Sweep(ctx context.Context) (SweepReport, error) {
 	return b.sweeper.Sweep(ctx)
 }
+
+// Reconcile runs the reconciler once now (the queue runs it every ReconcileInterval) and
+// says how many rows each step moved.
+func (b *Book) Reconcile(ctx context.Context) (map[string]int, error) {
+	return b.rec.reconcile(ctx)
+}
+
+// Holder is this process's identity in the cluster (jobs.Queue.Holder), for what the app
+// holds on its behalf (an API call's hold).
+func (b *Book) Holder() string { return b.queue.Holder() }
+
+// LiveHolders are the identities of the live processes (jobs.Queue.LiveHolders): what a
+// holder not listed holds is a dead process's, for a reconciler step to release.
+func (b *Book) LiveHolders(ctx context.Context) ([]string, error) { return b.queue.LiveHolders(ctx) }
 
 // UnpaidUploadBytes is the bytes of unpaid uploads kept: what /readyz's disk check names
 // when space is short, since the sweep frees those no checkout holds first.

@@ -145,7 +145,7 @@ func newFixtureDeps(t *testing.T, edit func(*Config), editDeps func(*Deps)) *fix
 		PublicURL: "http://parla.test", Routes: testRoutes, TempDir: tmp, UploadDir: uploads, Now: clk.Now,
 		TTS:       TTSLimits{Voices: providers.Voices, Formats: providers.SpeechFormats, MinSpeed: 0.25, MaxSpeed: 4, MaxChars: 5000},
 		RetryBase: 10 * time.Millisecond, MaxAttempts: 3, PollInterval: 20 * time.Millisecond,
-		SweepInterval: time.Hour,
+		SweepInterval: time.Hour, ReconcileInterval: time.Hour,
 	}
 	if edit != nil {
 		edit(&cfg)
@@ -667,8 +667,8 @@ func TestBootReclaimsOnlyTheJobsOfDeadNodes(t *testing.T) {
 
 // A paid order whose job the queue gave up without a result (River's rescuer discards a
 // job stuck on its last attempt; an operator cancels one in River's UI) is found by the
-// sweep, failed and refunded with its letter: never left processing for good.
-func TestSweepRefundsAnOrderWhoseJobWasLost(t *testing.T) {
+// reconciler, failed and refunded with its letter: never left processing for good.
+func TestReconcilerRefundsAnOrderWhoseJobWasLost(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
 	co := f.order(t, "Lost by the queue.")
@@ -683,9 +683,9 @@ func TestSweepRefundsAnOrderWhoseJobWasLost(t *testing.T) {
 		WHERE kind = 'fulfil' AND state = 'available'`)
 	f.exec(t, `UPDATE orders SET status = 'processing' WHERE id = ?`, co.OrderID)
 	f.restart(t)
-	rep, err := f.book.Sweep(ctx)
-	if err != nil || rep.Lost != 1 {
-		t.Fatalf("sweep: %+v, %v; want the one lost order", rep, err)
+	rep, err := f.book.Reconcile(ctx)
+	if err != nil || rep["lost"] != 1 {
+		t.Fatalf("reconciler: %v, %v; want the one lost order", rep, err)
 	}
 	o := f.waitStatus(t, co.OrderID, Refunded)
 	if o.Error != "production_failed" {
@@ -697,34 +697,34 @@ func TestSweepRefundsAnOrderWhoseJobWasLost(t *testing.T) {
 	if d, _ := f.book.orders.Get(ctx, done.OrderID); d.Status != Done {
 		t.Errorf("the delivered order became %s", d.Status)
 	}
-	if rep, _ := f.book.Sweep(ctx); rep.Lost != 0 {
-		t.Errorf("a second sweep found %d lost orders", rep.Lost)
+	if rep, _ := f.book.Reconcile(ctx); rep["lost"] != 0 {
+		t.Errorf("a second pass found %d lost orders", rep["lost"])
 	}
 }
 
 // River's rescuer hands a job that overran JOB_RESCUE_AFTER to another node on the same
 // row, and the stale runner's outcome may cancel the row the new claimant runs (River's
 // completer checks only that the row is running). The claimant's run may still deliver
-// for as long as a run lasts (JOB_TIMEOUT after its attempt); after that the sweep gives the
-// order up and refunds it, rather than leaving it processing for good because its claimant
-// lives. Postgres only.
-func TestSweepRefundsAnOrderWhoseLiveClaimantsJobWasCancelled(t *testing.T) {
+// for as long as a run lasts (JOB_TIMEOUT after its attempt); after that the reconciler gives
+// the order up and refunds it, rather than leaving it processing for good because its
+// claimant lives. Postgres only.
+func TestReconcilerRefundsAnOrderWhoseLiveClaimantsJobWasCancelled(t *testing.T) {
 	f, co := runningOnAnotherNode(t, "live-node")
 	ctx := context.Background()
 	f.exec(t, `UPDATE orders SET claimed_by = 'live-node', claim = claim + 1, runs = runs + 1 WHERE id = ?`, co.OrderID)
 	f.exec(t, `UPDATE river_job SET state = 'cancelled', finalized_at = now() WHERE kind = 'fulfil'`)
 	beat := func() { f.exec(t, `UPDATE nodes SET seen_at = `+dbMillis+` WHERE id = 'live-node'`) }
 	beat()
-	if rep, err := f.book.Sweep(ctx); err != nil || rep.Lost != 0 {
-		t.Fatalf("sweep: %+v, %v; want no lost order while the live claimant's run may still deliver", rep, err)
+	if rep, err := f.book.Reconcile(ctx); err != nil || rep["lost"] != 0 {
+		t.Fatalf("reconciler: %v, %v; want no lost order while the live claimant's run may still deliver", rep, err)
 	}
 	f.exec(t, `UPDATE river_job SET attempted_at = now() - make_interval(secs => ?) WHERE kind = 'fulfil'`,
 		(f.book.cfg.JobTimeout + time.Minute).Seconds())
 	f.restart(t)
 	beat()
-	rep, err := f.book.Sweep(ctx)
-	if err != nil || rep.Lost != 1 {
-		t.Fatalf("sweep: %+v, %v; want the order whose claimant's job ended a job timeout ago", rep, err)
+	rep, err := f.book.Reconcile(ctx)
+	if err != nil || rep["lost"] != 1 {
+		t.Fatalf("reconciler: %v, %v; want the order whose claimant's job ended a job timeout ago", rep, err)
 	}
 	if o := f.waitStatus(t, co.OrderID, Refunded); o.Error != "production_failed" {
 		t.Errorf("refunded for %q", o.Error)

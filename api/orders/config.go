@@ -52,8 +52,13 @@ type Config struct {
 	HeartbeatEvery time.Duration
 	NodeDeadAfter  time.Duration
 	SweepInterval  time.Duration // how often the sweeper runs (DefaultSweepInterval)
-	Workers        int           // concurrent fulfilments (DefaultWorkers)
-	Now            func() time.Time
+	// ReconcileInterval is how often the reconciler runs (reconcile.go;
+	// DefaultReconcileInterval), and how long a paid order may wait for its job's insert.
+	ReconcileInterval time.Duration
+	// Reconcilers are the app's steps of the reconciler, run after the book's own.
+	Reconcilers []Reconciler
+	Workers     int // concurrent fulfilments (DefaultWorkers)
+	Now         func() time.Time
 	// Checkpoint, when set, is called after each fulfilment step ("producing", "stored",
 	// "sent", "mailed", "finished"): crash tests stop the process there. Nil in the product.
 	Checkpoint func(orderID, step string)
@@ -75,8 +80,10 @@ const (
 	// DefaultJobTimeout is long enough for a long video transcribed on a CPU.
 	DefaultJobTimeout    = 2 * time.Hour
 	DefaultSweepInterval = 10 * time.Minute
-	DefaultMaxAttempts   = 5
-	DefaultWorkers       = 2
+	// DefaultReconcileInterval bounds how long a row past its bound waits for its exit.
+	DefaultReconcileInterval = 30 * time.Second
+	DefaultMaxAttempts       = 5
+	DefaultWorkers           = 2
 	// Unpaid uploads kept (bytes): per client address (four of the largest uploads) and in all.
 	DefaultUploadQuotaPerClient = 100 << 20
 	DefaultUploadQuotaTotal     = 2 << 30
@@ -115,6 +122,7 @@ func (c *Config) defaults() {
 		c.NodeID = jobs.NodeName(host) + "-" + randomString(6)
 	}
 	def(&c.SweepInterval, DefaultSweepInterval)
+	def(&c.ReconcileInterval, DefaultReconcileInterval)
 	def(&c.HeartbeatEvery, jobs.DefaultHeartbeatEvery)
 	def(&c.NodeDeadAfter, jobs.DefaultNodeDeadAfter)
 	if c.MaxAttempts <= 0 {
@@ -138,5 +146,5 @@ func (c *Config) defaults() {
 func (c Config) queue() jobs.Config {
 	return jobs.Config{NodeID: c.NodeID, Workers: c.Workers, MaxAttempts: c.MaxAttempts, RetryBase: c.RetryBase,
 		PollInterval: c.PollInterval, JobTimeout: c.JobTimeout, RescueAfter: c.RescueAfter,
-		SweepInterval: c.SweepInterval, HeartbeatEvery: c.HeartbeatEvery, NodeDeadAfter: c.NodeDeadAfter}
+		SweepInterval: c.SweepInterval, ReconcileInterval: c.ReconcileInterval, HeartbeatEvery: c.HeartbeatEvery, NodeDeadAfter: c.NodeDeadAfter}
 }

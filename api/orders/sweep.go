@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"parla/api/orders/jobs"
 	"parla/providers"
 )
 
@@ -23,9 +22,6 @@ type sweeper struct {
 	storage providers.Storage
 	log     *slog.Logger
 	erasure *erasure
-	// queue and fulfiller, set once the queue is built: orders whose job was lost.
-	queue     *jobs.Queue
-	fulfiller *fulfiller
 }
 
 // SweepReport counts what one sweep removed.
@@ -34,7 +30,6 @@ type SweepReport struct {
 	Unpaid       int // unpaid orders expired
 	ScratchFiles int // leftover scratch files deleted
 	Uploads      int // unpaid uploads deleted
-	Lost         int // paid orders whose job the queue gave up, failed and refunded
 }
 
 // Sweep deletes expired results, expires stale unpaid orders and removes leftover
@@ -67,13 +62,9 @@ func (s *sweeper) Sweep(ctx context.Context) (SweepReport, error) {
 	rep.ScratchFiles, err = sweepDir(s.cfg.TempDir, now.Add(-s.cfg.TempTTL))
 	errs = append(errs, err)
 	errs = append(errs, s.events.DeleteBefore(ctx, now.Add(-7*24*time.Hour)))
-	if s.queue != nil {
-		rep.Lost, err = s.giveUpLost(ctx)
-		errs = append(errs, err)
-	}
 	if rep != (SweepReport{}) {
 		s.log.Info("swept", "results", rep.Results, "unpaid", rep.Unpaid, "scratch", rep.ScratchFiles,
-			"uploads", rep.Uploads, "lost", rep.Lost)
+			"uploads", rep.Uploads)
 	}
 	return rep, errors.Join(errs...)
 }
@@ -123,29 +114,4 @@ func sweepDir(dir string, cutoff time.Time) (int, error) {
 		}
 	}
 	return n, nil
-}
-
-// A paid order must end delivered or refunded. River gives up on a job in ways that
-// never reach the worker's last-attempt GiveUp (jobs.Queue.LostFulfilments): the sweep
-// finds such orders and gives them up the usual way: failed, then the refund job and its
-// letter.
-
-// errJobLost is why such an order failed.
-var errJobLost = errors.New("its fulfilment job was given up by the queue (discarded or cancelled) without a result")
-
-// giveUpLost fails and refunds the orders whose jobs were lost; it reports how many.
-func (s *sweeper) giveUpLost(ctx context.Context) (int, error) {
-	ids, err := s.queue.LostFulfilments(ctx, string(Paid), string(Processing))
-	if err != nil {
-		return 0, fmt.Errorf("finding orders whose job was lost: %w", err)
-	}
-	var errs []error
-	for _, id := range ids {
-		s.log.Error("a paid order's job was given up by the queue; refunding", "order", id)
-		// Claim 0: giveUp takes the order first, fencing off a runner judged dead that resumes.
-		if err := s.fulfiller.giveUp(ctx, id, 0, errJobLost); err != nil && !errors.Is(err, ErrClaimLost) {
-			errs = append(errs, err)
-		}
-	}
-	return len(ids), errors.Join(errs...)
 }

@@ -34,6 +34,9 @@ func newNode(t *testing.T, db *sqldb.DB, id string, h Handlers) *Queue {
 	if h.Sweep == nil {
 		h.Sweep = nothing
 	}
+	if h.Reconcile == nil {
+		h.Reconcile = nothing
+	}
 	if h.GiveUp == nil {
 		h.GiveUp = func(context.Context, string, error) error { return nil }
 	}
@@ -41,7 +44,7 @@ func newNode(t *testing.T, db *sqldb.DB, id string, h Handlers) *Queue {
 		h.Refund = func(context.Context, string, bool) error { return nil }
 	}
 	cfg := Config{NodeID: id, Workers: 1, MaxAttempts: 3, RetryBase: 10 * time.Millisecond,
-		PollInterval: 20 * time.Millisecond, JobTimeout: time.Minute, RescueAfter: 2 * time.Minute, SweepInterval: time.Hour,
+		PollInterval: 20 * time.Millisecond, JobTimeout: time.Minute, RescueAfter: 2 * time.Minute, SweepInterval: time.Hour, ReconcileInterval: time.Hour,
 		HeartbeatEvery: fastBeat, NodeDeadAfter: fastDeath}
 	q, err := New(context.Background(), cfg, db, h, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

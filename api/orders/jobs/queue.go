@@ -35,6 +35,8 @@ type Config struct {
 	JobTimeout    time.Duration // longest a single job may run
 	RescueAfter   time.Duration // how long a job may run before River's rescuer takes it
 	SweepInterval time.Duration // how often the sweep job is inserted
+	// ReconcileInterval is how often the reconciler's job is inserted.
+	ReconcileInterval time.Duration
 	// HeartbeatEvery and NodeDeadAfter time a cluster's nodes (nodes.go); 0: the defaults.
 	HeartbeatEvery, NodeDeadAfter time.Duration
 }
@@ -65,15 +67,25 @@ type refundArgs orderJob
 // Kind names the job in River's table.
 func (refundArgs) Kind() string { return kindRefund }
 
+// RefundAttempts is how often a refund job is tried: with the doubling retry (capped at an
+// hour) and the default RetryBase of 5 s, about ten hours, so that a payment provider's
+// outage delays a refund rather than ending its job; the reconciler queues a new one for
+// a failed order whose job ended anyway.
+const RefundAttempts = 20
+
 // InsertOpts makes the refund unique per order while it is unfinished: a refund job that
 // ended (done, or finding the order retried by the operator) must not keep a later give-up
 // of the same order from queueing its own. Two never run at once, and the refund itself is
 // idempotent per order (the claim on a failed order, the provider's key).
 func (refundArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
-		rivertype.JobStateRunning, rivertype.JobStateScheduled,
-	}}}
+	return river.InsertOpts{MaxAttempts: RefundAttempts,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: unfinishedStates}}
+}
+
+// unfinishedStates are the states of a job River has not finished.
+var unfinishedStates = []rivertype.JobState{
+	rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+	rivertype.JobStateRunning, rivertype.JobStateScheduled,
 }
 
 // sweepArgs runs the periodic sweep.
@@ -81,6 +93,18 @@ type sweepArgs struct{}
 
 // Kind names the job in River's table.
 func (sweepArgs) Kind() string { return "sweep" }
+
+// reconcileArgs runs the periodic reconciler.
+type reconcileArgs struct{}
+
+// Kind names the job in River's table.
+func (reconcileArgs) Kind() string { return "reconcile" }
+
+// InsertOpts runs one pass at a time, each tried once: a pass that failed is followed by
+// the next period's, never by a pile of retries.
+func (reconcileArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByState: unfinishedStates}}
+}
 
 // The job kinds of an order, as River's table names them.
 const (
@@ -114,6 +138,8 @@ type Queue struct {
 	takeovers *takeovers
 	// jobTimeout is the longest a run lasts (Config.JobTimeout): LostFulfilments.
 	jobTimeout time.Duration
+	// letterTries is Config.MaxAttempts, for the refund's letter (refundWorker).
+	letterTries int
 }
 
 // New migrates River's tables and builds its client with workers that call h, on the
@@ -124,7 +150,7 @@ func New(ctx context.Context, cfg Config, db *sqldb.DB, h Handlers, log *slog.Lo
 		return nil, err
 	}
 	q := &Queue{db: db, log: log, nodes: &nodeRows{db: db, id: cfg.NodeID, boot: randomBoot(),
-		every: cfg.HeartbeatEvery, deadAfter: cfg.NodeDeadAfter}, jobTimeout: cfg.JobTimeout}
+		every: cfg.HeartbeatEvery, deadAfter: cfg.NodeDeadAfter}, jobTimeout: cfg.JobTimeout, letterTries: cfg.MaxAttempts}
 	if db.Dialect == sqldb.Postgres {
 		q.lease = &lease{valid: leaseFor(q.nodes.timing())}
 		q.nodes.lease = q.lease
@@ -149,7 +175,7 @@ func New(ctx context.Context, cfg Config, db *sqldb.DB, h Handlers, log *slog.Lo
 }
 
 // riverConfig is River's configuration for cfg, with the workers and the periodic sweep
-// (inserted by the leader, one node of a cluster).
+// and reconciler (inserted by the leader, one node of a cluster; run by any live one).
 func riverConfig(cfg Config, workers *river.Workers, log *slog.Logger) *river.Config {
 	return &river.Config{
 		ID:                   cfg.NodeID,
@@ -162,12 +188,14 @@ func riverConfig(cfg Config, workers *river.Workers, log *slog.Logger) *river.Co
 		JobTimeout:           cfg.JobTimeout,
 		RescueStuckJobsAfter: cfg.RescueAfter,
 		Logger:               log.With("component", "river"),
-		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(
-			river.PeriodicInterval(cfg.SweepInterval),
-			func() (river.JobArgs, *river.InsertOpts) { return sweepArgs{}, nil },
-			&river.PeriodicJobOpts{RunOnStart: true},
-		)},
+		PeriodicJobs:         []*river.PeriodicJob{periodic(cfg.SweepInterval, sweepArgs{}), periodic(cfg.ReconcileInterval, reconcileArgs{})},
 	}
+}
+
+// periodic is a job inserted every interval, and once at the start.
+func periodic(interval time.Duration, args river.JobArgs) *river.PeriodicJob {
+	return river.NewPeriodicJob(river.PeriodicInterval(interval),
+		func() (river.JobArgs, *river.InsertOpts) { return args, nil }, &river.PeriodicJobOpts{RunOnStart: true})
 }
 
 // newRiverClient migrates River's tables through driver (one node at a time) and builds

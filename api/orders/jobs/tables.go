@@ -156,3 +156,17 @@ func (q *Queue) nextKey(ctx context.Context, orderID string) (int, error) {
 	}
 	return next, nil
 }
+
+// Jobless lists the orders that where selects (a condition on orders o, with args) and
+// that have no unfinished job of kind (fulfil, refund): the reconciler's finds. The
+// state filter comes first: River indexes jobs by state.
+func (q *Queue) Jobless(ctx context.Context, kind, where string, args ...any) ([]string, error) {
+	all := append(append(append([]any{}, args...), unfinished...), kind)
+	return sqldb.QueryAll(ctx, q.db, func(row sqldb.Scanner) (string, error) {
+		var id string
+		return id, row.Scan(&id)
+	}, `SELECT o.id FROM orders o WHERE `+where+`
+		  AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.state IN (`+placeholders(len(unfinished))+`)
+		                    AND j.kind = ? AND `+q.db.Dialect.JSONText("j.args", "order_id")+` = o.id)`,
+		all...)
+}

@@ -24,10 +24,14 @@ type Handlers struct {
 	// returned).
 	GiveUp func(ctx context.Context, orderID string, cause error) error
 	// Refund returns the money of an order given up and tells the visitor; lastAttempt is
-	// true on the job's last try.
+	// true from the job's Config.MaxAttempts-th try on (its money is retried for longer,
+	// RefundAttempts), when a letter that cannot be sent no longer holds the refund back.
 	Refund func(ctx context.Context, orderID string, lastAttempt bool) error
 	// Sweep removes what lapsed (the periodic job).
 	Sweep func(ctx context.Context) error
+	// Reconcile moves every row past its bound (the periodic reconciler, run by whichever
+	// node is alive).
+	Reconcile func(ctx context.Context) error
 }
 
 // ErrCancel, wrapped in a handler's error, cancels its job: no retry, nothing given up.
@@ -50,8 +54,9 @@ func isFinal(err error) bool {
 func (q *Queue) workers(h Handlers) *river.Workers {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &fulfilWorker{q: q, h: h})
-	river.AddWorker(workers, &refundWorker{h: h})
+	river.AddWorker(workers, &refundWorker{h: h, letterTries: q.letterTries})
 	river.AddWorker(workers, &sweepWorker{h: h})
+	river.AddWorker(workers, &reconcileWorker{h: h})
 	return workers
 }
 
@@ -112,10 +117,12 @@ func stoppedByShutdown(ctx context.Context) bool {
 type refundWorker struct {
 	river.WorkerDefaults[refundArgs]
 	h Handlers
+	// letterTries is Config.MaxAttempts: the tries a refund's letter holds it back.
+	letterTries int
 }
 
 func (w *refundWorker) Work(ctx context.Context, job *river.Job[refundArgs]) error {
-	err := w.h.Refund(ctx, job.Args.OrderID, job.Attempt >= job.MaxAttempts)
+	err := w.h.Refund(ctx, job.Args.OrderID, job.Attempt >= min(job.MaxAttempts, w.letterTries))
 	if err != nil && stoppedByShutdown(ctx) {
 		return river.JobSnooze(0)
 	}
@@ -129,4 +136,13 @@ type sweepWorker struct {
 
 func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[sweepArgs]) error {
 	return w.h.Sweep(ctx)
+}
+
+type reconcileWorker struct {
+	river.WorkerDefaults[reconcileArgs]
+	h Handlers
+}
+
+func (w *reconcileWorker) Work(ctx context.Context, _ *river.Job[reconcileArgs]) error {
+	return w.h.Reconcile(ctx)
 }

@@ -467,3 +467,37 @@ func TestAPITranscriptionUsageAndSilence(t *testing.T) {
 		t.Errorf("3 s of silence cost %.3f cents, want nothing", before-after)
 	}
 }
+
+// A client that gives up before the answer (the SDKs time out, then retry) is charged
+// nothing: the engine's work stops (the stand-in sees its request abandoned) and the hold
+// is given back at once. Before, the work ran on and settled: 19.8 c for an answer nobody
+// received.
+func TestAPIClientGoneIsNotCharged(t *testing.T) {
+	requireMediaTools(t)
+	fake := startFakeOpenAI(t)
+	h := startApp(t, fake.env())
+	key := h.buyCredit(500, "gone@example.com")
+	clip := paddedMP3(t, 20)
+	fake.delay.Store(int64(20 * time.Second))
+
+	before := h.balanceOf(key)
+	body, ctype := transcriptionForm(t, clip, "model", "whisper-1")
+	req, _ := http.NewRequest("POST", h.base+"/v1/audio/transcriptions", bytes.NewReader(body))
+	req.Header.Set("Content-Type", ctype)
+	req.Header.Set("Authorization", "Bearer "+key)
+	client := &http.Client{Timeout: 3 * time.Second}
+	if res, err := client.Do(req); err == nil {
+		res.Body.Close()
+		t.Fatalf("the call answered %d within the client's 3 s; the engine holds it 20 s", res.StatusCode)
+	}
+	testkit.Eventually(t, 10*time.Second, func() bool { return fake.abandoned.Load() == 1 }, "the engine's request abandoned")
+	var calls []any
+	testkit.Eventually(t, 10*time.Second, func() bool {
+		r := h.do("GET", "/v1/credit", "", nil, map[string]string{"Authorization": "Bearer " + key})
+		calls, _ = r.json(t)["calls"].([]any)
+		return len(calls) == 1 && calls[0].(map[string]any)["status"] == "released"
+	}, "the call released")
+	if after := h.balanceOf(key); after != before {
+		t.Errorf("a call whose client left after 3 s cost %.3f cents (calls %v), want nothing", before-after, calls)
+	}
+}

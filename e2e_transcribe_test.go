@@ -32,6 +32,10 @@ type fakeOpenAI struct {
 	mu       sync.Mutex
 	requests []transcriptionRequest
 	noisy    atomic.Bool // the answers end with a "[MUSIC]" segment, which the cleaner drops
+	// delay holds each answer that long (nanoseconds); abandoned counts the requests whose
+	// caller went away meanwhile.
+	delay     atomic.Int64
+	abandoned atomic.Int32
 }
 
 type transcriptionRequest struct {
@@ -77,6 +81,14 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.requests = append(f.requests, req)
 	f.mu.Unlock()
+	if d := time.Duration(f.delay.Load()); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			f.abandoned.Add(1)
+			return
+		}
+	}
 	if req.Model == "" || req.Format != "verbose_json" || req.Seconds <= 0 {
 		http.Error(w, `{"error":{"message":"want model, verbose_json and audio"}}`, http.StatusBadRequest)
 		return

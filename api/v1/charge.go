@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"strconv"
 	"time"
 
@@ -23,7 +24,8 @@ type result struct {
 
 // charge runs a priced call: its price held first (429 insufficient_quota when the
 // balance cannot cover it, and nothing is done), the work done, the price settled, and
-// only then the result sent. A failed work, or a settle that failed, gives the price back.
+// only then the result sent. A failed work, a client that hung up before the answer, or a
+// settle that failed, gives the price back.
 func (a *API) charge(c *fiber.Ctx, call credit.Call, work func(ctx context.Context) (result, error)) error {
 	idem := c.Get("Idempotency-Key")
 	if len(idem) > 255 {
@@ -37,7 +39,12 @@ func (a *API) charge(c *fiber.Ctx, call credit.Call, work func(ctx context.Conte
 	if err != nil {
 		return a.fail(c, err, "")
 	}
-	out, err := work(ctx)
+	wctx, stop := watchClient(ctx, c)
+	out, err := work(wctx)
+	stop()
+	if errors.Is(context.Cause(wctx), errClientGone) {
+		err = errClientGone // nobody receives the answer: nothing is charged for it
+	}
 	if err == nil {
 		err = a.deps.Credit.Ledger.Settle(ctx, h)
 	}

@@ -73,6 +73,9 @@ func classify(err error, param string) *apiError {
 			message: credit.ErrIdempotencySpent.Error(), hint: retryNever}
 	case errors.As(err, &ie):
 		return invalid(param, ie.Code, ie.Message)
+	case errors.Is(err, errClientGone): // nobody reads it; the log and the metrics do
+		return &apiError{status: 499, typ: invalidRequest, code: "client_closed_request",
+			message: "The client closed the connection before the answer; nothing was charged."}
 	case errors.Is(err, orders.ErrServiceUnavailable), errors.Is(err, providers.ErrUnavailable):
 		return &apiError{status: 503, typ: serverError, code: "service_unavailable", message: "This service is closed on this server right now.", hint: retryMinute}
 	case errors.Is(err, sqldb.ErrUnavailable):

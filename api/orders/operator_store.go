@@ -15,7 +15,9 @@ import (
 // Filter names a group of states in the admin area's order list.
 type Filter string
 
-// The admin area's filters. Stuck is an order processing longer than the job timeout;
+// The admin area's filters. Stuck is an order processing longer than the job timeout, or
+// failed with its refund sent to the payment provider longer ago than that, fate unknown
+// (the reconciler never sends it again blindly: the provider's dashboard tells);
 // unmailed, an ended order (done, or refunded) whose letter is not known sent: in doubt,
 // refused for good, or waiting to be sent again (letter.go).
 const (
@@ -44,7 +46,7 @@ type Search struct {
 const MaxSearch = 200
 
 // searchSQL builds the WHERE clause and arguments of a search. It is pure: stuck orders
-// are those processing and paid before now − jobTimeout.
+// are those processing and paid, or failed and their refund sent, before now − jobTimeout.
 func searchSQL(s Search, now time.Time, jobTimeout time.Duration) (string, []any, error) {
 	var where []string
 	var args []any
@@ -66,8 +68,9 @@ func searchSQL(s Search, now time.Time, jobTimeout time.Duration) (string, []any
 		where = append(where, `status IN (?, ?)`)
 		args = append(args, AwaitingPayment, Paid)
 	case FilterStuck:
-		where = append(where, `status = ? AND paid_at != 0 AND paid_at < ?`)
-		args = append(args, Processing, millis(now.Add(-jobTimeout)))
+		cutoff := millis(now.Add(-jobTimeout))
+		where = append(where, `(status = ? AND paid_at != 0 AND paid_at < ? OR status = ? AND refund_sent_at != 0 AND refund_sent_at < ?)`)
+		args = append(args, Processing, cutoff, Failed, cutoff)
 	case FilterFailed:
 		where = append(where, `status = ?`)
 		args = append(args, Failed)

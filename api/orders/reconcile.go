@@ -22,7 +22,7 @@ import (
 //     lost) is queued again under a new job key;
 //   - unrefunded: a failed order with no unfinished refund job (its insert failed, or the
 //     job used up its attempts) gets one, unless its refund went to the payment provider
-//     with its fate unknown (refund_sent_at): that one is the operator's;
+//     with its fate unknown (refund_sent_at): that one is the operator's (FilterStuck);
 //   - letters: an ended order's letter that certainly did not leave (refused for now) is
 //     sent again, claim first (resendLetters, letter.go); one in doubt or refused for good
 //     is the operator's (FilterUnmailed).

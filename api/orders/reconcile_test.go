@@ -44,7 +44,8 @@ func TestAPaidOrderWithNoJobIsQueuedAgainAndDelivered(t *testing.T) {
 
 // A failed order with no refund job (its insert failed, or the job used up its attempts
 // while the payment provider was down) is refunded after one pass; one whose refund went
-// to the provider with its fate unknown is not sent again.
+// to the provider with its fate unknown is not sent again but listed for the operator
+// (the admin area's stuck orders).
 func TestAFailedOrderWithNoRefundJobIsRefunded(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
@@ -62,6 +63,11 @@ func TestAFailedOrderWithNoRefundJobIsRefunded(t *testing.T) {
 	f.waitStatus(t, lost.OrderID, Refunded)
 	if refunds, _ := f.test.Refunds(ctx); len(refunds) != 1 {
 		t.Errorf("%d refunds, want 1", len(refunds))
+	}
+	f.clock.Advance(f.book.cfg.JobTimeout + time.Second)
+	stuck, err := f.book.Operator().Search(ctx, Search{Filter: FilterStuck})
+	if err != nil || len(stuck) != 1 || stuck[0].ID != unknown.OrderID {
+		t.Errorf("stuck %v, %v; want the order whose refund's fate is unknown", stuck, err)
 	}
 	if o, _ := f.book.orders.Get(ctx, unknown.OrderID); o.Status != Failed {
 		t.Errorf("the order whose refund's fate is unknown is %s", o.Status)

@@ -110,11 +110,12 @@ func (s *Store) search(ctx context.Context, q Search, now time.Time, jobTimeout 
 // retryFailed moves a failed order back to paid, clearing its error and counting its
 // runs afresh, so that its fulfilment runs again; it takes a claim, which fences off a
 // refund of it that was frozen (claimRefund). It reports false when the order was no
-// longer failed.
+// longer failed, its refund went out, or it was erased (no run may claim an erased order, so
+// a retried one would stay paid for good).
 func (s *Store) retryFailed(ctx context.Context, id string) (bool, error) {
 	return s.db.Changed(ctx, "retrying order "+id,
 		`UPDATE orders SET status = ?, error = '', progress = 0, claim = claim + 1, runs = 0
-		 WHERE id = ? AND status = ? AND refund_sent_at = 0`, Paid, id, Failed)
+		 WHERE id = ? AND status = ? AND refund_sent_at = 0 AND erased = 0`, Paid, id, Failed)
 }
 
 // refundDelivered records the refund of a delivered order, its link live or lapsed (the

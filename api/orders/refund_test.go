@@ -71,9 +71,11 @@ func TestOnlyTheClaimThatMarkedARefundMayClearIt(t *testing.T) {
 // did not go through before its link lapsed is erased by the sweep, and its refund, by its
 // job or by the operator, still returns the money and tells the visitor. Before, the erased
 // mark refused the refund's mark: the payment was skipped, the job ended well, and the
-// operator was told "refunded at the payment provider".
+// operator was told "refunded at the payment provider". Such an order is never retried
+// (by "retry": the operator's Retry is refused, then the job refunds it): a retried erased
+// order became paid with no run able to claim it, and no refund either.
 func TestAFailedOrdersRefundOutlivesItsErasedResult(t *testing.T) {
-	for _, by := range []string{"job", "operator"} {
+	for _, by := range []string{"job", "operator", "retry"} {
 		t.Run(by, func(t *testing.T) {
 			f := newFixture(t, nil)
 			ctx := context.Background()
@@ -101,6 +103,11 @@ func TestAFailedOrdersRefundOutlivesItsErasedResult(t *testing.T) {
 				t.Fatalf("after the sweep: order %s, result %q; want failed and erased", o.Status, o.ResultKey)
 			}
 			switch by {
+			case "retry":
+				if _, err := f.book.Operator().Retry(ctx, Actor{Who: "token", IP: "127.0.0.1", Once: "t1"}, co.OrderID); !isRefused(err) {
+					t.Errorf("the operator's Retry of an erased failed order: %v, want refused", err)
+				}
+				err = f.book.fulfil.refund(ctx, co.OrderID, false)
 			case "job":
 				err = f.book.fulfil.refund(ctx, co.OrderID, false)
 			case "operator":

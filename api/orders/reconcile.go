@@ -15,11 +15,11 @@ import (
 // bound and takes their exit through the same fenced writes as a run (a claim first), logs
 // each with its order and counts it (EventReconciled, parla_reconciled_total{step}):
 //
-//   - lost: a paid or processing order whose newest fulfilment job River gave up on
-//     (discarded, cancelled) is given up and refunded (jobs.Queue.LostFulfilments);
+//   - lost: a processing order whose newest fulfilment job River gave up on (discarded,
+//     cancelled) is given up and refunded (jobs.Queue.LostFulfilments): its runs failed;
 //   - unqueued: a paid order, paid more than a ReconcileInterval ago, with no unfinished
-//     fulfilment job (its node died between the payment and the insert, or the row was
-//     lost) is queued again under a new job key;
+//     fulfilment job (its node died between the payment and the insert, its row was lost,
+//     or its job ended before any run claimed it) is queued again under a new job key;
 //   - unrefunded: a failed order with no unfinished refund job (its insert failed, or the
 //     job used up its attempts) gets one, unless its refund went to the payment provider
 //     with its fate unknown (refund_sent_at): that one is the operator's (FilterStuck);
@@ -81,7 +81,7 @@ var errJobLost = errors.New("its fulfilment job was given up by the queue (disca
 
 // giveUpLost fails and refunds the orders whose jobs were lost; it reports how many.
 func (r *reconciler) giveUpLost(ctx context.Context) (int, error) {
-	ids, err := r.queue.LostFulfilments(ctx, string(Paid), string(Processing))
+	ids, err := r.queue.LostFulfilments(ctx, string(Processing))
 	if err != nil {
 		return 0, fmt.Errorf("finding orders whose job was lost: %w", err)
 	}

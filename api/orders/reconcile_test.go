@@ -7,9 +7,10 @@ import (
 )
 
 // A paid order whose job was never queued (its node died between recording the payment
-// and the insert) or whose job row was lost is queued again by the reconciler once its
-// payment is older than ReconcileInterval, under a new key, and delivered: before, it
-// stayed paid for ever. The app's own steps run after the book's and are counted too.
+// and the insert), whose job row was lost, or whose job ended before any run claimed it
+// is queued again by the reconciler once its payment is older than ReconcileInterval,
+// under a new key, and delivered: before, it stayed paid for ever (or, its job cancelled,
+// was refunded). The app's own steps run after the book's and are counted too.
 func TestAPaidOrderWithNoJobIsQueuedAgainAndDelivered(t *testing.T) {
 	rec := &recorder{}
 	f := newFixtureDeps(t, func(c *Config) {
@@ -18,13 +19,16 @@ func TestAPaidOrderWithNoJobIsQueuedAgainAndDelivered(t *testing.T) {
 	ctx := context.Background()
 	co := f.paidStopped(t, "Its job was lost.")
 	f.exec(t, `DELETE FROM river_job WHERE kind = 'fulfil'`)
+	cancelled := f.order(t, "Its job ended before any run claimed it.")
+	f.pay(t, cancelled.SessionID)
+	f.exec(t, `UPDATE river_job SET state = 'cancelled', finalized_at = CURRENT_TIMESTAMP WHERE kind = 'fulfil'`)
 	if rep, err := f.book.Reconcile(ctx); err != nil || rep["unqueued"] != 0 {
 		t.Fatalf("reconciler within the grace: %v, %v; want the payment's insert left its time", rep, err)
 	}
 	f.clock.Advance(f.book.cfg.ReconcileInterval + time.Second)
 	rep, err := f.book.Reconcile(ctx)
-	if err != nil || rep["unqueued"] != 1 || rep["app"] != 2 {
-		t.Fatalf("reconciler: %v, %v; want the order queued again and the app's step run", rep, err)
+	if err != nil || rep["unqueued"] != 2 || rep["lost"] != 0 || rep["app"] != 2 {
+		t.Fatalf("reconciler: %v, %v; want both orders queued again, none refunded, and the app's step run", rep, err)
 	}
 	if rep, _ := f.book.Reconcile(ctx); rep["unqueued"] != 0 {
 		t.Errorf("a second pass queued %d more", rep["unqueued"])
@@ -33,11 +37,12 @@ func TestAPaidOrderWithNoJobIsQueuedAgainAndDelivered(t *testing.T) {
 	for _, e := range rec.of(EventReconciled) {
 		counted[e.Reason]++
 	}
-	if counted["unqueued"] != 1 || counted["app"] < 6 { // 3 passes here, and the queue's own
-		t.Errorf("counted %v; want unqueued once, the app's step twice a pass", counted)
+	if counted["unqueued"] != 2 || counted["app"] < 6 { // 3 passes here, and the queue's own
+		t.Errorf("counted %v; want unqueued twice, the app's step twice a pass", counted)
 	}
 	f.restart(t)
-	if o := f.waitStatus(t, co.OrderID, Done); o.LinkToken == "" || len(f.mails(t)) != 1 {
+	f.waitStatus(t, co.OrderID, Done)
+	if o := f.waitStatus(t, cancelled.OrderID, Done); o.LinkToken == "" || len(f.mails(t)) != 2 {
 		t.Errorf("after the pass: %+v, %d letters", o, len(f.mails(t)))
 	}
 }

@@ -582,24 +582,28 @@ func TestLatePaymentIsRefundedWithALetterThatSaysWhy(t *testing.T) {
 }
 
 // A payment whose amount is not the order's price is refunded, not fulfilled.
+// A session of total 0 (a 100 % discount) is compared too: before, a total of 0 skipped the
+// comparison and delivered a priced order for nothing.
 func TestPaymentOfTheWrongAmountIsRefunded(t *testing.T) {
-	f := newFixture(t, nil)
-	ctx := context.Background()
-	co := f.order(t, "Priced at 99.")
-	if _, err := f.test.Pay(ctx, co.SessionID); err != nil {
-		t.Fatal(err)
-	}
-	ts, err := f.test.Get(ctx, co.SessionID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := ts.Checkout()
-	s.AmountTotal = 1
-	if err := f.book.Cashier.HandleEvent(ctx, PaymentEvent{ID: "evt_cheap", Type: "checkout.session.completed", Session: s}); err != nil {
-		t.Fatal(err)
-	}
-	if o := f.waitStatus(t, co.OrderID, Refunded); o.Error != "amount_mismatch" || f.speaker.calls.Load() != 0 {
-		t.Errorf("order %+v, engine calls %d", o, f.speaker.calls.Load())
+	for _, paid := range []int64{1, 0} {
+		f := newFixture(t, nil)
+		ctx := context.Background()
+		co := f.order(t, "Priced at 99.")
+		if _, err := f.test.Pay(ctx, co.SessionID); err != nil {
+			t.Fatal(err)
+		}
+		ts, err := f.test.Get(ctx, co.SessionID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := ts.Checkout()
+		s.AmountTotal = paid
+		if err := f.book.Cashier.HandleEvent(ctx, PaymentEvent{ID: "evt_cheap", Type: "checkout.session.completed", Session: s}); err != nil {
+			t.Fatal(err)
+		}
+		if o := f.waitStatus(t, co.OrderID, Refunded); o.Error != "amount_mismatch" || f.speaker.calls.Load() != 0 {
+			t.Errorf("paid %d: order %+v, engine calls %d", paid, o, f.speaker.calls.Load())
+		}
 	}
 }
 

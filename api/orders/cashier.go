@@ -190,7 +190,8 @@ func (c *Cashier) holdsUpload(ctx context.Context, o Order) bool {
 // payment that cannot be fulfilled is refunded at once, with a letter that says why: one
 // for an order that had expired and been erased before the money came (an asynchronous
 // method, a webhook days late), one for a file another paid order holds, or one whose
-// amount is not the order's price.
+// amount is not the order's price (always compared: a session of total 0, as a 100 %
+// discount makes, is no payment of a priced order).
 func (c *Cashier) confirmPaid(ctx context.Context, o Order, s providers.CheckoutSession) error {
 	late := o.Status == Expired && o.PaidAt.IsZero()
 	changed, err := c.orders.MarkPaid(ctx, o.ID, s.PaymentIntent, c.cfg.Now())
@@ -208,7 +209,7 @@ func (c *Cashier) confirmPaid(ctx context.Context, o Order, s providers.Checkout
 		reason = "payment_late"
 	case o.Service == STT && !c.holdsUpload(ctx, o):
 		reason = "upload_taken"
-	case s.AmountTotal > 0 && (s.AmountTotal != o.Amount || !strings.EqualFold(s.Currency, o.Currency)):
+	case s.AmountTotal != o.Amount || !strings.EqualFold(s.Currency, o.Currency):
 		reason = "amount_mismatch"
 		c.log.Error("paid amount differs from the order's price", "order", o.ID,
 			"paid", s.AmountTotal, "currency", s.Currency, "price", o.Amount)

@@ -171,3 +171,13 @@ func TestADisplacedTwinStops(t *testing.T) {
 		t.Fatalf("the displaced node ran %d jobs; the id's row has boot %q, want the twin's", calls.Load(), boot)
 	}
 }
+
+// The queue runs the reconciler every ReconcileInterval, on whichever node leads: its
+// handler is called at the start and again an interval later.
+func TestTheQueueRunsTheReconcilerEveryInterval(t *testing.T) {
+	var passes atomic.Int32
+	q := newNodeWith(t, testkit.OpenDB(t), "test-node", Handlers{Reconcile: func(context.Context) error { passes.Add(1); return nil }},
+		func(c *Config) { c.ReconcileInterval = 300 * time.Millisecond })
+	start(t, q)
+	testkit.Eventually(t, 30*time.Second, func() bool { return passes.Load() >= 2 }, "two passes of the reconciler")
+}

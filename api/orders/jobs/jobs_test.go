@@ -30,6 +30,12 @@ const fastBeat, fastDeath = 200 * time.Millisecond, 1200 * time.Millisecond
 // newNode builds a queue for node id on db, not started.
 func newNode(t *testing.T, db *sqldb.DB, id string, h Handlers) *Queue {
 	t.Helper()
+	return newNodeWith(t, db, id, h, nil)
+}
+
+// newNodeWith is newNode with the test's configuration edited first.
+func newNodeWith(t *testing.T, db *sqldb.DB, id string, h Handlers, edit func(*Config)) *Queue {
+	t.Helper()
 	nothing := func(context.Context) error { return nil }
 	if h.Sweep == nil {
 		h.Sweep = nothing
@@ -46,6 +52,9 @@ func newNode(t *testing.T, db *sqldb.DB, id string, h Handlers) *Queue {
 	cfg := Config{NodeID: id, Workers: 1, MaxAttempts: 3, RetryBase: 10 * time.Millisecond,
 		PollInterval: 20 * time.Millisecond, JobTimeout: time.Minute, RescueAfter: 2 * time.Minute, SweepInterval: time.Hour, ReconcileInterval: time.Hour,
 		HeartbeatEvery: fastBeat, NodeDeadAfter: fastDeath}
+	if edit != nil {
+		edit(&cfg)
+	}
 	q, err := New(context.Background(), cfg, db, h, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,9 @@ import (
 //     cancelled) is given up and refunded (jobs.Queue.LostFulfilments): its runs failed;
 //   - unqueued: a paid order, paid more than a ReconcileInterval ago, with no unfinished
 //     fulfilment job (its node died between the payment and the insert, its row was lost,
-//     or its job ended before any run claimed it) is queued again under a new job key;
+//     or its job ended before any run claimed it), or a processing one whose job row was
+//     lost, is queued again under a new job key (jobs.Queue.Unrun); the new run's claim
+//     fences off any run still going;
 //   - unrefunded: a failed order with no unfinished refund job (its insert failed, or the
 //     job used up its attempts) gets one, unless its refund went to the payment provider
 //     with its fate unknown (refund_sent_at): that one is the operator's (FilterStuck);
@@ -91,10 +93,9 @@ func (r *reconciler) giveUpLost(ctx context.Context) (int, error) {
 	})
 }
 
-// requeueUnqueued queues again the paid orders that have no job to run them.
+// requeueUnqueued queues again the paid and processing orders that no job will run.
 func (r *reconciler) requeueUnqueued(ctx context.Context) (int, error) {
-	ids, err := r.queue.Jobless(ctx, "fulfil", `o.status = ? AND o.paid_at < ?`,
-		Paid, millis(r.cfg.Now().Add(-r.cfg.ReconcileInterval)))
+	ids, err := r.queue.Unrun(ctx, string(Paid), string(Processing), millis(r.cfg.Now().Add(-r.cfg.ReconcileInterval)))
 	if err != nil {
 		return 0, fmt.Errorf("finding paid orders without a job: %w", err)
 	}

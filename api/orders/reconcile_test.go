@@ -78,3 +78,23 @@ func TestAFailedOrderWithNoRefundJobIsRefunded(t *testing.T) {
 		t.Errorf("the order whose refund's fate is unknown is %s", o.Status)
 	}
 }
+
+// A processing order whose job row was lost (its node died in the run, and no takeover
+// finds a row) is queued again at the next pass, with no grace: the new run's claim fences
+// off any run still going. It is delivered once.
+func TestAProcessingOrderWhoseJobRowWasLostIsRunAgain(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	co := f.paidStopped(t, "Its node died in the run, and its job row was lost.")
+	if _, _, err := f.book.fulfil.fence.claim(ctx, co.OrderID); err != nil {
+		t.Fatal(err)
+	}
+	f.exec(t, `DELETE FROM river_job WHERE kind = 'fulfil'`)
+	if rep, err := f.book.Reconcile(ctx); err != nil || rep["unqueued"] != 1 {
+		t.Fatalf("reconciler: %v, %v; want the order queued again", rep, err)
+	}
+	f.restart(t)
+	if o := f.waitStatus(t, co.OrderID, Done); o.LinkToken == "" || len(f.mails(t)) != 1 {
+		t.Errorf("after the pass: %+v, %d letters", o, len(f.mails(t)))
+	}
+}

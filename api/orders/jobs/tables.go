@@ -25,7 +25,6 @@ import (
 // running). Past JobTimeout no run of that attempt is going, and the order is lost though
 // its claimant lives. The state filter comes first: River indexes jobs by state.
 func (q *Queue) LostFulfilments(ctx context.Context, open ...string) ([]string, error) {
-	orderOf, newerOf := q.db.Dialect.JSONText("j.args", "order_id"), q.db.Dialect.JSONText("k.args", "order_id")
 	mayStillRun, args := "", []any{}
 	for _, s := range open {
 		args = append(args, s)
@@ -40,11 +39,26 @@ func (q *Queue) LostFulfilments(ctx context.Context, open ...string) ([]string, 
 		var id string
 		return id, row.Scan(&id)
 	}, `SELECT o.id FROM orders o
-		WHERE o.status IN (`+placeholders(len(open))+`)
-		  AND EXISTS (SELECT 1 FROM river_job j WHERE j.state IN ('discarded', 'cancelled')
-		                AND j.kind = 'fulfil' AND `+orderOf+` = o.id
+		WHERE o.status IN (`+placeholders(len(open))+`) AND `+q.newestGivenUp(mayStillRun), args...)
+}
+
+// newestGivenUp is the SQL condition that order o's newest fulfilment job j is discarded or
+// cancelled, and that j meets extra ("" or " AND …"). The state filter comes first: River
+// indexes jobs by state.
+func (q *Queue) newestGivenUp(extra string) string {
+	orderOf, newerOf := q.db.Dialect.JSONText("j.args", "order_id"), q.db.Dialect.JSONText("k.args", "order_id")
+	return `EXISTS (SELECT 1 FROM river_job j WHERE j.state IN ('discarded', 'cancelled')
+		                AND j.kind = 'fulfil' AND ` + orderOf + ` = o.id
 		                AND NOT EXISTS (SELECT 1 FROM river_job k WHERE k.kind = 'fulfil' AND k.id > j.id
-		                                  AND `+newerOf+` = o.id)`+mayStillRun+`)`, args...)
+		                                  AND ` + newerOf + ` = o.id)` + extra + `)`
+}
+
+// Unrun lists the orders no fulfilment job will run: paid (since before paidBefore, in
+// ms) or processing, with no unfinished fulfilment job. A processing one whose newest job
+// River gave up on is LostFulfilments' to judge (its claimant may still deliver), not this.
+func (q *Queue) Unrun(ctx context.Context, paid, processing string, paidBefore int64) ([]string, error) {
+	return q.Jobless(ctx, kindFulfil, `(o.status = ? AND o.paid_at < ? OR o.status = ? AND NOT `+q.newestGivenUp("")+`)`,
+		paid, paidBefore, processing)
 }
 
 // placeholders is n "?" separated by commas.

@@ -79,8 +79,8 @@ go-test:
 	# (media/visitors.go), and media's own nice-0 ffmpeg runs beside it starved it.
 	$(GO) test -count=1 -timeout $(GO_TEST_TIMEOUT) $$($(GO) list ./... | grep -vx parla)
 	$(GO) test -count=1 -timeout $(GO_TEST_TIMEOUT) .
-	# The order book's, its queue's, the API credit's and the test checkout's suites again, on a throwaway Postgres.
-	PARLA_TEST_DB=postgres $(GO) test -count=1 -timeout 10m ./api/orders/... ./api/credit/ ./providers/stripe/
+	# The order book's, its queue's, the API credit's, the test checkout's suites and the money simulation again, on a throwaway Postgres.
+	PARLA_TEST_DB=postgres $(GO) test -count=1 -timeout 10m ./api/orders/... ./api/credit/ ./providers/stripe/ ./api/moneysim/
 
 ui-test:
 	cd webui && npm run check:locales && npm run check:types && npm test && npm run size

@@ -1,0 +1,107 @@
+package moneysim
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"parla/api/orders"
+	"parla/providers/testkit"
+)
+
+// Nodes dying: mid-call, mid-run, and between the payment and its job.
+
+// killCalls is the node killed while its calls run: none of their holds is settled or
+// released by the calls; the node restarts under a new process identity.
+func (s *sim) killCalls() (string, error) {
+	n := 0
+	for _, k := range s.keys {
+		for _, h := range k.holds {
+			if h.state == "held" {
+				h.state, n = "killed", n+1
+			}
+		}
+	}
+	if err := s.w.restart(time.Second); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("the node died with %d calls held; restarted", n), nil
+}
+
+// killRun is the node killed while it produces an order: the engine works until the node's
+// shutdown deadline cancels it, and a new process takes the node's place.
+func (s *sim) killRun() (string, error) {
+	o, ok := one(s.rng, s.unpaidOrders())
+	if !ok {
+		return "no unpaid order", nil
+	}
+	s.w.speaker.fault.set(1, hang)
+	line, err := s.payNow(o)
+	if err != nil || o.intent == "" {
+		s.w.speaker.fault.set(0, "")
+		return line, err
+	}
+	processing := testkit.WaitFor(5*time.Second, func() bool {
+		got, err := s.w.book.Operator().Get(s.ctx, o.id)
+		return err == nil && got.Status == orders.Processing
+	})
+	s.w.speaker.fault.set(0, "")
+	if err := s.w.restart(100 * time.Millisecond); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s; killed while processing (%v); restarted", line, processing), nil
+}
+
+// payUnqueued is a node that died between recording an order's payment and queueing its
+// job: the webhook is handled with the queue stopped, the job's row is lost, and the node
+// restarts.
+func (s *sim) payUnqueued() (string, error) {
+	o, ok := one(s.rng, s.unpaidOrders())
+	if !ok {
+		return "no unpaid order", nil
+	}
+	if err := s.w.halt(time.Second); err != nil {
+		return "", err
+	}
+	line, err := s.payNow(o)
+	if err == nil {
+		line += "; " + s.deleteJobs(o)
+		err = s.w.start()
+	}
+	return line, err
+}
+
+// unpaidOrders are the orders not paid at the provider.
+func (s *sim) unpaidOrders() []*order {
+	var unpaid []*order
+	for _, o := range s.orders {
+		if o.intent == "" {
+			unpaid = append(unpaid, o)
+		}
+	}
+	return unpaid
+}
+
+// payNow pays o at the provider and delivers its webhook.
+func (s *sim) payNow(o *order) (string, error) {
+	if _, err := s.w.pay.Pay(s.ctx, o.session); err != nil {
+		return o.id + ": " + outcome(err), nil // expired at the provider: nothing paid
+	}
+	ts, err := s.w.pay.Get(s.ctx, o.session)
+	if err != nil {
+		return "", err
+	}
+	o.intent = ts.PaymentIntent
+	return o.id + " paid, webhook: " + outcome(s.webhook(o, "evt_"+o.session)), nil
+}
+
+// deleteJobs deletes the order's job rows, as a lost insert or a lost row leaves it.
+func (s *sim) deleteJobs(o *order) string {
+	res, err := s.w.db.ExecContext(context.WithoutCancel(s.ctx), `DELETE FROM river_job WHERE kind IN ('fulfil', 'refund') AND `+
+		s.w.db.Dialect.JSONText("args", "order_id")+` = ?`, o.id)
+	if err != nil {
+		return "deleting its jobs: " + err.Error()
+	}
+	n, _ := res.RowsAffected()
+	return fmt.Sprintf("%d job rows deleted", n)
+}

@@ -150,6 +150,10 @@ func TestAPIFromCodeWithGoOpenAI(t *testing.T) {
 		if got, secs := probe(t, audio); got != codec || secs <= 0 {
 			t.Errorf("%s decodes as %s of %.2fs", format, got, secs)
 		}
+		// OpenAI's aac is raw ADTS frames, each starting with the 12-bit sync word (not M4A).
+		if format == openai.SpeechResponseFormatAac && (len(audio) < 2 || audio[0] != 0xFF || audio[1]&0xF0 != 0xF0) {
+			t.Errorf("aac starts % x, want an ADTS frame", audio[:min(len(audio), 8)])
+		}
 	}
 	if pcm, err := speak(t, c, "Short.", openai.SpeechResponseFormatPcm); err != nil || len(pcm) < 24000/2 || len(pcm)%2 != 0 {
 		t.Errorf("pcm: %d bytes, %v", len(pcm), err)

@@ -15,11 +15,13 @@ const (
 	Opus = "opus"
 	AAC  = "aac"
 	FLAC = "flac"
-	// WAVFile and RawPCM are for the API's speech (api/v1) only, made from an engine's FLAC
-	// (FLACInput): 16-bit PCM in a WAV file, and the same samples bare at 24 kHz mono, as
-	// OpenAI's "pcm" is. The site's orders never use them (providers.SpeechFormats).
-	WAVFile = "wav"
-	RawPCM  = "pcm"
+	// WAVFile, RawPCM and ADTSStream are for the API's speech (api/v1) only, made from an
+	// engine's FLAC (FLACInput): 16-bit PCM in a WAV file, the same samples bare at 24 kHz
+	// mono, as OpenAI's "pcm" is, and AAC in raw ADTS frames, as OpenAI's "aac" is. The
+	// site's orders never use them (providers.SpeechFormats).
+	WAVFile    = "wav"
+	RawPCM     = "pcm"
+	ADTSStream = "aac-adts"
 )
 
 // FormatInfo describes how an orderable audio format is encoded and delivered.
@@ -98,6 +100,12 @@ var formats = map[string]FormatInfo{
 		// follow each other), remuxed once into MP4 at the end.
 		partMuxer: "adts",
 		partExtra: []string{"aac_coder", "fast"},
+	},
+	ADTSStream: {
+		Codec: "aac", Ext: "aac", ContentType: "audio/aac",
+		encoder: "aac", muxer: "adts",
+		bitrate: "64k",
+		extra:   []string{"aac_coder", "fast"},
 	},
 	WAVFile: {
 		Codec: "pcm_s16le", Ext: "wav", ContentType: "audio/wav",

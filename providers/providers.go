@@ -57,6 +57,9 @@ type SpeechRequest struct {
 	// detection, and an engine that speaks per language detects each paragraph again,
 	// speaking those it cannot tell in Language. False: the whole text in Language.
 	DetectParagraphs bool
+	// Instructions say how to speak (tone, pace, accent), as OpenAI's gpt-4o-mini-tts
+	// takes them; engines that take none ignore them. The API's speech only (api/v1).
+	Instructions string
 	// Progress, when set, is called with 0–100 as the engine works. It may be called from
 	// another goroutine and must not block.
 	Progress func(percent int)

@@ -70,7 +70,7 @@ func speechRequest(b speechBody, maxInput int64) (providers.SpeechRequest, error
 	if !(req.Speed >= 0.25 && req.Speed <= 4) {
 		return req, invalid("speed", "invalid_value", "speed must be between 0.25 and 4.")
 	}
-	req.Text, req.Voice = *b.Input, voiceMap[strings.ToLower(b.Voice)]
+	req.Text, req.Voice, req.Instructions = *b.Input, voiceMap[strings.ToLower(b.Voice)], b.Instructions
 	return req, nil
 }
 
@@ -93,12 +93,12 @@ func (a *API) speech(c *fiber.Ctx) error {
 		return a.fail(c, err, "input")
 	}
 	req.Language, req.DetectParagraphs = q.Language, q.Mixed
-	format := req.Format
-	if format == media.WAVFile || format == media.RawPCM {
-		req.Format = media.FLAC
+	format, fromFLAC := apiFormat(req.Format)
+	if fromFLAC {
+		req.Format = media.FLAC // made into format from the engine's lossless audio
 	}
 	call := credit.Call{Model: b.Model, Units: q.Chars, Amount: a.deps.Pricing.Rules[orders.TTS].MilliAmount(q.Chars, 1),
-		Fingerprint: fingerprint("speech", b.Model, req.Text, req.Voice, format, strconv.FormatFloat(req.Speed, 'g', -1, 64))}
+		Fingerprint: fingerprint("speech", b.Model, req.Text, req.Voice, format, strconv.FormatFloat(req.Speed, 'g', -1, 64), b.Instructions)}
 	return a.charge(c, call, func(ctx context.Context) (result, error) {
 		var audio bytes.Buffer
 		if err := a.deps.Speaker.Speak(ctx, req, &audio); err != nil {
@@ -114,4 +114,17 @@ func (a *API) speech(c *fiber.Ctx) error {
 		}
 		return result{out.Bytes(), f.ContentType}, nil
 	})
+}
+
+// apiFormat is the media format of a response_format, and whether it is made from the
+// engine's FLAC: wav and pcm exist only here, and OpenAI's aac is raw ADTS frames
+// (audio/aac) where the site's downloads are M4A. The others are the engine's own.
+func apiFormat(responseFormat string) (string, bool) {
+	switch responseFormat {
+	case media.AAC:
+		return media.ADTSStream, true
+	case media.WAVFile, media.RawPCM:
+		return responseFormat, true
+	}
+	return responseFormat, false
 }

@@ -126,7 +126,7 @@ func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.W
 	}
 	if len(calls) == 1 {
 		req.Report(0)
-		if err := s.speakOne(ctx, calls[0].Text, calls[0].Voice, req.Format, speed, w); err != nil {
+		if err := s.speakOne(ctx, calls[0], req.Format, speed, w); err != nil {
 			return err
 		}
 		req.Report(100)
@@ -137,7 +137,7 @@ func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.W
 		Count: len(calls),
 		Input: media.PCM(pcmRate, 1),
 		Open: func(ctx context.Context, i int) (io.Reader, error) {
-			return s.call(ctx, calls[i].Text, calls[i].Voice, string(goopenai.SpeechResponseFormatPcm), speed)
+			return s.call(ctx, calls[i], string(goopenai.SpeechResponseFormatPcm), speed)
 		},
 	}
 	if err := s.media.EncodePieces(ctx, pieces, media.EncodeOptions{Format: req.Format}, req.Report, w); err != nil {
@@ -150,6 +150,8 @@ func (s *Speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.W
 type speechPart struct {
 	Text  string
 	Voice string
+	// Instructions is the request's style of speech (instructionsFor).
+	Instructions string
 }
 
 // plan cuts a request's text into the calls the server speaks, in order: by language
@@ -170,7 +172,7 @@ func (s *Speaker) plan(req providers.SpeechRequest) ([]speechPart, error) {
 		voice := s.voices.Resolve(req.Voice, span.Language)
 		for _, t := range media.SplitText(span.Text, s.maxChars) {
 			if strings.TrimSpace(t) != "" {
-				calls = append(calls, speechPart{Text: t, Voice: voice})
+				calls = append(calls, speechPart{Text: t, Voice: voice, Instructions: req.Instructions})
 			}
 		}
 	}
@@ -182,21 +184,22 @@ func (s *Speaker) plan(req providers.SpeechRequest) ([]speechPart, error) {
 
 // call makes one /audio/speech request, bounded by the call timeout until its answer is
 // closed.
-func (s *Speaker) call(ctx context.Context, text, voice, format string, speed float64) (io.ReadCloser, error) {
+func (s *Speaker) call(ctx context.Context, part speechPart, format string, speed float64) (io.ReadCloser, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, s.timeout, fmt.Errorf("no whole answer within %s", s.timeout))
 	resp, err := s.client.CreateSpeech(ctx, goopenai.CreateSpeechRequest{
 		Model:          goopenai.SpeechModel(s.model),
-		Input:          text,
-		Voice:          goopenai.SpeechVoice(voice),
+		Input:          part.Text,
+		Voice:          goopenai.SpeechVoice(part.Voice),
 		ResponseFormat: goopenai.SpeechResponseFormat(format),
 		Speed:          speed,
+		Instructions:   instructionsFor(s.model, part.Instructions),
 	})
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && ctx.Err() == context.DeadlineExceeded {
 			err = fmt.Errorf("%w: %w", cause, err)
 		}
 		cancel()
-		return nil, fmt.Errorf("requesting %s speech (%d characters, voice %s): %w", format, utf8.RuneCountInString(text), voice, explain(err))
+		return nil, fmt.Errorf("requesting %s speech (%d characters, voice %s): %w", format, utf8.RuneCountInString(part.Text), part.Voice, explain(err))
 	}
 	return speechAnswer{ReadCloser: resp, ctx: ctx, cancel: cancel}, nil
 }
@@ -224,8 +227,8 @@ func (a speechAnswer) Close() error {
 }
 
 // speakOne handles a text that fits in one call.
-func (s *Speaker) speakOne(ctx context.Context, text, voice, format string, speed float64, w io.Writer) error {
-	body, err := s.call(ctx, text, voice, format, speed)
+func (s *Speaker) speakOne(ctx context.Context, part speechPart, format string, speed float64, w io.Writer) error {
+	body, err := s.call(ctx, part, format, speed)
 	if err != nil {
 		return fmt.Errorf("openai speech: %w", err)
 	}
@@ -240,4 +243,13 @@ func (s *Speaker) speakOne(ctx context.Context, text, voice, format string, spee
 		return fmt.Errorf("openai speech: reading %s answer: %w", format, err)
 	}
 	return nil
+}
+
+// instructionsFor is what a speech call sends as instructions: OpenAI's tts-1 and tts-1-hd
+// take none; other models (gpt-4o-mini-tts, a compatible server) get the request's.
+func instructionsFor(model, instructions string) string {
+	if model == "tts-1" || model == "tts-1-hd" {
+		return ""
+	}
+	return instructions
 }

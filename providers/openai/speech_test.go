@@ -33,6 +33,7 @@ type speechCall struct {
 	Voice          string  `json:"voice"`
 	ResponseFormat string  `json:"response_format"`
 	Speed          float64 `json:"speed"`
+	Instructions   string  `json:"instructions"`
 }
 
 // perChar is how much audio the fake API returns per input character.
@@ -192,6 +193,20 @@ func TestSpeakModelAndSpeedPassThrough(t *testing.T) {
 				t.Errorf("call %+v", last)
 			}
 		})
+	}
+}
+
+// Instructions reach a model that takes them, and are left out for tts-1 and tts-1-hd,
+// which take none.
+func TestSpeakPassesInstructions(t *testing.T) {
+	api, srv := newFakeAPI(t)
+	for model, want := range map[string]string{"gpt-4o-mini-tts": "Cheerful.", "kokoro": "Cheerful.", "tts-1": ""} {
+		s := NewSpeaker(Config{APIKey: "k", BaseURL: srv.URL + "/v1/", Model: model})
+		speak(t, s, providers.SpeechRequest{Voice: "fable", Text: "Hello.", Format: "mp3", Speed: 1, Instructions: "Cheerful."})
+		calls := api.received()
+		if got := calls[len(calls)-1].Instructions; got != want {
+			t.Errorf("model %s: sent instructions %q, want %q", model, got, want)
+		}
 	}
 }
 

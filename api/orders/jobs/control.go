@@ -24,7 +24,7 @@ type Attempt struct {
 
 // Attempts lists the attempts of an order's fulfilment and refund jobs, oldest first.
 func (q *Queue) Attempts(ctx context.Context, orderID string) ([]Attempt, error) {
-	jobs, err := q.orderJobs(ctx, orderID)
+	jobs, err := orderJobs(ctx, q.client, orderID)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +33,7 @@ func (q *Queue) Attempts(ctx context.Context, orderID string) ([]Attempt, error)
 
 // RefundRunning reports whether the order's refund job is running now.
 func (q *Queue) RefundRunning(ctx context.Context, orderID string) (bool, error) {
-	jobs, err := q.orderJobs(ctx, orderID)
+	jobs, err := orderJobs(ctx, q.client, orderID)
 	if err != nil {
 		return false, err
 	}
@@ -42,23 +42,23 @@ func (q *Queue) RefundRunning(ctx context.Context, orderID string) (bool, error)
 
 // CancelFulfilment cancels the order's unfinished fulfilment job.
 func (q *Queue) CancelFulfilment(ctx context.Context, orderID string) error {
-	return q.cancel(ctx, orderID, kindFulfil)
+	return cancelJobs(ctx, q.client, orderID, kindFulfil)
 }
 
 // CancelRefund cancels the order's unfinished refund job.
 func (q *Queue) CancelRefund(ctx context.Context, orderID string) error {
-	return q.cancel(ctx, orderID, kindRefund)
+	return cancelJobs(ctx, q.client, orderID, kindRefund)
 }
 
-// cancel cancels the order's unfinished jobs of kind.
-func (q *Queue) cancel(ctx context.Context, orderID, kind string) error {
-	jobs, err := q.orderJobs(ctx, orderID)
+// cancelJobs cancels the order's unfinished jobs of kind.
+func cancelJobs(ctx context.Context, client riverClient, orderID, kind string) error {
+	jobs, err := orderJobs(ctx, client, orderID)
 	if err != nil {
 		return err
 	}
 	for _, j := range jobs {
 		if j.Kind == kind && !finalState(j.State) {
-			if _, err := q.client.JobCancel(ctx, j.ID); err != nil {
+			if _, err := client.JobCancel(ctx, j.ID); err != nil {
 				return fmt.Errorf("cancelling the %s job of order %s: %w", kind, orderID, err)
 			}
 		}
@@ -83,7 +83,7 @@ func (q *Queue) RetryFulfilment(ctx context.Context, orderID string) (string, er
 // job is queued. The run claims the order first, so an older run still going delivers
 // nothing after it.
 func (q *Queue) Requeue(ctx context.Context, orderID string) (int64, error) {
-	next, err := q.nextKey(ctx, orderID)
+	next, err := nextKey(ctx, q.db, orderID)
 	if err != nil {
 		return 0, err
 	}
@@ -97,13 +97,13 @@ func (q *Queue) Requeue(ctx context.Context, orderID string) (int64, error) {
 // orderJobs lists the fulfilment and refund jobs of one order, oldest first, through
 // River's client. The one SQL predicate is on the job's JSON args: `args ->> 'order_id'`
 // reads a top-level key on SQLite (3.38+) and on Postgres' jsonb alike.
-func (q *Queue) orderJobs(ctx context.Context, orderID string) ([]*rivertype.JobRow, error) {
+func orderJobs(ctx context.Context, client riverClient, orderID string) ([]*rivertype.JobRow, error) {
 	params := river.NewJobListParams().
 		Kinds(kindFulfil, kindRefund).
 		Where("args ->> 'order_id' = @order_id", river.NamedArgs{"order_id": orderID}).
 		OrderBy(river.JobListOrderByID, river.SortOrderAsc).
 		First(20)
-	res, err := q.client.JobList(ctx, params)
+	res, err := client.JobList(ctx, params)
 	if err != nil {
 		return nil, fmt.Errorf("listing the jobs of order %s: %w", orderID, err)
 	}

@@ -83,7 +83,10 @@ func (n *nodeRows) beat(ctx context.Context) error {
 
 // Holder is this process's identity, stable for its life: its node id and its boot nonce
 // (a later process under the same id is another holder).
-func (q *Queue) Holder() string { return q.nodes.id + ":" + q.nodes.boot }
+func (q *Queue) Holder() string { return q.nodes.holder() }
+
+// holder is the node's identity: its id and its process's boot.
+func (n *nodeRows) holder() string { return n.id + ":" + n.boot }
 
 // LiveHolders are the identities (Holder) of the live processes: on SQLite this one, which
 // owns the database; on Postgres every node whose heartbeat is more recent than

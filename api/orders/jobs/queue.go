@@ -166,7 +166,7 @@ func New(ctx context.Context, cfg Config, db *sqldb.DB, h Handlers, log *slog.Lo
 		return nil, err
 	}
 	q.takeovers = &takeovers{db: db, client: q.client, nodes: q.nodes, log: log}
-	if n, err := q.reclaimOrphans(ctx); err != nil {
+	if n, err := reclaimOrphans(ctx, db); err != nil {
 		return nil, err
 	} else if n > 0 {
 		log.Warn("jobs left running by a process that died are queued again", "jobs", n)
@@ -236,7 +236,7 @@ func (q *Queue) Start(ctx context.Context) error {
 		}
 		hbCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
-		go func() { defer close(done); q.nodes.heartbeat(hbCtx, q.log, q.takeovers.dead, q.displaced) }()
+		go func() { defer close(done); q.nodes.heartbeat(hbCtx, q.log, q.takeovers.dead, q.takeovers.displaced) }()
 		q.stopBeat = func() { cancel(); <-done }
 	}
 	if err := q.client.Start(ctx); err != nil {
@@ -273,11 +273,11 @@ func (q *Queue) Stop(ctx context.Context) error {
 // power cut). On Postgres other nodes may be running jobs right now: a node judges others
 // only by the heartbeat's rule (a run of its own beats without a gap, nodes.go), since at
 // boot, right after an outage of the database, the live nodes' beats are stale too.
-func (q *Queue) reclaimOrphans(ctx context.Context) (int64, error) {
-	if q.db.Dialect == sqldb.Postgres {
+func reclaimOrphans(ctx context.Context, db *sqldb.DB) (int64, error) {
+	if db.Dialect == sqldb.Postgres {
 		return 0, nil
 	}
-	res, err := q.db.ExecContext(ctx, `UPDATE river_job SET state = 'available' WHERE state = 'running'`)
+	res, err := db.ExecContext(ctx, `UPDATE river_job SET state = 'available' WHERE state = 'running'`)
 	if err != nil {
 		return 0, fmt.Errorf("reclaiming jobs of a dead process: %w", err)
 	}

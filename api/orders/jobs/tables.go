@@ -39,14 +39,14 @@ func (q *Queue) LostFulfilments(ctx context.Context, open ...string) ([]string, 
 		var id string
 		return id, row.Scan(&id)
 	}, `SELECT o.id FROM orders o
-		WHERE o.status IN (`+placeholders(len(open))+`) AND `+q.newestGivenUp(mayStillRun), args...)
+		WHERE o.status IN (`+placeholders(len(open))+`) AND `+newestGivenUp(q.db.Dialect, mayStillRun), args...)
 }
 
 // newestGivenUp is the SQL condition that order o's newest fulfilment job j is discarded or
 // cancelled, and that j meets extra ("" or " AND …"). The state filter comes first: River
 // indexes jobs by state.
-func (q *Queue) newestGivenUp(extra string) string {
-	orderOf, newerOf := q.db.Dialect.JSONText("j.args", "order_id"), q.db.Dialect.JSONText("k.args", "order_id")
+func newestGivenUp(d sqldb.Dialect, extra string) string {
+	orderOf, newerOf := d.JSONText("j.args", "order_id"), d.JSONText("k.args", "order_id")
 	return `EXISTS (SELECT 1 FROM river_job j WHERE j.state IN ('discarded', 'cancelled')
 		                AND j.kind = 'fulfil' AND ` + orderOf + ` = o.id
 		                AND NOT EXISTS (SELECT 1 FROM river_job k WHERE k.kind = 'fulfil' AND k.id > j.id
@@ -57,7 +57,7 @@ func (q *Queue) newestGivenUp(extra string) string {
 // ms) or processing, with no unfinished fulfilment job. A processing one whose newest job
 // River gave up on is LostFulfilments' to judge (its claimant may still deliver), not this.
 func (q *Queue) Unrun(ctx context.Context, paid, processing string, paidBefore int64) ([]string, error) {
-	return q.Jobless(ctx, kindFulfil, `(o.status = ? AND o.paid_at < ? OR o.status = ? AND NOT `+q.newestGivenUp("")+`)`,
+	return q.Jobless(ctx, kindFulfil, `(o.status = ? AND o.paid_at < ? OR o.status = ? AND NOT `+newestGivenUp(q.db.Dialect, "")+`)`,
 		paid, paidBefore, processing)
 }
 
@@ -161,10 +161,10 @@ func (q *Queue) Gauges(ctx context.Context) (Gauges, error) {
 
 // nextKey is the next key (orderJob.Takeover) of an order's fulfilment: one past the
 // highest its jobs in River's table had, 0 when it has none.
-func (q *Queue) nextKey(ctx context.Context, orderID string) (int, error) {
+func nextKey(ctx context.Context, db *sqldb.DB, orderID string) (int, error) {
 	var next int
-	err := q.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(CAST(COALESCE(`+q.db.Dialect.JSONText("args", "takeover")+`, '0') AS INTEGER)) + 1, 0)
-		FROM river_job WHERE kind = ? AND `+q.db.Dialect.JSONText("args", "order_id")+` = ?`, kindFulfil, orderID).Scan(&next)
+	err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(CAST(COALESCE(`+db.Dialect.JSONText("args", "takeover")+`, '0') AS INTEGER)) + 1, 0)
+		FROM river_job WHERE kind = ? AND `+db.Dialect.JSONText("args", "order_id")+` = ?`, kindFulfil, orderID).Scan(&next)
 	if err != nil {
 		return 0, fmt.Errorf("reading the jobs of order %s: %w", orderID, err)
 	}

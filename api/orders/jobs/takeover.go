@@ -31,10 +31,10 @@ var errIDTaken = errors.New("another live process beats under this node's id (NO
 // fulfilment jobs are not worked, and its River client stops, cancelling what runs (the
 // rightful node has taken those jobs over under new keys). It works nothing until it is
 // restarted under an id of its own.
-func (q *Queue) displaced() {
+func (q *takeovers) displaced() {
 	q.log.Error("stopping all work: another process took over this node's id (NODE_ID must be unique); restart this one under another id",
-		"node", q.nodes.id, "holder", q.Holder())
-	q.lease.end()
+		"node", q.nodes.id, "holder", q.nodes.holder())
+	q.nodes.lease.end()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

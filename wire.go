@@ -49,6 +49,9 @@ type App struct {
 	api *v1.API
 	// keys are the API's keys as the admin area handles them.
 	keys *credit.Keyring
+	// ledger holds the API calls' prices (set once the credit is built): the reconciler
+	// gives back the holds of processes that died (releaseDeadHolds).
+	ledger *credit.Ledger
 	// admin is the admin area (/admin); closed unless ADMIN_PASSWORD_HASH or ADMIN_TOKEN is set.
 	admin *admin.Admin
 	// closers are released last at shutdown (the link relay, the whisper model).
@@ -207,6 +210,7 @@ func (a *App) newBook(ctx context.Context, tmpDir string, payments providers.Pay
 		Workers: cfg.Workers, MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, JobTimeout: cfg.JobTimeout,
 		RescueAfter: cfg.RescueAfter, NodeID: cfg.NodeID, HeartbeatEvery: cfg.HeartbeatEvery, NodeDeadAfter: cfg.NodeDeadAfter,
 		SweepInterval: cfg.SweepInterval, ReconcileInterval: cfg.ReconcileInterval, Checkpoint: cfg.checkpoint,
+		Reconcilers: []orders.Reconciler{{Name: "holds", Run: a.releaseDeadHolds}},
 	}, orders.Deps{
 		DB: a.db, Payments: payments, Storage: store, Mailer: mailer, Letters: orders.MailLetters{},
 		Speaker: speaker, Transcriber: transcriber, Audio: runner, Links: links,
@@ -221,18 +225,32 @@ func (a *App) newAPI(ctx context.Context, tmpDir string, payments providers.Paym
 	speaker providers.Speaker, transcriber providers.Transcriber, runner *media.Runner) error {
 	cfg := a.cfg
 	c, err := credit.New(ctx, credit.Config{PublicURL: cfg.PublicURL, Page: api.CreditPage, Success: api.CreditSuccess, MinAmount: cfg.CreditMin, MaxAmount: cfg.CreditMax,
-		Currency: cfg.Pricing.Currency, ImageURL: cfg.PublicURL + "/favicon.svg"},
+		Currency: cfg.Pricing.Currency, ImageURL: cfg.PublicURL + "/favicon.svg", Holder: a.book.Holder()},
 		credit.Deps{DB: a.db, Payments: payments, Mailer: mailer, Log: a.log})
 	if err != nil {
 		return err
 	}
 	a.book.Cashier.OtherSessions = c.Shop.HandleEvent
-	a.keys = c.Keyring
+	a.keys, a.ledger = c.Keyring, c.Ledger
 	a.api = v1.New(v1.Config{RateLimit: cfg.RateLimit, MaxUploadBytes: cfg.MaxUploadBytes, TempDir: tmpDir},
 		v1.Deps{Credit: c, Desk: a.book.Desk, Intake: a.book.Intake, Pricing: cfg.Pricing, Speaker: speaker,
 			Transcriber: transcriber, Media: runner, ClientOf: api.ClientKeyOf(cfg.TrustedProxies),
 			Observe: a.metrics.APICall, Log: a.log})
 	return nil
+}
+
+// releaseDeadHolds is the reconciler's step for the API credit: every call's hold whose
+// process is not among the live ones (it died mid-call) is given back, and any older than
+// the stale-hold bound. Nothing before the credit is built.
+func (a *App) releaseDeadHolds(ctx context.Context) (int, error) {
+	if a.ledger == nil {
+		return 0, nil
+	}
+	live, err := a.book.LiveHolders(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return a.ledger.ReleaseDead(ctx, live)
 }
 
 // newHTTP builds the web server: the API, the pages and the embedded web UI.

@@ -32,6 +32,7 @@ var menu = []action{
 	{"retry", 3, (*sim).operatorRetry},
 	{"refund", 3, (*sim).operatorRefund},
 	{"losejob", 2, (*sim).loseJob},
+	{"race", 2, (*sim).raceOperator},
 	{"clock", 4, (*sim).clockJump},
 	{"buy", 4, (*sim).buyKey},
 	{"hold", 8, (*sim).holdCall},
@@ -44,6 +45,7 @@ var menu = []action{
 	{"burst", 2, (*sim).burst},
 	{"revoke", 1, (*sim).revokeKey},
 	{"keyrefund", 2, (*sim).refundKey},
+	{"provider", 1, (*sim).providerEnds},
 }
 
 func pick(rng *rand.Rand) action {

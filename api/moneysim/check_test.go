@@ -27,29 +27,23 @@ type keyBook struct {
 	bought, balance, refunded int64
 	held                      int64 // the key's row's held total
 	status                    string
-	calls                     map[string]int64 // call state → amount
+	heldCalls, settledCalls   int64 // its calls held and settled
 }
 
+// readKey reads a key's money in one statement, so that one snapshot answers (a release
+// by the reconciler's job may commit at any time).
 func (s *sim) readKey(id string) (keyBook, error) {
-	b := keyBook{calls: map[string]int64{}}
-	if err := s.w.db.QueryRowContext(s.ctx, `SELECT amount * 1000, balance, held, refunded * 1000, status
-		FROM credit_keys WHERE id = ?`, id).Scan(&b.bought, &b.balance, &b.held, &b.refunded, &b.status); err != nil {
+	var b keyBook
+	sum := func(state string) string {
+		return `(SELECT COALESCE(SUM(amount), 0) FROM credit_calls WHERE key_id = k.id AND state = '` + state + `')`
+	}
+	err := s.w.db.QueryRowContext(s.ctx, `SELECT k.amount * 1000, k.balance, k.held, k.refunded * 1000, k.status, `+
+		sum("held")+`, `+sum("settled")+` FROM credit_keys k WHERE k.id = ?`, id).Scan(
+		&b.bought, &b.balance, &b.held, &b.refunded, &b.status, &b.heldCalls, &b.settledCalls)
+	if err != nil {
 		return b, fmt.Errorf("reading key %s: %w", id, err)
 	}
-	rows, err := s.w.db.QueryContext(s.ctx, `SELECT state, SUM(amount) FROM credit_calls WHERE key_id = ? GROUP BY state`, id)
-	if err != nil {
-		return b, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var state string
-		var sum int64
-		if err := rows.Scan(&state, &sum); err != nil {
-			return b, err
-		}
-		b.calls[state] = sum
-	}
-	return b, rows.Err()
+	return b, nil
 }
 
 // checkKey: bought = balance + held + settled + refunded; what is settled is what the
@@ -61,15 +55,18 @@ func (s *sim) checkKey(k *key) error {
 		return err
 	}
 	var errs []error
-	if sum := b.balance + b.calls["held"] + b.calls["settled"] + b.refunded; sum != b.bought || b.balance < 0 {
+	if sum := b.balance + b.heldCalls + b.settledCalls + b.refunded; sum != b.bought || b.balance < 0 {
 		errs = append(errs, fmt.Errorf("key %s (%s): bought %d ≠ balance %d + held %d + settled %d + refunded %d = %d (thousandths of a cent)",
-			k.id, b.status, b.bought, b.balance, b.calls["held"], b.calls["settled"], b.refunded, sum))
+			k.id, b.status, b.bought, b.balance, b.heldCalls, b.settledCalls, b.refunded, sum))
 	}
-	if b.held != b.calls["held"] {
-		errs = append(errs, fmt.Errorf("key %s: its row holds %d, its held calls %d", k.id, b.held, b.calls["held"]))
+	if b.held != b.heldCalls {
+		errs = append(errs, fmt.Errorf("key %s: its row holds %d, its held calls %d", k.id, b.held, b.heldCalls))
 	}
-	if b.calls["settled"] != k.settled {
-		errs = append(errs, fmt.Errorf("key %s: %d settled in the ledger, %d by its calls", k.id, b.calls["settled"], k.settled))
+	if b.settledCalls != k.settled {
+		errs = append(errs, fmt.Errorf("key %s: %d settled in the ledger, %d by its calls", k.id, b.settledCalls, k.settled))
+	}
+	if k.spentEnded {
+		errs = append(errs, fmt.Errorf("key %s: a call was held after its payment was refunded or disputed at the provider", k.id))
 	}
 	errs = append(errs, s.onceRefunded("key "+k.id, k.intent))
 	if n := s.w.mail.count("credit-" + k.id); n > 1 {
@@ -151,8 +148,8 @@ func (s *sim) checkEnded() error {
 		if err != nil {
 			return err
 		}
-		if b.calls["held"] != 0 {
-			errs = append(errs, fmt.Errorf("key %s (%s): %d still held past every bound", k.id, b.status, b.calls["held"]))
+		if b.heldCalls != 0 {
+			errs = append(errs, fmt.Errorf("key %s (%s): %d still held past every bound", k.id, b.status, b.heldCalls))
 		}
 	}
 	return errors.Join(errs...)

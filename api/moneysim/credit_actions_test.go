@@ -64,6 +64,7 @@ func (s *sim) hold(k *key, amount int64, idem string) (string, bool) {
 		return fmt.Sprintf("key %s, %d %q: %s", k.id, amount, idem, outcome(err)), false
 	}
 	k.holds = append(k.holds, &hold{h: h, state: "held"})
+	k.spentEnded = k.spentEnded || k.ended && !h.Repeat
 	return fmt.Sprintf("key %s, %d %q: call %s (repeat %v)", k.id, amount, idem, h.ID, h.Repeat), true
 }
 
@@ -170,6 +171,7 @@ func (s *sim) burst() (string, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			held++
+			k.spentEnded = k.spentEnded || k.ended
 			if err == nil {
 				k.settled += h.Amount
 				k.holds = append(k.holds, &hold{h: h, state: "settled"})
@@ -186,6 +188,32 @@ func (s *sim) revokeKey() (string, error) {
 		return "no key", nil
 	}
 	return "key " + k.id + ": " + outcome(s.w.credit.Keyring.Revoke(s.ctx, k.id)), nil
+}
+
+// providerEnds is the key's payment refunded at the provider's dashboard, or disputed by
+// the buyer's bank, and its webhook: the key must never be spent again.
+func (s *sim) providerEnds() (string, error) {
+	k, ok := one(s.rng, s.keys)
+	if !ok {
+		return "no key", nil
+	}
+	calls, err := s.w.pay.RefundCalls(s.ctx, k.intent)
+	if err != nil {
+		return "", err
+	}
+	ev := orders.PaymentEvent{ID: fmt.Sprintf("evt_dispute_%d_%s", s.rng.IntN(1000), k.id), Type: stripe.EventChargeDisputeCreated,
+		PaymentIntent: k.intent}
+	if len(calls) == 0 && s.rng.IntN(2) == 0 {
+		if err := s.w.pay.TestCheckout.Refund(s.ctx, k.intent, "dashboard-"+k.id); err != nil {
+			return "", err
+		}
+		ev.ID, ev.Type = "evt_refunded_"+k.id, stripe.EventChargeRefunded
+	}
+	err = s.w.book.Cashier.HandleEvent(s.ctx, ev)
+	if err == nil {
+		k.ended = true
+	}
+	return fmt.Sprintf("key %s, %s: %s", k.id, ev.Type, outcome(err)), nil
 }
 
 func (s *sim) refundKey() (string, error) {

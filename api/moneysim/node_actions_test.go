@@ -105,3 +105,32 @@ func (s *sim) deleteJobs(o *order) string {
 	n, _ := res.RowsAffected()
 	return fmt.Sprintf("%d job rows deleted", n)
 }
+
+// raceOperator is the operator acting on an order while its give-up's refund job runs: the
+// engine fails every attempt, and the moment the order is failed the operator's Refund or
+// Retry is clicked, racing the job at the provider and on the order's row.
+func (s *sim) raceOperator() (string, error) {
+	o, ok := one(s.rng, s.unpaidOrders())
+	if !ok {
+		return "no unpaid order", nil
+	}
+	retry := s.rng.IntN(2) == 0
+	s.w.speaker.fault.set(maxAttempts, "down")
+	line, err := s.payNow(o)
+	if err != nil || o.intent == "" {
+		return line, err
+	}
+	failed := testkit.WaitEvery(time.Millisecond, 5*time.Second, func() bool {
+		got, err := s.w.book.Operator().Get(s.ctx, o.id)
+		return err == nil && got.Status == orders.Failed
+	})
+	if !failed {
+		return line + "; never failed", nil
+	}
+	if retry {
+		_, err = s.w.book.Operator().Retry(s.ctx, s.actor(), o.id)
+		return line + "; failed, the operator's retry at once: " + outcome(err), nil
+	}
+	_, err = s.w.book.Operator().Refund(s.ctx, s.actor(), o.id)
+	return line + "; failed, the operator's refund at once: " + outcome(err), nil
+}

@@ -58,9 +58,12 @@ func TestMoneySimulation(t *testing.T) {
 				if failed.Load() {
 					return
 				}
-				if msg := runSeed(w, seed); msg != "" {
+				msg, steps := runSeed(w, seed)
+				if msg != "" {
 					failed.Store(true)
 					failures <- msg
+				} else if n == 1 {
+					t.Logf("seed %d passed; its steps:\n%s", seed, steps) // a replay shows them
 				}
 			}
 		}()
@@ -77,15 +80,15 @@ func TestMoneySimulation(t *testing.T) {
 const parallelWorlds = 6
 
 // runSeed plays one seed on w; it returns what failed, with the line that replays it and
-// the seed's steps, or "".
-func runSeed(w *world, seed int) string {
+// the seed's steps, or "", and the steps.
+func runSeed(w *world, seed int) (failure, steps string) {
 	s := &sim{w: w, seed: seed, rng: rand.New(rand.NewPCG(uint64(seed), 0x5eed)), ctx: context.Background()}
 	err := s.run()
+	steps = strings.Join(s.log, "\n")
 	if err == nil {
-		return ""
+		return "", steps
 	}
-	return fmt.Sprintf("seed %d: %v\nreplay: %s\nsteps of seed %d:\n%s", seed, err, replayLine(seed), seed,
-		strings.Join(s.log, "\n"))
+	return fmt.Sprintf("seed %d: %v\nreplay: %s\nsteps of seed %d:\n%s", seed, err, replayLine(seed), seed, steps), steps
 }
 
 // seedRange is the seeds to run: SIM_SEED alone, else SIM_SEEDS of them from 1.
@@ -148,6 +151,9 @@ type key struct {
 	bought  int64 // cents
 	settled int64 // thousandths of a cent
 	holds   []*hold
+	// ended: its payment was refunded or disputed at the provider (and the webhook told);
+	// spentEnded: a call was held on it after that.
+	ended, spentEnded bool
 }
 
 // hold is one call's hold as the simulation holds it: held until settled, released or

@@ -28,6 +28,7 @@ import (
 type transcriptionForm struct {
 	model, language, prompt, format string
 	temperature                     string // as sent; checked by checkForm
+	stream                          string // "true" for server-sent events; checked by checkForm
 	granularities                   []string
 	file                            string // the received file's path
 	fileHash                        string // its SHA-256, for the Idempotency-Key's fingerprint
@@ -60,7 +61,7 @@ func (a *API) transcribe(translate bool) fiber.Handler {
 		if err := checkForm(&form, translate); err != nil {
 			return a.fail(c, err, "")
 		}
-		m, err := a.deps.Intake.MeasureUpload(c.UserContext(), form.file)
+		m, err := a.measure(c, form.file)
 		if silent(err) {
 			// OpenAI answers silence with an empty text; push-to-talk and VAD clips make such
 			// files all day. Nothing was transcribed, so nothing is charged.
@@ -73,10 +74,13 @@ func (a *API) transcribe(translate bool) fiber.Handler {
 		call := credit.Call{Model: form.model, Units: ms, Amount: a.deps.Pricing.Rules[orders.STT].MilliAmount(ms, 1000),
 			Fingerprint: fingerprint("transcription", strconv.FormatBool(translate), form.model, form.language, form.format,
 				strings.Join(form.granularities, ","), form.fileHash, form.prompt, form.temperature)}
+		req := providers.TranscribeRequest{Path: form.file, Language: form.language, Translate: translate,
+			Duration: m.Length, Prompt: form.prompt, Temperature: temperature(form.temperature)}
+		if form.stream == "true" {
+			return a.stream(c, call, a.transcriptEvents(req, m.Length))
+		}
 		return a.charge(c, call, func(ctx context.Context) (result, error) {
-			t, err := a.deps.Transcriber.Transcribe(ctx, providers.TranscribeRequest{Path: form.file,
-				Language: form.language, Translate: translate, Duration: m.Length,
-				Prompt: form.prompt, Temperature: temperature(form.temperature)})
+			t, err := a.deps.Transcriber.Transcribe(ctx, req)
 			if err != nil {
 				return result{}, err
 			}
@@ -98,7 +102,15 @@ func rendered(t providers.Transcript, form transcriptionForm, length time.Durati
 
 // sendTranscript answers a transcript charged nothing.
 func (a *API) sendTranscript(c *fiber.Ctx, form transcriptionForm, t providers.Transcript, length time.Duration) error {
-	out, err := rendered(t, form, length)
+	var out result
+	var err error
+	if form.stream == "true" {
+		var done bytes.Buffer
+		err = event(&done, textDone(t.Text, length))
+		out = result{done.Bytes(), eventStream}
+	} else {
+		out, err = rendered(t, form, length)
+	}
 	if err != nil {
 		return a.fail(c, err, "")
 	}
@@ -132,9 +144,14 @@ func withUsage(body []byte, form transcriptionForm, length time.Duration) []byte
 		json.Unmarshal(body, &has) == nil && has.Words == nil {
 		extra = append(extra, `,"words":[]`...)
 	}
-	seconds := float64(length.Milliseconds()) / 1000
-	extra = append(extra, `,"usage":{"type":"duration","seconds":`+strconv.FormatFloat(seconds, 'f', -1, 64)+`}`...)
+	extra = append(append(extra, `,"usage":`...), durationUsage(length)...)
 	return slices.Concat(body[:end], extra, body[end:])
+}
+
+// durationUsage is OpenAI's usage of a transcription of length, {"type":"duration","seconds":…}.
+func durationUsage(length time.Duration) json.RawMessage {
+	seconds := float64(length.Milliseconds()) / 1000
+	return json.RawMessage(`{"type":"duration","seconds":` + strconv.FormatFloat(seconds, 'f', -1, 64) + `}`)
 }
 
 // refuse closes the connection after an answer given before the body was read whole, so
@@ -159,6 +176,10 @@ func checkForm(f *transcriptionForm, translate bool) error {
 		return invalid("language", "invalid_value", "language must be an ISO-639-1 code of a language the engine knows.")
 	case f.temperature != "" && !validTemperature(f.temperature):
 		return invalid("temperature", "invalid_value", "temperature must be a number from 0 to 1.")
+	case f.stream != "" && f.stream != "true" && f.stream != "false":
+		return invalid("stream", "invalid_value", "stream must be true or false.")
+	case f.stream == "true" && translate:
+		return invalid("stream", "unsupported_value", "Translations are not streamed.")
 	case len(f.granularities) > 0 && f.format != "verbose_json":
 		return invalid("timestamp_granularities", "invalid_value", "timestamp_granularities need response_format verbose_json.")
 	}
@@ -234,6 +255,8 @@ func (a *API) readPart(part *multipart.Part, form *transcriptionForm, limit int6
 		form.prompt = v
 	case "temperature":
 		form.temperature = v
+	case "stream":
+		form.stream = strings.ToLower(v)
 	case "response_format":
 		form.format = strings.ToLower(v)
 	case "timestamp_granularities[]", "timestamp_granularities":

@@ -25,6 +25,9 @@ type Config struct {
 	MaxUploadBytes int64 // the largest file a transcription takes (25 MB)
 	MaxInput       int64 // the longest text a speech call takes (4,096 characters)
 	TempDir        string
+	// MaxTranscription is API_MAX_TRANSCRIPTION: the longest file one transcription takes
+	// (DefaultMaxTranscription).
+	MaxTranscription time.Duration
 }
 
 // Deps are what the handlers call.
@@ -46,8 +49,9 @@ type Deps struct {
 
 // API serves /v1 and the credit's checkout.
 type API struct {
-	cfg  Config
-	deps Deps
+	cfg      Config
+	deps     Deps
+	measures measureGate // the transcriptions' measures running, per key
 }
 
 // New fills Config's defaults.
@@ -57,6 +61,9 @@ func New(cfg Config, deps Deps) *API {
 	}
 	if cfg.MaxInput <= 0 {
 		cfg.MaxInput = 4096
+	}
+	if cfg.MaxTranscription <= 0 {
+		cfg.MaxTranscription = DefaultMaxTranscription
 	}
 	if deps.Log == nil {
 		deps.Log = slog.Default()

@@ -218,8 +218,8 @@ func (c *Cashier) confirmPaid(ctx context.Context, o Order, s providers.Checkout
 		return c.queue.Fulfil(ctx, o.ID)
 	}
 	c.log.Warn("payment cannot be fulfilled, refunding", "order", o.ID, "reason", reason)
-	if err := c.orders.FailPayment(ctx, o.ID, reason, s.Email); err != nil {
-		return err
+	if failed, err := c.orders.FailPayment(ctx, o.ID, reason, s.Email); err != nil || !failed {
+		return err // not failed here: whoever moved the order owns what follows
 	}
 	c.observer.Observe(Event{Kind: EventFailed, Service: o.Service, Reason: reason})
 	return c.queue.Refund(ctx, o.ID)

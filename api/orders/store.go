@@ -119,9 +119,10 @@ func (s *Store) MarkPaid(ctx context.Context, id, paymentIntent string, at time.
 
 // FailPayment marks a just-paid order that cannot be fulfilled as failed for reason,
 // keeping the address the payment provider knows (the order's own may be erased) so that
-// the refund letter reaches the visitor.
-func (s *Store) FailPayment(ctx context.Context, id, reason, email string) error {
-	return s.db.Update(ctx, "failing the payment of order "+id,
+// the refund letter reaches the visitor. It reports false when the order was no longer paid
+// (another path moved it first).
+func (s *Store) FailPayment(ctx context.Context, id, reason, email string) (bool, error) {
+	return s.db.Changed(ctx, "failing the payment of order "+id,
 		`UPDATE orders SET status = ?, error = ?, email = CASE WHEN email = '' THEN ? ELSE email END
 		 WHERE id = ? AND status = ?`, Failed, reason, email, id, Paid)
 }

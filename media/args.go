@@ -194,7 +194,8 @@ func EncodeArgs(in Input, opts EncodeOptions, output string) ([]string, error) {
 }
 
 // PartArgs builds the ffmpeg arguments that encode one part of a long audio, a WAV stream
-// on standard input, into output ("file:<path>") in the form EncodeParts joins without
+// on standard input, into output ("file:<path>", or "pipe:1" for an mp3 part, whose frames
+// stand alone) in the form EncodeParts joins without
 // re-encoding: mp3 as bare frames, opus in Ogg, aac as ADTS, flac as a FLAC file. Encoder,
 // bitrate, rate, effort and tempo are those of EncodeArgs.
 func PartArgs(opts EncodeOptions, output string) ([]string, error) {
@@ -202,8 +203,8 @@ func PartArgs(opts EncodeOptions, output string) ([]string, error) {
 	if !ok || f.partMuxer == "" { // the API's wav and pcm are never made in parts
 		return nil, fmt.Errorf("unknown audio format %q", opts.Format)
 	}
-	if !strings.HasPrefix(output, "file:") {
-		return nil, fmt.Errorf("part output %q is not file:<path>", output)
+	if !strings.HasPrefix(output, "file:") && (output != "pipe:1" || opts.Format != MP3) {
+		return nil, fmt.Errorf("part output %q is not file:<path> (or pipe:1 for mp3)", output)
 	}
 	f.muxer, f.extra = f.partMuxer, f.partExtra
 	return encodeArgs(WAV, opts, f, output)

@@ -78,12 +78,21 @@ func (r *Runner) EncodeParts(ctx context.Context, src Parts, opts EncodeOptions,
 		names[i] = fmt.Sprintf("part-%05d.%s", i, f.Ext)
 	}
 
-	firstErr := r.encodePartsInParallel(ctx, src, opts, dir, names, progress)
+	// MP3 frames stand alone: the first part goes to w as it is encoded, so that a long
+	// mp3 starts arriving at once (the API streams it); the others wait in their files.
+	var first io.Writer
+	if opts.Format == MP3 {
+		first = w
+	}
+	firstErr := r.encodePartsInParallel(ctx, src, opts, dir, names, progress, first)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("encoding %s: %w", opts.Format, err)
 	}
 	if firstErr != nil {
 		return fmt.Errorf("encoding %s: %w", opts.Format, firstErr)
+	}
+	if first != nil {
+		names = names[1:]
 	}
 	if err := r.joinParts(ctx, dir, names, opts, w); err != nil {
 		return fmt.Errorf("joining %d %s parts: %w", src.Count, opts.Format, err)
@@ -93,9 +102,9 @@ func (r *Runner) EncodeParts(ctx context.Context, src Parts, opts EncodeOptions,
 }
 
 // encodePartsInParallel encodes src's parts into dir under names, src.Workers at a time,
-// telling progress up to 95 %; it returns the first part's own failure, and stops the
-// others at it.
-func (r *Runner) encodePartsInParallel(ctx context.Context, src Parts, opts EncodeOptions, dir string, names []string, progress func(int)) error {
+// telling progress up to 95 %, the first part to first instead when it is set; it
+// returns the first part's own failure, and stops the others at it.
+func (r *Runner) encodePartsInParallel(ctx context.Context, src Parts, opts EncodeOptions, dir string, names []string, progress func(int), first io.Writer) error {
 	// The parts run under their own context, so that the first failure stops the others
 	// and can still be told from a cancellation of the whole.
 	pctx, cancel := context.WithCancel(ctx)
@@ -120,7 +129,11 @@ func (r *Runner) encodePartsInParallel(ctx context.Context, src Parts, opts Enco
 				if stop {
 					return
 				}
-				err := r.encodePart(pctx, src, i, opts, filepath.Join(dir, names[i]))
+				var to io.Writer
+				if i == 0 {
+					to = first
+				}
+				err := r.encodePart(pctx, src, i, opts, filepath.Join(dir, names[i]), to)
 				mu.Lock()
 				switch {
 				case err != nil && firstErr == nil && ctx.Err() == nil:
@@ -151,9 +164,14 @@ func (r *Runner) encodeOne(ctx context.Context, src Parts, opts EncodeOptions, w
 	return err
 }
 
-// encodePart runs part i's producer into one ffmpeg encode to the file path.
-func (r *Runner) encodePart(ctx context.Context, src Parts, i int, opts EncodeOptions, path string) error {
-	args, err := PartArgs(opts, fileURL(path))
+// encodePart runs part i's producer into one ffmpeg encode to the file path, or to w when
+// it is set.
+func (r *Runner) encodePart(ctx context.Context, src Parts, i int, opts EncodeOptions, path string, w io.Writer) error {
+	output := fileURL(path)
+	if w != nil {
+		output = "pipe:1"
+	}
+	args, err := PartArgs(opts, output)
 	if err != nil {
 		return err
 	}
@@ -161,7 +179,7 @@ func (r *Runner) encodePart(ctx context.Context, src Parts, i int, opts EncodeOp
 	if err != nil {
 		return err
 	}
-	err = r.FFmpeg(ctx, args, stdin(part), nil)
+	err = r.FFmpeg(ctx, args, stdin(part), w)
 	if perr := part.Close(); perr != nil {
 		return producerFirst(perr, err)
 	}

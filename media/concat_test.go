@@ -50,7 +50,7 @@ func TestPartArgs(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []struct{ format, output string }{{"wav", "file:/t/p.wav"}, {MP3, "pipe:1"}, {MP3, "/t/p.mp3"}} {
+	for _, bad := range []struct{ format, output string }{{"wav", "file:/t/p.wav"}, {Opus, "pipe:1"}, {MP3, "/t/p.mp3"}} {
 		if args, err := PartArgs(EncodeOptions{Format: bad.format}, bad.output); err == nil {
 			t.Errorf("PartArgs(%q, %q) accepted: %q", bad.format, bad.output, args)
 		}

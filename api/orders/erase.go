@@ -26,13 +26,15 @@ type erasure struct {
 // save or a resumed runner's result, can bring it back), and ends the order as expired: a
 // delivered one, and one whose result is stored while its run still sends the letter or
 // finishes (no run takes an erased order, so a run that died would leave it processing
-// for ever; a run that resumes finds its finish refused). One statement, so no crash
-// leaves the mark without the end.
+// for ever; a run that resumes finds its finish refused). Such an order's address goes too:
+// a delivery letter that never left has nothing left to deliver (a failed order keeps it
+// for its refund's news). One statement, so no crash leaves the mark without the end.
 func (e *erasure) mark(ctx context.Context, id string) error {
 	return e.db.Update(ctx, "erasing result of order "+id,
 		`UPDATE orders SET erased = 1, result_key = '',
-		   status = CASE WHEN status = ? OR status = ? AND result_key != '' THEN ? ELSE status END
-		 WHERE id = ?`, Done, Processing, Expired, id)
+		   status = CASE WHEN status = ? OR status = ? AND result_key != '' THEN ? ELSE status END,
+		   email = CASE WHEN status = ? OR status = ? AND result_key != '' THEN '' ELSE email END
+		 WHERE id = ?`, Done, Processing, Expired, Done, Processing, id)
 }
 
 // storedOrder is what the orphan sweep needs of an order.

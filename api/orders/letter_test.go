@@ -173,3 +173,25 @@ func TestTheOperatorsResendTakesARejectedLetterOffTheList(t *testing.T) {
 		t.Error("the address is kept after the letter was sent")
 	}
 }
+
+// A letter that never left (refused for good, never resent) does not keep its address past
+// the link: when the link lapses the order ends expired, its address erased, and it leaves
+// the operator's list, the delivery letter having nothing left to deliver.
+func TestALapsedLinkErasesTheAddressOfALetterThatNeverLeft(t *testing.T) {
+	f, srv := newSMTPFixture(t, nil)
+	srv.Script(testkit.SMTPRejectAfterData)
+	co := f.order(t, "Refused for good, then lapsed.")
+	f.pay(t, co.SessionID)
+	if o := f.waitStatus(t, co.OrderID, Done); o.Email == "" {
+		t.Fatal("the address went before the letter")
+	}
+	f.clock.Advance(f.book.cfg.LinkTTL + time.Hour)
+	if _, err := f.book.Sweep(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	o, _ := f.book.Desk.orders.Get(context.Background(), co.OrderID)
+	if o.Status != Expired || o.Email != "" || f.unmailed(t, co.OrderID) {
+		t.Errorf("after the link lapsed: %s, address kept %v, listed %v; want expired, erased, not listed",
+			o.Status, o.Email != "", f.unmailed(t, co.OrderID))
+	}
+}

@@ -54,11 +54,20 @@ export function priceCents(quantity, rule) {
 }
 
 /** Cents as a localized currency string, e.g. 99 → "€0.99" (en) or "0,99 €" (es). */
-export function formatMoney(cents, currency = "eur", locale = "en") {
+export function formatMoney(cents, currency = "eur", locale = "en", digits = {}) {
   return new Intl.NumberFormat(locale, {
     style: "currency",
     currency: String(currency).toUpperCase(),
+    ...digits,
   }).format(cents / 100);
+}
+
+/**
+ * Fractional cents to the thousandth of a cent, as the API keeps balances and charges
+ * (Parla-Charged-Cents): 0.198 → "€0.00198", 11.88 → "€0.1188", 500 → "€5.00".
+ */
+export function formatMilliMoney(cents, currency = "eur", locale = "en") {
+  return formatMoney(Math.round(cents * 1000) / 1000, currency, locale, { maximumFractionDigits: 5 });
 }
 
 /**

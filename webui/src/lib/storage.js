@@ -8,6 +8,8 @@ export const VTT_KEY = "vtt";
 /** The storage key of each service's order. */
 export const ORDER_KEYS = { tts: TTS_KEY, sst: STT_KEY, vtt: VTT_KEY };
 export const SESSION_KEY = "sessionId";
+/** The /api page's credit form ({euros, email}), kept while its checkout is open (CreditPending). */
+export const CREDIT_KEY = "credit";
 export const LANG_KEY = "lang";
 
 export function readJSON(key) {

@@ -1,7 +1,8 @@
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { fetchCreditKey } from "../../api.js";
-import { formatMoney } from "../../lib/pricing.js";
+import { formatMilliMoney } from "../../lib/pricing.js";
+import { CREDIT_KEY, remove } from "../../lib/storage.js";
 import { Link } from "../../router.jsx";
 import Loader from "../../Loader.jsx";
 
@@ -23,9 +24,13 @@ export default function ApiKey() {
     if (!sessionId) return undefined;
     const ctl = new AbortController();
     let timer;
+    const paid = (c) => {
+      remove(CREDIT_KEY); // the form on /api is done with (Buy)
+      setCredit(c);
+    };
     const poll = () =>
       fetchCreditKey(sessionId, { signal: ctl.signal }).then(
-        (c) => (c ? setCredit(c) : (timer = setTimeout(poll, POLL_MS))),
+        (c) => (c ? paid(c) : (timer = setTimeout(poll, POLL_MS))),
         (err) => err?.name !== "AbortError" && setError(err?.code || "network_error"),
       );
     poll();
@@ -65,7 +70,7 @@ export default function ApiKey() {
       </p>
       <p data-testid="api-key-balance">
         {t("apiKey.balance", {
-          amount: formatMoney(credit.balance, credit.currency, lng),
+          amount: formatMilliMoney(credit.balance, credit.currency, lng),
           date: new Date(credit.expiresAt).toLocaleDateString(lng),
         })}
       </p>

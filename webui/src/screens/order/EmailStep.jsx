@@ -7,9 +7,10 @@ import Step from "./Step.jsx";
 /**
  * The e-mail address of an order, typed twice, with the mismatch warning (spec: "Validation rules").
  * The address is checked by the server's rule when the visitor leaves the field (and,
- * once shown, as they correct it), with the server's message (errors.invalid_email).
+ * once shown, as they correct it), with the server's message (errors.invalid_email). `hint`
+ * says what is sent there (an order's download link by default).
  */
-export default function EmailStep({ n, title, email, emailVerify, onEmail, onEmailVerify }) {
+export default function EmailStep({ n, title, hint, email, emailVerify, onEmail, onEmailVerify }) {
   const { t } = useTranslation();
   const [checked, setChecked] = useState(false);
   const mismatch = emailsMismatch(email, emailVerify);
@@ -18,7 +19,7 @@ export default function EmailStep({ n, title, email, emailVerify, onEmail, onEma
   return (
     <Step n={n} id="email" title={title}>
       <p className="hint" id="email-hint">
-        {t("order.emailHint")}
+        {hint || t("order.emailHint")}
       </p>
       <Field
         id="email"

@@ -152,25 +152,32 @@ func TestARefusedLetterIsSentAgainAfterItsOrderEnded(t *testing.T) {
 }
 
 // A letter the mail server refused for good stays in the operator's list until the
-// operator's Resend sends it; the order then leaves the list and its address goes.
+// operator's Resend sends it; the order then leaves the list and its address goes. A
+// refunded order's news too (Resend sends the refund's letter): before, Resend took
+// delivered orders only, and a refunded one stayed listed with no remedy.
 func TestTheOperatorsResendTakesARejectedLetterOffTheList(t *testing.T) {
-	f, srv := newSMTPFixture(t, nil)
-	srv.Script(testkit.SMTPRejectAfterData)
-	co := f.order(t, "Its letter refused for good.")
-	f.pay(t, co.SessionID)
-	f.waitStatus(t, co.OrderID, Done)
-	if !f.unmailed(t, co.OrderID) {
-		t.Fatal("a done order whose letter was refused for good is not in the operator's list")
-	}
-	by := Actor{Who: "password", IP: "192.0.2.1", Once: "form-1"}
-	if out, err := f.book.Operator().Resend(context.Background(), by, co.OrderID, ""); err != nil || !strings.HasPrefix(out.Result, "ok:") {
-		t.Fatalf("resend: %+v %v", out, err)
-	}
-	if n := len(srv.Messages()); n != 1 || f.unmailed(t, co.OrderID) {
-		t.Errorf("%d letters, in the operator's list %v; want 1, not listed", n, f.unmailed(t, co.OrderID))
-	}
-	if o, _ := f.book.Desk.orders.Get(context.Background(), co.OrderID); o.Email != "" {
-		t.Error("the address is kept after the letter was sent")
+	for _, want := range []Status{Done, Refunded} {
+		f, srv := newSMTPFixture(t, nil)
+		srv.Script(testkit.SMTPRejectAfterData)
+		if want == Refunded {
+			f.speaker.failures.Store(-1)
+		}
+		co := f.order(t, "Its letter refused for good.")
+		f.pay(t, co.SessionID)
+		f.waitStatus(t, co.OrderID, want)
+		if !f.unmailed(t, co.OrderID) {
+			t.Fatalf("a %s order whose letter was refused for good is not in the operator's list", want)
+		}
+		by := Actor{Who: "password", IP: "192.0.2.1", Once: "form-1"}
+		if out, err := f.book.Operator().Resend(context.Background(), by, co.OrderID, ""); err != nil || !strings.HasPrefix(out.Result, "ok:") {
+			t.Fatalf("%s: resend: %+v %v", want, out, err)
+		}
+		if n := len(srv.Messages()); n != 1 || f.unmailed(t, co.OrderID) {
+			t.Errorf("%s: %d letters, in the operator's list %v; want 1, not listed", want, n, f.unmailed(t, co.OrderID))
+		}
+		if o, _ := f.book.Desk.orders.Get(context.Background(), co.OrderID); o.Email != "" {
+			t.Errorf("%s: the address is kept after the letter was sent", want)
+		}
 	}
 }
 

@@ -193,9 +193,24 @@ func (op *Operator) act(ctx context.Context, by Actor, action, orderID, detail s
 	return Outcome{Action: action, Result: result}, err
 }
 
-// Resend sends the delivery letter again, to the address the order still keeps or to the
-// one the operator typed (to), and records the order mailed. Delivered orders with a live
-// link only.
+// resendable is the letter the operator's Resend sends of o now: the link of a delivered
+// order whose file is kept and link lives, or the news of a refunded order; refused for any
+// other.
+func resendable(o Order, now time.Time) (string, error) {
+	switch {
+	case o.Status == Refunded:
+		return letterRefunded, nil
+	case o.Status != Done || o.ResultKey == "":
+		return "", refuse("only a delivered order whose file is kept, or a refunded one, can be sent again (it is %s)", o.Status)
+	case !now.Before(o.LinkExpiresAt):
+		return "", refuse("the link has lapsed: extend it first")
+	}
+	return letterResent, nil
+}
+
+// Resend sends the order's letter again, to the address the order still keeps or to the
+// one the operator typed (to), and records the order mailed: a delivered order's link
+// (while it lives), or a refunded order's news.
 func (op *Operator) Resend(ctx context.Context, by Actor, id, to string) (Outcome, error) {
 	detail := "to the kept address"
 	if to != "" {
@@ -206,11 +221,9 @@ func (op *Operator) Resend(ctx context.Context, by Actor, id, to string) (Outcom
 		if err != nil {
 			return "", err
 		}
-		if o.Status != Done || o.ResultKey == "" {
-			return "", refuse("only a delivered order whose file is kept can be sent again (it is %s)", o.Status)
-		}
-		if !op.book.cfg.Now().Before(o.LinkExpiresAt) {
-			return "", refuse("the link has lapsed: extend it first")
+		kind, err := resendable(o, op.book.cfg.Now())
+		if err != nil {
+			return "", err
 		}
 		if to != "" {
 			if to, err = ValidateEmail(to, to); err != nil {
@@ -220,7 +233,7 @@ func (op *Operator) Resend(ctx context.Context, by Actor, id, to string) (Outcom
 			return "", refuse("the address was erased when the letter was sent: type one")
 		}
 		// Each resend is a letter of its own: its audit id makes its Message-ID.
-		if err := op.book.fulfil.send(ctx, o, letterResent, to, letterResent+"."+auditID); err != nil {
+		if err := op.book.fulfil.send(ctx, o, kind, to, letterResent+"."+auditID); err != nil {
 			return "", err
 		}
 		// The visitor has the link now: the order leaves the unmailed list, its address goes.

@@ -52,6 +52,9 @@ type App struct {
 	// ledger holds the API calls' prices (set once the credit is built): the reconciler
 	// gives back the holds of processes that died (releaseDeadHolds).
 	ledger *credit.Ledger
+	// shop sells the API's keys: the reconciler sends their letters again and erases their
+	// sealed keys within bounds (creditLetters).
+	shop *credit.Shop
 	// admin is the admin area (/admin); closed unless ADMIN_PASSWORD_HASH or ADMIN_TOKEN is set.
 	admin *admin.Admin
 	// closers are released last at shutdown (the link relay, the whisper model).
@@ -210,7 +213,7 @@ func (a *App) newBook(ctx context.Context, tmpDir string, payments providers.Pay
 		Workers: cfg.Workers, MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, JobTimeout: cfg.JobTimeout,
 		RescueAfter: cfg.RescueAfter, NodeID: cfg.NodeID, HeartbeatEvery: cfg.HeartbeatEvery, NodeDeadAfter: cfg.NodeDeadAfter,
 		SweepInterval: cfg.SweepInterval, ReconcileInterval: cfg.ReconcileInterval, Checkpoint: cfg.checkpoint,
-		Reconcilers: []orders.Reconciler{{Name: "holds", Run: a.releaseDeadHolds}},
+		Reconcilers: []orders.Reconciler{{Name: "holds", Run: a.releaseDeadHolds}, {Name: "credit_letters", Run: a.creditLetters}},
 	}, orders.Deps{
 		DB: a.db, Payments: payments, Storage: store, Mailer: mailer, Letters: orders.MailLetters{},
 		Speaker: speaker, Transcriber: transcriber, Audio: runner, Links: links,
@@ -231,7 +234,7 @@ func (a *App) newAPI(ctx context.Context, tmpDir string, payments providers.Paym
 		return err
 	}
 	a.book.Cashier.OtherSessions = c.Shop.HandleEvent
-	a.keys, a.ledger = c.Keyring, c.Ledger
+	a.keys, a.ledger, a.shop = c.Keyring, c.Ledger, c.Shop
 	a.api = v1.New(v1.Config{RateLimit: cfg.RateLimit, MaxUploadBytes: cfg.MaxUploadBytes, TempDir: tmpDir},
 		v1.Deps{Credit: c, Desk: a.book.Desk, Intake: a.book.Intake, Pricing: cfg.Pricing, Speaker: speaker,
 			Transcriber: transcriber, Media: runner, ClientOf: api.ClientKeyOf(cfg.TrustedProxies),
@@ -251,6 +254,15 @@ func (a *App) releaseDeadHolds(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	return a.ledger.ReleaseDead(ctx, live)
+}
+
+// creditLetters is the reconciler's step for the API keys' letters (credit.Shop.Reconcile).
+// Nothing before the credit is built.
+func (a *App) creditLetters(ctx context.Context) (int, error) {
+	if a.shop == nil {
+		return 0, nil
+	}
+	return a.shop.Reconcile(ctx)
 }
 
 // newHTTP builds the web server: the API, the pages and the embedded web UI.

@@ -425,10 +425,12 @@ func TestPurchaseBoundsAndPending(t *testing.T) {
 	if r, err := f.credit.Shop.Result(ctx, co.SessionID); err != nil || !r.Pending {
 		t.Errorf("unpaid: %+v, %v", r, err)
 	}
-	// Paid, and the webhook not yet come: the page's lookup asks the provider.
+	// Paid, and the webhook not yet come: the page's lookup asks the provider (once its
+	// last question is askEvery old).
 	if _, err := f.pay.Pay(ctx, co.SessionID); err != nil {
 		t.Fatal(err)
 	}
+	f.clock.advance(askEvery)
 	if r, err := f.credit.Shop.Result(ctx, co.SessionID); err != nil || !r.Full || r.Balance != 10_000_000 {
 		t.Errorf("paid: %+v, %v", r, err)
 	}
@@ -506,7 +508,7 @@ func TestLetterClaimSendsOnce(t *testing.T) {
 	if err != nil || k.sealed == "" || k.MailState != "sent" {
 		t.Fatalf("after the payment: %+v, %v; want the key mailed and still sealed (not shown yet)", k, err)
 	}
-	f.credit.Shop.sendLetter(ctx, k.ID)
+	f.credit.Shop.sendLetter(ctx, k)
 	if n := f.sent.n.Load(); n != 1 {
 		t.Errorf("%d letters sent, want 1", n)
 	}

@@ -8,7 +8,7 @@ import "parla/providers/sqldb"
 var migrations = []string{
 	// A key is born with its purchase (awaiting_payment) and becomes active when paid.
 	// key_hash is the SHA-256 of the secret; key_sealed the secret sealed (sealer) until
-	// it was shown (shown_at) and its letter's fate is known (mail_state sent or failed).
+	// it was shown (shown_at) and its letter's fate is known (mail_state: letter.go).
 	`CREATE TABLE credit_keys (
 		id              TEXT PRIMARY KEY,
 		status          TEXT NOT NULL,
@@ -70,6 +70,10 @@ var migrations = []string{
 		WHERE key_id = credit_keys.id AND state = 'held');`,
 	// A payment refunded or disputed at the provider finds its key (Shop.endPaid).
 	`CREATE INDEX credit_keys_intent ON credit_keys(payment_intent);`,
+	// A letter that certainly did not leave is sent again (letter.go): mail_tries counts its
+	// sends, mail_failed_at is its last certain failure, from which the next waits.
+	`ALTER TABLE credit_keys ADD COLUMN mail_tries BIGINT NOT NULL DEFAULT 0;
+	ALTER TABLE credit_keys ADD COLUMN mail_failed_at BIGINT NOT NULL DEFAULT 0;`,
 }
 
 var (

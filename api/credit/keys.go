@@ -162,10 +162,12 @@ type Key struct {
 	PaidAt        time.Time
 	ExpiresAt     time.Time
 	ShownAt       time.Time
-	MailState     string // "", sending, sent, failed
+	MailState     string // "", sending, sent, retry, failed, refused (letter.go)
 	Refunded      int64  // cents given back by the operator
 	sealed        string
 	mailClaimed   bool
+	mailTries     int64     // the letter's sends claimed
+	mailFailedAt  time.Time // the letter's last certain failure
 }
 
 // Key statuses.
@@ -185,15 +187,16 @@ type keyRows struct{ db *sqldb.DB }
 
 const keyColumns = `id, status, COALESCE(session_id, ''), payment_intent, amount, currency, email, locale,
 	key_last4, balance, held, calls, created_at, paid_at, expires_at, shown_at, mail_state, refunded,
-	key_sealed, mail_claimed_at`
+	key_sealed, mail_claimed_at, mail_tries, mail_failed_at`
 
 func scanKey(s sqldb.Scanner) (Key, error) {
 	var k Key
-	var created, paid, expires, shown, claimed int64
+	var created, paid, expires, shown, claimed, failed int64
 	err := s.Scan(&k.ID, &k.Status, &k.SessionID, &k.PaymentIntent, &k.Amount, &k.Currency, &k.Email,
 		&k.Locale, &k.Last4, &k.Balance, &k.Held, &k.Calls, &created, &paid, &expires, &shown, &k.MailState,
-		&k.Refunded, &k.sealed, &claimed)
+		&k.Refunded, &k.sealed, &claimed, &k.mailTries, &failed)
 	k.CreatedAt, k.PaidAt, k.ExpiresAt, k.ShownAt = fromMillis(created), fromMillis(paid), fromMillis(expires), fromMillis(shown)
+	k.mailFailedAt = fromMillis(failed)
 	k.mailClaimed = claimed != 0
 	return k, err
 }

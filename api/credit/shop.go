@@ -2,9 +2,11 @@ package credit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"parla/api/orders"
@@ -22,6 +24,7 @@ type Shop struct {
 	payments providers.Payments
 	mailer   providers.Mailer
 	log      *slog.Logger
+	asked    asked // when each unpaid session was last asked of the provider
 }
 
 // Purchase is what the /api page sends.
@@ -187,72 +190,6 @@ func (s *Shop) confirm(ctx context.Context, k Key, session providers.CheckoutSes
 	return nil
 }
 
-// ensureLetter sends an active key's letter unless its claim was taken. It is sent within
-// the request that confirmed the payment (the webhook, the test checkout's Pay, or the
-// page's lookup), so that a shutdown waits for it as for any request.
-func (s *Shop) ensureLetter(ctx context.Context, k Key) {
-	if k.Status == StatusActive && !k.mailClaimed {
-		s.sendLetter(context.WithoutCancel(ctx), k.ID)
-	}
-}
-
-// letterTimeout bounds a letter's send, within a payment provider's webhook timeout.
-const letterTimeout = 20 * time.Second
-
-// sendLetter mails a key at most once: the claim on the row is taken before the send,
-// so a crash or an answer that never came leaves it unsent rather than sent twice.
-func (s *Shop) sendLetter(ctx context.Context, id string) {
-	ctx, cancel := context.WithTimeout(ctx, letterTimeout)
-	defer cancel()
-	won, err := s.keys.db.Changed(ctx, "claiming a credit letter", `UPDATE credit_keys SET mail_claimed_at = ?, mail_state = 'sending'
-		WHERE id = ? AND mail_claimed_at = 0 AND status = 'active'`, millis(s.cfg.Now()), id)
-	if err != nil || !won {
-		if err != nil {
-			s.log.Error("claiming a credit letter", "credit", id, "err", err)
-		}
-		return
-	}
-	state := "sent"
-	if err := s.mail(ctx, id); err != nil {
-		state = "failed"
-		s.log.Error("credit letter not sent (not retried: its fate may be unknown)", "credit", id, "err", err)
-	}
-	if err := s.keys.db.Update(ctx, "recording a credit letter", `UPDATE credit_keys SET mail_state = ? WHERE id = ?`, state, id); err != nil {
-		s.log.Error("recording a credit letter", "credit", id, "err", err)
-		return
-	}
-	s.forget(ctx, id)
-}
-
-func (s *Shop) mail(ctx context.Context, id string) error {
-	k, err := s.keys.byID(ctx, id)
-	if err != nil {
-		return err
-	}
-	secret, err := s.seal.open(ctx, k.ID, k.sealed)
-	if err != nil {
-		return err
-	}
-	return s.mailer.Send(ctx, letter(k, secret, s.cfg.PublicURL))
-}
-
-// letter is the message that carries a key, in the buyer's language.
-func letter(k Key, secret, base string) providers.Message {
-	lang := texts.In(k.Locale)
-	body := strings.NewReplacer("{key}", secret, "{amount}", texts.FormatAmount(k.Locale, k.Amount, k.Currency),
-		"{date}", k.ExpiresAt.Format("2006-01-02"), "{base}", base).Replace(lang.Get("credit.letter.body"))
-	return providers.Message{ID: "credit-" + k.ID, To: k.Email, Subject: lang.Get("credit.letter.subject"), Text: body + "\n"}
-}
-
-// forget erases a sealed key once it was shown and its letter's fate is known: from then
-// on only its hash is kept.
-func (s *Shop) forget(ctx context.Context, id string) {
-	if err := s.keys.db.Update(ctx, "forgetting a sealed key", `UPDATE credit_keys SET key_sealed = ''
-		WHERE id = ? AND shown_at > 0 AND mail_state IN ('sent', 'failed')`, id); err != nil {
-		s.log.Error("forgetting a sealed key", "credit", id, "err", err)
-	}
-}
-
 // Reveal is what the confirmation page is told of a purchase.
 type Reveal struct {
 	Pending   bool   // not paid yet
@@ -264,13 +201,17 @@ type Reveal struct {
 }
 
 // Result looks a purchase up by its checkout session: pending until paid (the provider is
-// asked while the row says unpaid), then the key, in full in the first answer only.
+// asked while the row says unpaid, at most once every askEvery a session: the page polls
+// it every 1.5 s), then the key, in full in the first answer only.
 func (s *Shop) Result(ctx context.Context, sessionID string) (Reveal, error) {
 	k, err := s.keys.one(ctx, "session_id", sessionID)
 	if err != nil {
 		return Reveal{}, err
 	}
 	if k.Status == StatusAwaiting || k.Status == StatusExpired {
+		if !s.asked.due(sessionID, s.cfg.Now()) {
+			return Reveal{Pending: true}, nil
+		}
 		session, err := s.payments.GetCheckout(ctx, sessionID)
 		if err != nil {
 			return Reveal{}, fmt.Errorf("verifying the session of credit %s: %w", k.ID, err)
@@ -295,9 +236,15 @@ func (s *Shop) Result(ctx context.Context, sessionID string) (Reveal, error) {
 	if err != nil || !won {
 		return r, err
 	}
-	if r.Key, err = s.seal.open(ctx, k.ID, k.sealed); err != nil {
+	secret, err := s.seal.open(ctx, k.ID, k.sealed)
+	if errors.Is(err, errForgotten) {
+		// Never shown, and erased keepUnshown after its payment (forgetStale): masked.
+		return r, nil
+	}
+	if err != nil {
 		return r, err
 	}
+	r.Key = secret
 	r.Full = true
 	s.forget(ctx, k.ID)
 	return r, nil
@@ -305,3 +252,33 @@ func (s *Shop) Result(ctx context.Context, sessionID string) (Reveal, error) {
 
 // Cents writes thousandths of a cent as cents (11880 → 11.88) for JSON.
 func Cents(milli int64) float64 { return float64(milli) / 1000 }
+
+// askEvery is how often the provider is asked about one unpaid session, on this node: the
+// page polls every 1.5 s, and the provider's webhook usually tells first.
+const askEvery = 5 * time.Second
+
+// asked remembers when each unpaid session was last asked of the provider.
+type asked struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+// due reports whether session may be asked at now, and notes it asked if so; sessions
+// asked more than askEvery ago are forgotten.
+func (a *asked) due(session string, now time.Time) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if last, ok := a.at[session]; ok && now.Sub(last) < askEvery {
+		return false
+	}
+	for s, last := range a.at {
+		if now.Sub(last) >= askEvery {
+			delete(a.at, s)
+		}
+	}
+	if a.at == nil {
+		a.at = map[string]time.Time{}
+	}
+	a.at[session] = now
+	return true
+}

@@ -14,6 +14,7 @@ var harmless = map[string]string{
 		"another path moved (the same mismatch seen twice) stays as that path left it",
 	"restoring a key after a failed refund": "only the failed refund's own mark (status refunded) is undone",
 	"forgetting a sealed key":               "a key not yet shown and mailed stays sealed until both are done",
+	"forgetting stale sealed keys":          "a key still needed stays sealed; a pass that finds none erases none",
 	"giving back a failed repeat of call":   "no row: this repeat's count was given back already",
 }
 

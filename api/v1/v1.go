@@ -78,7 +78,8 @@ var UploadPaths = []string{"/v1/audio/transcriptions", "/v1/audio/translations"}
 // Mount adds the routes; the app mounts them before its own /services/:service.
 func (a *API) Mount(app *fiber.App) {
 	app.Post("/payment/credit/create-checkout-session", a.limit(1, a.deps.ClientOf, siteLimited), a.createCheckout)
-	app.Post("/services/credit", a.creditResult)
+	// The key page polls every 1.5 s (40 a minute): 4 × RATE_LIMIT a minute per client.
+	app.Post("/services/credit", a.limit(4, a.deps.ClientOf, siteLimited), a.creditResult)
 	app.Get("/api/credit/config", a.creditConfig)
 
 	v1 := app.Group("/v1", a.limit(4, a.deps.ClientOf, rateLimited), a.authenticate, a.limit(4, keyOf, rateLimited))

@@ -106,14 +106,15 @@ type Config struct {
 	JobTimeout     time.Duration  // JOB_TIMEOUT: longest one fulfilment may run (default 2h)
 	SweepInterval  time.Duration  // SWEEP_INTERVAL (default 10m)
 	RateLimit      int            // RATE_LIMIT: checkouts per client per minute (default 30, 0 = off)
-	CreditMin      int64          // API_CREDIT_MIN: the least API credit one purchase buys, in cents (default 500)
-	CreditMax      int64          // API_CREDIT_MAX: the most, in cents (default 10000)
 	TrustedProxies []string       // TRUSTED_PROXIES: comma-separated IPs/CIDRs
 	ShutdownGrace  time.Duration  // SHUTDOWN_TIMEOUT: how long running jobs may finish (default 30s)
 	LogLevel       slog.Level     // LOG_LEVEL: debug, info (default), warn, error
 	LogFormat      string         // LOG_FORMAT: text (default) or json
 
 	ReconcileInterval time.Duration // RECONCILE_INTERVAL: how often rows past their bound are moved (default 30s)
+
+	// The API's and its credit's settings (config_api.go).
+	APISettings
 
 	// Metrics and health (README "Metrics and health").
 	MetricsAddr  string // METRICS_ADDR: serve /metrics here, without a token, instead of on ADDR
@@ -164,6 +165,7 @@ func (r *envReader) read() Config {
 	r.readDatabase(&c)
 	r.readLimits(&c)
 	r.readOps(&c)
+	r.readAPI(&c.APISettings)
 	return c
 }
 
@@ -180,8 +182,6 @@ func (r *envReader) readSite(c *Config) {
 		c.ContactEmail = defaultContact(u.Hostname())
 	}
 	c.RateLimit = int(r.integer("RATE_LIMIT", 30, 0))
-	c.CreditMin = r.integer("API_CREDIT_MIN", 500, 1)
-	c.CreditMax = r.integer("API_CREDIT_MAX", 10_000, c.CreditMin)
 	c.TrustedProxies = r.readProxies()
 }
 
@@ -206,99 +206,6 @@ func (r *envReader) readEngines(c *Config) {
 	c.WhisperVAD = r.oneOf("WHISPER_VAD", whisper.VADModes[0], whisper.VADModes...)
 	c.WhisperVADFile = r.get("WHISPER_VAD_MODEL", "models/ggml-silero-v6.2.0.bin")
 	c.AllowPrivateURLs = r.boolean("ALLOW_PRIVATE_URLS")
-}
-
-// openAIServer is where one service's OpenAI-compatible engine calls, and with which key.
-type openAIServer struct {
-	BaseURL string // "" = OpenAI's own API
-	Key     string // "" = no Authorization header
-	// BaseVar and KeyVar name the variables the values came from, for the messages.
-	BaseVar, KeyVar string
-}
-
-// voices reads OPENAI_TTS_VOICES over the model's shipped voice map.
-func (r *envReader) voices(model string) openai.VoiceMap {
-	base, err := openai.ShippedVoices(model)
-	if err != nil {
-		r.fail(fmt.Errorf("OPENAI_TTS_MODEL=%s: %w", model, err))
-	}
-	m, err := openai.ParseVoices(r.get("OPENAI_TTS_VOICES", ""), base)
-	if err != nil {
-		r.fail(fmt.Errorf("OPENAI_TTS_VOICES: %w", err))
-		return base
-	}
-	return m
-}
-
-// noKey as a key sends none: OPENAI_TTS_API_KEY=none keeps OPENAI_API_KEY (meant for
-// OpenAI) from going to a local speech server.
-const noKey = "none"
-
-// openAIServer reads one service's base URL and key variables, each falling back to
-// OPENAI_BASE_URL and OPENAI_API_KEY, and checks their forms.
-func (r *envReader) openAIServer(baseVar, keyVar string) openAIServer {
-	s := openAIServer{BaseVar: baseVar, KeyVar: keyVar}
-	if s.BaseURL = r.get(s.BaseVar, ""); s.BaseURL == "" {
-		s.BaseVar, s.BaseURL = "OPENAI_BASE_URL", r.get("OPENAI_BASE_URL", "")
-	}
-	if s.Key = r.get(s.KeyVar, ""); s.Key == "" {
-		s.KeyVar, s.Key = "OPENAI_API_KEY", r.get("OPENAI_API_KEY", "")
-	}
-	if s.Key == noKey { // this service's server takes no key, whatever OPENAI_API_KEY says
-		s.Key = ""
-	}
-	if err := baseURLError(s.BaseVar, s.BaseURL); err != nil {
-		r.fail(err)
-		s.BaseURL = ""
-	}
-	if strings.ContainsFunc(s.Key, func(c rune) bool { return c <= ' ' || c == 0x7f }) {
-		r.fail(fmt.Errorf("%s: holds spaces or control characters; a key is one word (for a server that needs none, leave it unset)", s.KeyVar))
-	}
-	return s
-}
-
-// baseURLError refuses a base URL that is not an absolute http(s) URL without query or
-// fragment; "" (OpenAI's own API) is fine.
-func baseURLError(name, v string) error {
-	if v == "" {
-		return nil
-	}
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return fmt.Errorf("%s=%q: must be an absolute http(s) URL including the API version, "+
-			"such as https://api.openai.com/v1 or http://kokoro:8880/v1", name, redactURL(v))
-	}
-	return nil
-}
-
-// redactURL is a configured URL as a log line, an error or a page may show it: a user name
-// and password, the query's values and a fragment (where tokens ride) replaced by xxxxx. One
-// that cannot be read, and holds an @ or a ?, is not shown at all.
-func redactURL(v string) string {
-	u, err := url.Parse(v)
-	if err != nil {
-		if strings.ContainsAny(v, "@?#") {
-			return "(unreadable URL, not shown)"
-		}
-		return v
-	}
-	if u.User == nil && u.RawQuery == "" && u.Fragment == "" && u.RawFragment == "" {
-		return v // nothing to hide: as it was written
-	}
-	if u.User != nil {
-		u.User = url.User("xxxxx")
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			q[k] = []string{"xxxxx"}
-		}
-		u.RawQuery = q.Encode()
-	}
-	if u.Fragment != "" || u.RawFragment != "" {
-		u.Fragment, u.RawFragment = "xxxxx", ""
-	}
-	return u.String()
 }
 
 // readPayments reads the Stripe keys, the test checkout's permission and the prices.

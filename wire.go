@@ -228,14 +228,15 @@ func (a *App) newAPI(ctx context.Context, tmpDir string, payments providers.Paym
 	speaker providers.Speaker, transcriber providers.Transcriber, runner *media.Runner) error {
 	cfg := a.cfg
 	c, err := credit.New(ctx, credit.Config{PublicURL: cfg.PublicURL, Page: api.CreditPage, Success: api.CreditSuccess, MinAmount: cfg.CreditMin, MaxAmount: cfg.CreditMax,
-		Currency: cfg.Pricing.Currency, ImageURL: cfg.PublicURL + "/favicon.svg", Holder: a.book.Holder()},
+		TTL: cfg.CreditTTL(), Currency: cfg.Pricing.Currency, ImageURL: cfg.PublicURL + "/favicon.svg", Holder: a.book.Holder()},
 		credit.Deps{DB: a.db, Payments: payments, Mailer: mailer, Log: a.log})
 	if err != nil {
 		return err
 	}
 	a.book.Cashier.OtherSessions = c.Shop.HandleEvent
 	a.keys, a.ledger, a.shop = c.Keyring, c.Ledger, c.Shop
-	a.api = v1.New(v1.Config{RateLimit: cfg.RateLimit, MaxUploadBytes: cfg.MaxUploadBytes, TempDir: tmpDir},
+	a.api = v1.New(v1.Config{RateLimit: cfg.RateLimit, MaxUploadBytes: cfg.MaxUploadBytes, TempDir: tmpDir,
+		MaxTranscription: cfg.APIMaxTranscription},
 		v1.Deps{Credit: c, Desk: a.book.Desk, Intake: a.book.Intake, Pricing: cfg.Pricing, Speaker: speaker,
 			Transcriber: transcriber, Media: runner, ClientOf: api.ClientKeyOf(cfg.TrustedProxies),
 			Observe: a.metrics.APICall, Log: a.log})

@@ -289,6 +289,11 @@ type TranscribeRequest struct {
 	// Progress, when set, is called with 0–100 as the engine works. It may be called from
 	// another goroutine and must not block.
 	Progress func(percent int)
+	// Partial, when set, is called with each piece of text, in order, as the engine
+	// decodes it (whisper.cpp's segments, a remote engine's stream), for a streamed answer;
+	// the transcript returned is still the whole. It may be called from another goroutine
+	// and may block while the piece is sent on.
+	Partial func(text string)
 }
 
 // Report calls Progress when it is set.

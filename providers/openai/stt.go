@@ -169,6 +169,9 @@ func (t *Transcriber) send(ctx context.Context, path, name string, fallback time
 		return tr, nil
 	}
 	req.Language = lang
+	if r.Partial != nil && !diarizes(t.model) {
+		return t.sendStreamed(ctx, path, name, fallback, r)
+	}
 	if diarizes(t.model) {
 		return t.sendDiarized(ctx, req, fallback)
 	}

@@ -21,6 +21,10 @@ func (t *Transcriber) transcribeChunks(ctx context.Context, src upload, dir stri
 	if src.duration == 0 {
 		return providers.Transcript{}, fmt.Errorf("%d bytes of audio of unknown duration cannot be cut into chunks", src.size)
 	}
+	// The chunks run a few at a time, so their pieces would come out of order: a streamed
+	// transcription gets the merged text as one piece.
+	partial := req.Partial
+	req.Partial = nil
 	plan := media.PlanChunks(src.duration, src.size, t.maxBytes, t.maxChunk)
 	parts := make([]TranscriptPart, len(plan))
 	var mu sync.Mutex
@@ -40,7 +44,11 @@ func (t *Transcriber) transcribeChunks(ctx context.Context, src upload, dir stri
 	if err != nil {
 		return providers.Transcript{}, err
 	}
-	return MergeTranscripts(parts), nil
+	tr := MergeTranscripts(parts)
+	if partial != nil && tr.Text != "" {
+		partial(tr.Text)
+	}
+	return tr, nil
 }
 
 // transcribeChunk cuts chunk i of plan out of the MP3 at path and transcribes it.

@@ -156,7 +156,7 @@ func (m *cppModel) transcribe(ctx context.Context, samples []float32, o options,
 		stopped = proceed(ctx)
 		return stopped == nil
 	}
-	if err := wc.Process(samples, keepGoing, nil, progress); err != nil {
+	if err := wc.Process(samples, keepGoing, segmentCallback(o.partial), progress); err != nil {
 		return nil, "", fmt.Errorf("processing: %w", err)
 	}
 	if stopped != nil {
@@ -170,6 +170,15 @@ func (m *cppModel) transcribe(ctx context.Context, samples []float32, o options,
 		return nil, "", err
 	}
 	return segments, wc.DetectedLanguage(), nil
+}
+
+// segmentCallback passes each new segment's text to partial; none without one, since the
+// bindings decode in single-segment mode (a segment per 30-second window) when given one.
+func segmentCallback(partial func(string)) cpp.SegmentCallback {
+	if partial == nil {
+		return nil
+	}
+	return func(s cpp.Segment) { partial(s.Text) }
 }
 
 // take waits for the model's turn, or gives up when ctx ends.

@@ -83,6 +83,9 @@ type options struct {
 	// temperature (0: whisper.cpp's default).
 	prompt      string
 	temperature float64
+	// partial, when set, is called with each segment's text as whisper.cpp decodes it
+	// (providers.TranscribeRequest.Partial).
+	partial func(text string)
 }
 
 // segment is a piece of the model's output before words are made from its tokens.
@@ -180,7 +183,7 @@ func (e *Engine) Transcribe(ctx context.Context, req providers.TranscribeRequest
 	if len(spans) > 0 { // no speech, nothing to say: the model would only invent text
 		speech, clk := splice(samples, spans)
 		o := options{lang: req.Language, threads: e.threads, translate: req.Translate, words: e.words,
-			prompt: req.Prompt, temperature: req.Temperature}
+			prompt: req.Prompt, temperature: req.Temperature, partial: req.Partial}
 		raw, detected, err := e.model.transcribe(ctx, padded(speech), o, func(percent int) {
 			// The model's 100 is not the end of the job: keep 100 for when the transcript exists.
 			p.set(min(decodeShare+percent*(100-decodeShare)/100, 99))

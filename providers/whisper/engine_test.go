@@ -76,6 +76,11 @@ func (f *fakeModel) transcribe(ctx context.Context, samples []float32, o options
 		<-ctx.Done()
 		return nil, "", ctx.Err()
 	}
+	for _, s := range f.segments {
+		if o.partial != nil { // as whisper.cpp's segment callback
+			o.partial(s.Text)
+		}
+	}
 	return f.segments, f.lang, f.err
 }
 
@@ -113,8 +118,10 @@ func TestTranscribe(t *testing.T) {
 	}
 	e := newEngine(Config{Threads: 3, Media: runner, VAD: VADOff}, fake)
 	var progress record
+	var pieces []string
 	got, err := e.Transcribe(context.Background(), providers.TranscribeRequest{
 		Path: path, Language: "en", Duration: dur, Progress: progress.add, Prompt: "Parla", Temperature: 0.3,
+		Partial: func(text string) { pieces = append(pieces, text) },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -123,8 +130,14 @@ func TestTranscribe(t *testing.T) {
 	if math.Abs(float64(fake.samples)-want) > 0.01*want {
 		t.Errorf("model got %d samples, want %.0f ±1%%", fake.samples, want)
 	}
-	if want := (options{lang: "en", threads: 3, words: true, prompt: "Parla", temperature: 0.3}); fake.opts != want {
-		t.Errorf("model got %+v, want %+v", fake.opts, want)
+	opts := fake.opts
+	opts.partial = nil
+	if want := (options{lang: "en", threads: 3, words: true, prompt: "Parla", temperature: 0.3}); fmt.Sprintf("%+v", opts) != fmt.Sprintf("%+v", want) {
+		t.Errorf("model got %+v, want %+v", opts, want)
+	}
+	// A streamed answer's pieces: each segment's text as the model decodes it.
+	if len(pieces) != 2 || pieces[0] != "Hello world." {
+		t.Errorf("Partial got %q, want the model's two segments", pieces)
 	}
 	if d := got.Duration - time.Duration(fake.samples)*time.Second/media.PCMRate; d != 0 {
 		t.Errorf("Duration %v is not the samples' length", got.Duration)

@@ -32,8 +32,11 @@ import (
 //
 //   - freeze the node running it, engines and all (SIGSTOP to its process group), past the
 //     death timeout and until the other node delivered; the same with "Delete now" pressed
-//     meanwhile, or with Postgres restarted meanwhile; or resumed while the other node is
-//     still producing (its first letter then meets a 451);
+//     meanwhile, or with Postgres restarted meanwhile, or with the order's job row lost
+//     (only the reconciler can run it again, RECONCILE_INTERVAL), or with the operator's
+//     Retry pressed meanwhile (fault_exits_test.go); or resumed while the other node is
+//     still producing (its first letter then meets a 451, to its recipient or at the end
+//     of its data);
 //   - freeze it at a chosen point: at an engine process's start (past the gate), at the
 //     letter (claimed, nothing sent), after the letter was sent and before it is recorded,
 //     or at another fulfilment step (PARLA_TEST_FREEZE_FILE, main_test.go);
@@ -94,6 +97,7 @@ func TestFaultSchedules(t *testing.T) {
 	requireMediaTools(t)
 	fc := startFaultCluster(t, map[string]string{
 		"NODE_HEARTBEAT": faultHeartbeat.String(), "NODE_DEAD_AFTER": faultDeadAfter.String(),
+		"RECONCILE_INTERVAL": faultReconcileInterval.String(), "ADMIN_TOKEN": e2eAdminToken,
 	})
 	var figures []faultFigures
 	for _, seed := range seeds {
@@ -120,14 +124,14 @@ const (
 	engineDelay      = "0.4"
 	smtpTimeout      = 3 * time.Second
 	faultMaxAttempts = 3
-	faultSchedules   = 28 // seeds 1…28: each kind twice
+	faultSchedules   = 32 // seeds 1…32: each kind twice
 )
 
 // faultKinds are the kinds of fault a schedule plays; seed n plays kind (n-1) mod len.
 var faultKinds = []string{
 	"freeze", "freeze+delete", "kill-restart", "freeze+postgres-restart", "resume-mid-winner",
 	"freeze@gate", "freeze@letter", "freeze@sent", "freeze@step", "smtp-late", "smtp-hangup",
-	"poison", "same-id-restart", "openai-freeze",
+	"poison", "same-id-restart", "openai-freeze", "freeze+lost-job", "freeze+operator-retry",
 }
 
 // faultCluster is a cluster whose Postgres the suite may restart, whose engine processes
@@ -425,6 +429,10 @@ func (fc *faultCluster) fault(t *testing.T, s *schedule) {
 	case "resume-mid-winner":
 		fc.resumeMidWinner(t, s)
 		return
+	case "freeze+lost-job":
+		fc.loseJob(t, s)
+	case "freeze+operator-retry":
+		fc.operatorRetries(t, s, other)
 	}
 	// Frozen until the other node delivered, and longer: as a long GC pause would.
 	fc.delivered(t, s)
@@ -445,8 +453,8 @@ func (fc *faultCluster) fault(t *testing.T, s *schedule) {
 }
 
 // resumeMidWinner resumes the frozen victim while the other node, having taken the order
-// over, is still producing it, and has the SMTP server refuse the next letter once (451),
-// as a blip would: the winner must retry it on its own job, whatever the loser's outcome.
+// over, is still producing it, and has the SMTP server refuse the next letter once (451 to
+// its recipient, or at the end of its data), as a blip would: the winner must retry it on its own job, whatever the loser's outcome.
 func (fc *faultCluster) resumeMidWinner(t *testing.T, s *schedule) {
 	other := fc.nodes[1-s.victim].id
 	if !testkit.WaitFor(60*time.Second, func() bool {
@@ -454,7 +462,14 @@ func (fc *faultCluster) resumeMidWinner(t *testing.T, s *schedule) {
 	}) {
 		t.Fatalf("order %s: %s did not take it over and start producing", s.id, other)
 	}
-	fc.smtp.Script(testkit.SMTPRefuseRcpt)
+	// The refusal: of its recipient, or (the suite's second round) of the letter's data at
+	// its end, certainly not delivered: the letter must be sent again, once.
+	refusal := testkit.SMTPRefuseRcpt
+	if (s.seed-1)/uint64(len(faultKinds))%2 == 1 {
+		refusal = testkit.SMTPTryLaterAfterData
+		s.fig.addNote("451 at the end of the data")
+	}
+	fc.smtp.Script(refusal)
 	status := fc.one(`SELECT status FROM orders WHERE id = $1`, s.id)
 	fc.resumeVictim(s)
 	s.fig.addNote("resumed while the winner's order was " + status)

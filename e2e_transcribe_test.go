@@ -36,12 +36,18 @@ type fakeOpenAI struct {
 	// caller went away meanwhile.
 	delay     atomic.Int64
 	abandoned atomic.Int32
+	// gap is how long a streamed answer (stream=true) waits after its first delta
+	// (nanoseconds).
+	gap atomic.Int64
+	// broken makes a streamed answer fail after its first delta (an error event).
+	broken atomic.Bool
 }
 
 type transcriptionRequest struct {
 	Endpoint                          string // transcriptions, or translations (English wanted)
 	Model, Format, Language, FileName string
 	Prompt, Temperature               string
+	Stream                            bool
 	Bytes                             int
 	Seconds                           float64
 }
@@ -76,7 +82,7 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	data, _ := io.ReadAll(file)
 	req := transcriptionRequest{Endpoint: endpoint, Model: r.FormValue("model"), Format: r.FormValue("response_format"),
 		Language: r.FormValue("language"), FileName: header.Filename, Bytes: len(data),
-		Prompt: r.FormValue("prompt"), Temperature: r.FormValue("temperature")}
+		Prompt: r.FormValue("prompt"), Temperature: r.FormValue("temperature"), Stream: r.FormValue("stream") == "true"}
 	req.Seconds = probeSeconds(f.t, data)
 	f.mu.Lock()
 	f.requests = append(f.requests, req)
@@ -88,6 +94,10 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 			f.abandoned.Add(1)
 			return
 		}
+	}
+	if req.Stream && req.Model != "" && req.Seconds > 0 {
+		f.stream(w, time.Duration(f.gap.Load()))
+		return
 	}
 	if req.Model == "" || req.Format != "verbose_json" || req.Seconds <= 0 {
 		http.Error(w, `{"error":{"message":"want model, verbose_json and audio"}}`, http.StatusBadRequest)
@@ -110,6 +120,27 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 		"task": task, "language": "english", "duration": req.Seconds,
 		"text": "Hello from Parla." + second, "segments": segments,
 	})
+}
+
+// stream answers as OpenAI's stream=true: two transcript.text.delta events, gap apart,
+// then transcript.text.done.
+func (f *fakeOpenAI) stream(w http.ResponseWriter, gap time.Duration) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	for i, e := range []map[string]any{
+		{"type": "transcript.text.delta", "delta": "Hello from Parla."},
+		{"type": "transcript.text.delta", "delta": " This clip was streamed."},
+		{"type": "transcript.text.done", "text": "Hello from Parla. This clip was streamed."},
+	} {
+		if i == 1 {
+			time.Sleep(gap)
+		}
+		if i == 1 && f.broken.Load() {
+			e = map[string]any{"type": "error", "error": map[string]any{"message": "the engine fell over"}}
+		}
+		data, _ := json.Marshal(e)
+		w.Write([]byte("data: " + string(data) + "\n\n"))
+		w.(http.Flusher).Flush()
+	}
 }
 
 func (f *fakeOpenAI) received() []transcriptionRequest {

@@ -27,24 +27,35 @@ type result struct {
 // only then the result sent. A failed work, a client that hung up before the answer, or a
 // settle that failed, gives the price back.
 func (a *API) charge(c *fiber.Ctx, call credit.Call, work func(ctx context.Context) (result, error)) error {
-	idem := c.Get("Idempotency-Key")
-	if len(idem) > 255 {
-		return send(c, invalid("Idempotency-Key", "invalid_idempotency_key", "The Idempotency-Key is longer than 255 characters."))
-	}
-	call.Idem = idem
-	k := keyOfCall(c)
 	ctx, cancel := context.WithTimeout(c.UserContext(), callTimeout)
 	defer cancel()
-	h, err := a.deps.Credit.Ledger.Hold(ctx, k.ID, call)
+	h, err := a.hold(ctx, c, call)
 	if err != nil {
 		return a.fail(c, err, "")
 	}
 	wctx, stop := watchClient(ctx, c)
 	out, err := work(wctx)
 	stop()
-	if errors.Is(context.Cause(wctx), errClientGone) {
-		err = errClientGone // nobody receives the answer: nothing is charged for it
+	if err := a.end(ctx, h, call.Model, gone(wctx, err)); err != nil {
+		return a.fail(c, err, "")
 	}
+	setCharged(c, h)
+	c.Set(fiber.HeaderContentType, out.contentType)
+	return c.Send(out.body)
+}
+
+// hold checks the request's Idempotency-Key and holds the call's price on its key.
+func (a *API) hold(ctx context.Context, c *fiber.Ctx, call credit.Call) (credit.Hold, error) {
+	call.Idem = c.Get("Idempotency-Key")
+	if len(call.Idem) > 255 {
+		return credit.Hold{}, invalid("Idempotency-Key", "invalid_idempotency_key", "The Idempotency-Key is longer than 255 characters.")
+	}
+	return a.deps.Credit.Ledger.Hold(ctx, keyOfCall(c).ID, call)
+}
+
+// end settles a call whose answer was delivered (err nil) and counts it; otherwise, or
+// when the settle fails, it gives the price back and returns why.
+func (a *API) end(ctx context.Context, h credit.Hold, model string, err error) error {
 	if err == nil {
 		err = a.deps.Credit.Ledger.Settle(ctx, h)
 	}
@@ -53,14 +64,26 @@ func (a *API) charge(c *fiber.Ctx, call credit.Call, work func(ctx context.Conte
 			a.deps.Log.Error("giving a failed call's price back; it stays held until the reconciler gives it back (its process gone, or after the stale-hold bound)",
 				"call", h.ID, "err", rerr)
 		}
-		return a.fail(c, err, "")
+		return err
 	}
 	if a.deps.Observe != nil && !h.Repeat {
-		a.deps.Observe(call.Model, h.Amount)
+		a.deps.Observe(model, h.Amount)
 	}
+	return nil
+}
+
+// gone is a work's outcome as the client saw it: errClientGone when the client hung up
+// while it worked (nobody receives the answer: nothing is charged for it).
+func gone(wctx context.Context, err error) error {
+	if errors.Is(context.Cause(wctx), errClientGone) {
+		return errClientGone
+	}
+	return err
+}
+
+// setCharged says what the call costs, to the thousandth of a cent.
+func setCharged(c *fiber.Ctx, h credit.Hold) {
 	c.Set("Parla-Charged-Cents", strconv.FormatFloat(credit.Cents(h.Amount), 'f', 3, 64))
-	c.Set(fiber.HeaderContentType, out.contentType)
-	return c.Send(out.body)
 }
 
 // fingerprint names what a request asked for, so that an Idempotency-Key used again with

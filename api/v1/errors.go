@@ -96,11 +96,16 @@ func send(c *fiber.Ctx, e *apiError) error {
 	if e.hint.never {
 		c.Set("x-should-retry", "false")
 	}
+	return c.Status(e.status).JSON(fiber.Map{"error": errorBody(e)})
+}
+
+// errorBody is OpenAI's error object for e.
+func errorBody(e *apiError) fiber.Map {
 	var param any
 	if e.param != "" {
 		param = e.param
 	}
-	return c.Status(e.status).JSON(fiber.Map{"error": fiber.Map{"message": e.message, "type": e.typ, "param": param, "code": e.code}})
+	return fiber.Map{"message": e.message, "type": e.typ, "param": param, "code": e.code}
 }
 
 // fail logs a server-side failure and answers it.

@@ -1,9 +1,10 @@
 package v1
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -53,8 +54,8 @@ func speechRequest(b speechBody, maxInput int64) (providers.SpeechRequest, error
 		return req, invalid("input", "string_above_max_length", "input is longer than "+strconv.FormatInt(maxInput, 10)+" characters.")
 	case voiceMap[strings.ToLower(b.Voice)] == "":
 		return req, invalid("voice", "invalid_value", "voice must be one of "+strings.Join(slices.Sorted(maps.Keys(voiceMap)), ", ")+".")
-	case b.StreamFormat != "" && b.StreamFormat != "audio":
-		return req, invalid("stream_format", "unsupported_value", "only stream_format audio is supported.")
+	case b.StreamFormat != "" && b.StreamFormat != "audio" && b.StreamFormat != "sse":
+		return req, invalid("stream_format", "invalid_value", "stream_format must be audio or sse.")
 	case len(b.Instructions) > 4096:
 		return req, invalid("instructions", "string_above_max_length", "instructions are longer than 4,096 characters.")
 	}
@@ -99,21 +100,35 @@ func (a *API) speech(c *fiber.Ctx) error {
 	}
 	call := credit.Call{Model: b.Model, Units: q.Chars, Amount: a.deps.Pricing.Rules[orders.TTS].MilliAmount(q.Chars, 1),
 		Fingerprint: fingerprint("speech", b.Model, req.Text, req.Voice, format, strconv.FormatFloat(req.Speed, 'g', -1, 64), b.Instructions)}
-	return a.charge(c, call, func(ctx context.Context) (result, error) {
-		var audio bytes.Buffer
-		if err := a.deps.Speaker.Speak(ctx, req, &audio); err != nil {
-			return result{}, err
-		}
-		f, _ := media.Format(format)
-		if format == req.Format {
-			return result{audio.Bytes(), f.ContentType}, nil
-		}
-		var out bytes.Buffer
-		if err := a.deps.Media.Encode(ctx, media.FLACInput, &audio, media.EncodeOptions{Format: format}, &out); err != nil {
-			return result{}, err
-		}
-		return result{out.Bytes(), f.ContentType}, nil
-	})
+	f, _ := media.Format(format)
+	work := streamWork{contentType: f.ContentType, work: func(ctx context.Context, w io.Writer) error {
+		return a.speak(ctx, req, format, w)
+	}}
+	if b.StreamFormat == "sse" {
+		work = speechEvents(work, q.Chars)
+	}
+	return a.stream(c, call, work)
+}
+
+// speak writes req spoken in format to w as the engine makes it; a format made from the
+// engine's FLAC is encoded as the FLAC comes.
+func (a *API) speak(ctx context.Context, req providers.SpeechRequest, format string, w io.Writer) error {
+	if format == req.Format {
+		return a.deps.Speaker.Speak(ctx, req, w)
+	}
+	flac, out := io.Pipe()
+	spoken := make(chan error, 1)
+	go func() {
+		err := a.deps.Speaker.Speak(ctx, req, out)
+		out.CloseWithError(err)
+		spoken <- err
+	}()
+	err := a.deps.Media.Encode(ctx, media.FLACInput, flac, media.EncodeOptions{Format: format}, w)
+	flac.CloseWithError(errStreamEnded) // an encode that stopped early stops the engine
+	if serr := <-spoken; serr != nil && !errors.Is(serr, errStreamEnded) {
+		return serr // the engine's failure, of which the encode's is the consequence
+	}
+	return err
 }
 
 // apiFormat is the media format of a response_format, and whether it is made from the

@@ -28,7 +28,7 @@ func TestSpeechRequestNamesTheParameterAtFault(t *testing.T) {
 		{func(b *speechBody) { b.ResponseFormat = "ogg" }, "response_format"},
 		{func(b *speechBody) { b.Speed = ptr(4.5) }, "speed"},
 		{func(b *speechBody) { b.Speed = ptr(0.2) }, "speed"},
-		{func(b *speechBody) { b.StreamFormat = "sse" }, "stream_format"},
+		{func(b *speechBody) { b.StreamFormat = "websocket" }, "stream_format"},
 	} {
 		b := ok
 		c.change(&b)
@@ -36,6 +36,11 @@ func TestSpeechRequestNamesTheParameterAtFault(t *testing.T) {
 		var ae *apiError
 		if !errors.As(err, &ae) || ae.status != 400 || ae.param != c.param || ae.typ != invalidRequest {
 			t.Errorf("%+v: %v, want a 400 naming %s", b, err, c.param)
+		}
+	}
+	for _, f := range []string{"audio", "sse"} { // raw audio as it is made, or OpenAI's events
+		if _, err := speechRequest(speechBody{Model: "tts-1", Input: ptr("Hello."), Voice: "alloy", StreamFormat: f}, 4096); err != nil {
+			t.Errorf("stream_format %s: %v", f, err)
 		}
 	}
 	if _, err := speechRequest(speechBody{Model: "tts-1", Input: ptr(strings.Repeat("é", 4096)), Voice: "alloy", ResponseFormat: "PCM"}, 4096); err != nil {
@@ -62,6 +67,9 @@ func TestCheckFormNamesTheParameterAtFault(t *testing.T) {
 		{transcriptionForm{model: "whisper-1", temperature: "0.2"}, false, ""},
 		{transcriptionForm{model: "whisper-1", temperature: "1.5"}, false, "temperature"},
 		{transcriptionForm{model: "whisper-1", temperature: "NaN"}, false, "temperature"},
+		{transcriptionForm{model: "gpt-4o-mini-transcribe", stream: "true"}, false, ""},
+		{transcriptionForm{model: "whisper-1", stream: "yes"}, false, "stream"},
+		{transcriptionForm{model: "whisper-1", stream: "true"}, true, "stream"},
 	} {
 		err := checkForm(&c.form, c.translate)
 		var ae *apiError

@@ -3,6 +3,7 @@ package moneysim
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 
 	"parla/api/orders"
@@ -127,6 +128,9 @@ func (s *sim) checkOrder(o *order) error {
 	if refunded && got.Status == orders.Done && !o.refundedDone {
 		errs = append(errs, fmt.Errorf("order %s: delivered (done) and refunded at the provider", o.id))
 	}
+	if o.healthy && got.Error == "production_failed" {
+		errs = append(errs, fmt.Errorf("order %s (%s): given up as production_failed, but only a shutdown stopped its run", o.id, got.Status))
+	}
 	if got.Status == orders.Refunded && o.intent != "" && !refunded {
 		errs = append(errs, fmt.Errorf("order %s: refunded, but its payment was never refunded at the provider", o.id))
 	}
@@ -166,6 +170,10 @@ func (s *sim) ended(o *order) error {
 	switch {
 	case o.intent == "" && got.Status != orders.Expired:
 		return fmt.Errorf("order %s: never paid, still %s past its checkout", o.id, got.Status)
+	case got.Status == orders.Done && o.refundedDone && strict:
+		if refunded, err := s.refunded(o.intent); err != nil || refunded {
+			return errors.Join(err, fmt.Errorf("order %s: the operator's refund of it delivered went out at the provider, and it is still done", o.id))
+		}
 	case o.intent != "" && got.Status == orders.Expired && got.PaidAt.IsZero():
 		return fmt.Errorf("order %s: paid at the provider, expired as unpaid and never refunded", o.id)
 	case o.intent != "" && got.Status != orders.Done && got.Status != orders.Refunded && got.Status != orders.Expired:
@@ -186,6 +194,13 @@ func (s *sim) ended(o *order) error {
 	}
 	return nil
 }
+
+// strict (SIM_STRICT=1) checks the exits of the known-open finding too: the operator's
+// refund of a delivered order (Operator.Refund, done or expired) records nothing before it
+// calls the provider, so an answer lost after the provider refunded leaves the order done
+// with its payment refunded, and no list of the operator's shows it (issue 44; seeds 17 and
+// 18, and many more). Off by default until it is fixed, so that the rest is checked.
+var strict = os.Getenv("SIM_STRICT") != ""
 
 // listed: the operator's filter lists the order.
 func (s *sim) listed(o *order, f orders.Filter) (bool, error) {

@@ -28,28 +28,33 @@ func (s *sim) killCalls() (string, error) {
 	return fmt.Sprintf("the node died with %d calls held; restarted", n), nil
 }
 
-// killRun is the node killed while it produces an order: the engine works until the node's
-// shutdown deadline cancels it, and a new process takes the node's place.
+// killRun is the node killed while it produces an order, on its first attempt or its last
+// (the engine failed the others): the engine works until the node's shutdown deadline
+// cancels it, and a new process takes the node's place. A shutdown never gives an order
+// up: with the engine healthy after, the order must be delivered.
 func (s *sim) killRun() (string, error) {
 	o, ok := one(s.rng, s.unpaidOrders())
 	if !ok {
 		return "no unpaid order", nil
 	}
-	s.w.speaker.fault.set(1, hang)
+	failures := 0
+	if s.rng.IntN(2) == 0 {
+		failures = maxAttempts - 1
+	}
+	s.w.speaker.fault.set(failures, "down")
+	s.w.speaker.fault.then(hang)
+	o.healthy = true
 	line, err := s.payNow(o)
 	if err != nil || o.intent == "" {
 		s.w.speaker.fault.set(0, "")
 		return line, err
 	}
-	processing := testkit.WaitFor(5*time.Second, func() bool {
-		got, err := s.w.book.Operator().Get(s.ctx, o.id)
-		return err == nil && got.Status == orders.Processing
-	})
+	working := testkit.WaitEvery(time.Millisecond, 5*time.Second, s.w.speaker.hanging.Load)
 	s.w.speaker.fault.set(0, "")
 	if err := s.w.restart(100 * time.Millisecond); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s; killed while processing (%v); restarted", line, processing), nil
+	return fmt.Sprintf("%s; killed while producing (%v, after %d failures); restarted", line, working, failures), nil
 }
 
 // payUnqueued is a node that died between recording an order's payment and queueing its

@@ -140,6 +140,9 @@ type order struct {
 	id, session string
 	intent      string // the payment intent once paid at the provider
 	told        bool   // the book was told of the payment (a webhook handled, a page answered)
+	// healthy: its engine failed fewer times than the attempts allow (only a shutdown
+	// stopped a run of it), so it must not be given up as production_failed.
+	healthy bool
 	// refundedDone: the operator refunded it delivered (done), so it is both by intent.
 	refundedDone bool
 }

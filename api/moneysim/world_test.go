@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,24 +37,36 @@ func (c *clock) advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// fault is what the next calls of a faulty part do: fail the next n of them in one way.
+// fault is what the next calls of a faulty part do: each takes the next fate of the list,
+// and works once it is empty.
 type fault struct {
-	mu   sync.Mutex
-	n    int
-	kind string
+	mu    sync.Mutex
+	fates []string
 }
 
-func (f *fault) set(n int, kind string) { f.mu.Lock(); defer f.mu.Unlock(); f.n, f.kind = n, kind }
+// set makes the next n calls fail as kind (and any fates set before are dropped).
+func (f *fault) set(n int, kind string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fates = nil
+	for range n {
+		f.fates = append(f.fates, kind)
+	}
+}
 
-// next takes one call's fate: "" (works) or the fault's kind.
+// then makes one more call, after those set, fail as kind.
+func (f *fault) then(kind string) { f.mu.Lock(); defer f.mu.Unlock(); f.fates = append(f.fates, kind) }
+
+// next takes one call's fate: "" (works) or its fault's kind.
 func (f *fault) next() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.n <= 0 {
+	if len(f.fates) == 0 {
 		return ""
 	}
-	f.n--
-	return f.kind
+	kind := f.fates[0]
+	f.fates = f.fates[1:]
+	return kind
 }
 
 // The ways a provider's call fails: refused before anything happened (certainly not done),
@@ -128,8 +141,12 @@ func (m *mailer) count(id string) int { m.mu.Lock(); defer m.mu.Unlock(); return
 // hang is an engine's call that works until its run is stopped.
 const hang = "hang"
 
-// speaker is a fast engine that fails while its fault says so.
-type speaker struct{ fault fault }
+// speaker is a fast engine that fails while its fault says so; hanging tells that a call
+// is working until its run is stopped.
+type speaker struct {
+	fault   fault
+	hanging atomic.Bool
+}
 
 func (s *speaker) Available() error { return nil }
 
@@ -137,6 +154,8 @@ func (s *speaker) Speak(ctx context.Context, req providers.SpeechRequest, w io.W
 	switch s.fault.next() {
 	case "":
 	case hang:
+		s.hanging.Store(true)
+		defer s.hanging.Store(false)
 		<-ctx.Done() // working until its run is stopped
 		return ctx.Err()
 	default:

@@ -69,27 +69,41 @@ func (g *measureGate) enter(key string) (func(), bool) {
 var errMeasuring = &apiError{status: 429, typ: "requests", code: "rate_limit_exceeded", hint: retryShortly,
 	message: "This key has " + strconv.Itoa(maxMeasures) + " files being measured already; send the next when one is answered."}
 
-// measure is a transcription's file measured for its call's key, within the bounds above;
-// a silent file is measured as the site measures it (Intake.MeasureUpload's no_speech).
-func (a *API) measure(c *fiber.Ctx, path string) (media.Measurement, error) {
+// file is a transcription's file measured by intake for its call's key, within the
+// bounds; a silent file is measured as the site measures it (MeasureUpload's no_speech).
+func (b *measureBounds) file(c *fiber.Ctx, path string, intake *orders.Intake) (media.Measurement, error) {
 	var size int64
 	if st, err := os.Stat(path); err == nil {
 		size = st.Size()
 	}
-	return a.bounded(c.UserContext(), keyOfCall(c), measureTimeout(size), func(ctx context.Context) (media.Measurement, error) {
-		return a.deps.Intake.MeasureUpload(ctx, path)
+	return b.run(c.UserContext(), keyOfCall(c), measureTimeout(size), func(ctx context.Context) (media.Measurement, error) {
+		return intake.MeasureUpload(ctx, path)
 	})
 }
 
-// bounded runs measure for key k within timeout: refused first when k's balance cannot
-// pay the cheapest file (credit.ErrInsufficient), or while k has maxMeasures running;
-// a measure past its deadline is 503 busy; a file longer than MaxTranscription is refused.
-func (a *API) bounded(ctx context.Context, k credit.Key, timeout time.Duration,
+// measureBounds are what every transcription's measure is held to.
+type measureBounds struct {
+	// cheapest is the least a charged transcription costs, in thousandths of a cent: a
+	// file with less than media.SpeechFloor of speech is answered free, so every charged
+	// file lasts at least that.
+	cheapest int64
+	longest  time.Duration // Config.MaxTranscription
+	gate     measureGate
+}
+
+func newMeasureBounds(stt orders.Rule, longest time.Duration) *measureBounds {
+	return &measureBounds{cheapest: stt.MilliAmount(media.SpeechFloor.Milliseconds(), 1000), longest: longest}
+}
+
+// run runs measure for key k within timeout: refused first when k's balance cannot pay
+// the cheapest file (credit.ErrInsufficient), or while k has maxMeasures running; a
+// measure past its deadline is 503 busy; a file longer than longest is refused.
+func (b *measureBounds) run(ctx context.Context, k credit.Key, timeout time.Duration,
 	measure func(context.Context) (media.Measurement, error)) (media.Measurement, error) {
-	if k.Balance < a.cheapest() {
+	if k.Balance < b.cheapest {
 		return media.Measurement{}, credit.ErrInsufficient
 	}
-	leave, ok := a.measures.enter(k.ID)
+	leave, ok := b.gate.enter(k.ID)
 	if !ok {
 		return media.Measurement{}, errMeasuring
 	}
@@ -100,16 +114,9 @@ func (a *API) bounded(ctx context.Context, k credit.Key, timeout time.Duration,
 	switch {
 	case err != nil && errors.Is(mctx.Err(), context.DeadlineExceeded):
 		return m, errors.Join(media.ErrVisitorsBusy, err)
-	case err == nil && m.Length > a.cfg.MaxTranscription:
+	case err == nil && m.Length > b.longest:
 		return m, &orders.InputError{Code: "audio_too_long", Message: "The file lasts " + m.Length.Round(time.Second).String() +
-			"; this server transcribes at most " + a.cfg.MaxTranscription.String() + " in one call. Send it in parts."}
+			"; this server transcribes at most " + b.longest.String() + " in one call. Send it in parts."}
 	}
 	return m, err
-}
-
-// cheapest is the least a charged transcription costs: a file with less than
-// media.SpeechFloor of speech in it is answered free, so every charged file lasts at least
-// that.
-func (a *API) cheapest() int64 {
-	return a.deps.Pricing.Rules[orders.STT].MilliAmount(media.SpeechFloor.Milliseconds(), 1000)
 }

@@ -28,23 +28,23 @@ func TestTranscriptionMeasureIsBounded(t *testing.T) {
 	a := New(Config{MaxTranscription: 10 * time.Minute}, Deps{Pricing: orders.DefaultPricing()})
 	ctx := context.Background()
 	rich, poor := credit.Key{ID: "rich", Balance: 500_000}, credit.Key{ID: "poor", Balance: 247}
-	if a.cheapest() != 248 {
-		t.Fatalf("the cheapest charged file costs %d thousandths of a cent, want 248", a.cheapest())
+	if a.measures.cheapest != 248 {
+		t.Fatalf("the cheapest charged file costs %d thousandths of a cent, want 248", a.measures.cheapest)
 	}
 	runs := 0
-	if _, err := a.bounded(ctx, poor, time.Minute, measured(time.Second, &runs)); !errors.Is(err, credit.ErrInsufficient) || runs != 0 {
+	if _, err := a.measures.run(ctx, poor, time.Minute, measured(time.Second, &runs)); !errors.Is(err, credit.ErrInsufficient) || runs != 0 {
 		t.Errorf("a key of 0.247 c: %v after %d measures, want insufficient credit before any", err, runs)
 	}
 	poor.Balance = 248
-	if _, err := a.bounded(ctx, poor, time.Minute, measured(time.Second, &runs)); err != nil || runs != 1 {
+	if _, err := a.measures.run(ctx, poor, time.Minute, measured(time.Second, &runs)); err != nil || runs != 1 {
 		t.Errorf("a key of 0.248 c: %v after %d measures, want measured", err, runs)
 	}
-	_, err := a.bounded(ctx, rich, time.Minute, measured(10*time.Minute+time.Second, &runs))
+	_, err := a.measures.run(ctx, rich, time.Minute, measured(10*time.Minute+time.Second, &runs))
 	var ie *orders.InputError
 	if !errors.As(err, &ie) || ie.Code != "audio_too_long" || ie.Message != "The file lasts 10m1s; this server transcribes at most 10m0s in one call. Send it in parts." {
 		t.Errorf("a file of 10m1s: %v, want audio_too_long naming 10m0s", err)
 	}
-	if _, err := a.bounded(ctx, rich, time.Minute, measured(10*time.Minute, &runs)); err != nil {
+	if _, err := a.measures.run(ctx, rich, time.Minute, measured(10*time.Minute, &runs)); err != nil {
 		t.Errorf("a file of 10m0s: %v", err)
 	}
 
@@ -58,13 +58,13 @@ func TestTranscriptionMeasureIsBounded(t *testing.T) {
 	}
 	done := make(chan error, maxMeasures)
 	for range maxMeasures {
-		go func() { _, err := a.bounded(ctx, rich, time.Minute, running); done <- err }()
+		go func() { _, err := a.measures.run(ctx, rich, time.Minute, running); done <- err }()
 		<-started
 	}
-	if _, err := a.bounded(ctx, rich, time.Minute, measured(time.Second, &runs)); err != errMeasuring {
+	if _, err := a.measures.run(ctx, rich, time.Minute, measured(time.Second, &runs)); err != errMeasuring {
 		t.Errorf("a third measure of one key: %v, want %v", err, errMeasuring)
 	}
-	if _, err := a.bounded(ctx, poor, time.Minute, measured(time.Second, &runs)); err != nil {
+	if _, err := a.measures.run(ctx, poor, time.Minute, measured(time.Second, &runs)); err != nil {
 		t.Errorf("another key's measure meanwhile: %v", err)
 	}
 	close(hold)
@@ -73,7 +73,7 @@ func TestTranscriptionMeasureIsBounded(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if _, err := a.bounded(ctx, rich, time.Minute, measured(time.Second, &runs)); err != nil {
+	if _, err := a.measures.run(ctx, rich, time.Minute, measured(time.Second, &runs)); err != nil {
 		t.Errorf("a measure once the others ended: %v", err)
 	}
 
@@ -87,7 +87,7 @@ func TestTranscriptionMeasureIsBounded(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	_, err = a.bounded(ctx, rich, 100*time.Millisecond, stuck)
+	_, err = a.measures.run(ctx, rich, 100*time.Millisecond, stuck)
 	if e := classify(err, "file"); e.status != 503 || e.code != "busy" || time.Since(start) > 30*time.Second {
 		t.Errorf("a measure past its deadline: %v after %s, want 503 busy", err, time.Since(start))
 	}

@@ -61,7 +61,7 @@ func (a *API) transcribe(translate bool) fiber.Handler {
 		if err := checkForm(&form, translate); err != nil {
 			return a.fail(c, err, "")
 		}
-		m, err := a.measure(c, form.file)
+		m, err := a.measures.file(c, form.file, a.deps.Intake)
 		if silent(err) {
 			// OpenAI answers silence with an empty text; push-to-talk and VAD clips make such
 			// files all day. Nothing was transcribed, so nothing is charged.

@@ -51,7 +51,7 @@ type Deps struct {
 type API struct {
 	cfg      Config
 	deps     Deps
-	measures measureGate // the transcriptions' measures running, per key
+	measures *measureBounds
 }
 
 // New fills Config's defaults.
@@ -68,7 +68,7 @@ func New(cfg Config, deps Deps) *API {
 	if deps.Log == nil {
 		deps.Log = slog.Default()
 	}
-	return &API{cfg: cfg, deps: deps}
+	return &API{cfg: cfg, deps: deps, measures: newMeasureBounds(deps.Pricing.Rules[orders.STT], cfg.MaxTranscription)}
 }
 
 // UploadPaths are the routes whose bodies are files, read as streams by their handler

@@ -47,7 +47,10 @@ import (
 //   - a poison order whose engine kills its node each time (FULFIL_MAX_ATTEMPTS=3): given
 //     up and refunded, the nodes brought back up each time as a supervisor would;
 //   - an OpenAI-compatible speech server (a stand-in, one address per node) with the node
-//     frozen between its calls.
+//     frozen between its calls;
+//   - a node killed -9 while it holds an API call's price (fault_money_test.go): the
+//     survivor's reconciler gives the hold back, and the key keeps what it bought less what
+//     it settled.
 //
 // A checker then holds the order to what "exactly once" promises (check):
 //
@@ -124,7 +127,7 @@ const (
 	engineDelay      = "0.4"
 	smtpTimeout      = 3 * time.Second
 	faultMaxAttempts = 3
-	faultSchedules   = 32 // seeds 1…32: each kind twice
+	faultSchedules   = 34 // seeds 1…34: each kind twice
 )
 
 // faultKinds are the kinds of fault a schedule plays; seed n plays kind (n-1) mod len.
@@ -132,6 +135,7 @@ var faultKinds = []string{
 	"freeze", "freeze+delete", "kill-restart", "freeze+postgres-restart", "resume-mid-winner",
 	"freeze@gate", "freeze@letter", "freeze@sent", "freeze@step", "smtp-late", "smtp-hangup",
 	"poison", "same-id-restart", "openai-freeze", "freeze+lost-job", "freeze+operator-retry",
+	"api-kill",
 }
 
 // faultCluster is a cluster whose Postgres the suite may restart, whose engine processes
@@ -142,7 +146,10 @@ type faultCluster struct {
 	trace  string
 	freeze string // the file that arms a freeze (PARLA_TEST_FREEZE_FILE)
 	speech *speechRelay
-	top    testing.TB // the suite's test: a restarted node lives as long as it
+	stt    *fakeOpenAI // the API's transcriptions (and the site's): a stand-in that may hold them
+	// apiClip is the recording the API's calls send (clip)
+	apiClip string
+	top     testing.TB // the suite's test: a restarted node lives as long as it
 }
 
 // startFaultCluster starts two nodes whose engine processes are traced, each leading its
@@ -156,9 +163,13 @@ func startFaultCluster(t *testing.T, timing map[string]string) *faultCluster {
 	fc.engineWrappers(t, bin)
 	fc.pg = testkit.StartPostgres(t)
 	fc.speech = startSpeechRelay(t)
+	fc.stt = startFakeOpenAI(t)
 	env := map[string]string{"WORKERS": "1", "PATH": bin + ":" + os.Getenv("PATH"),
 		"FULFIL_MAX_ATTEMPTS": strconv.Itoa(faultMaxAttempts), "PARLA_TEST_FREEZE_FILE": fc.freeze}
 	for k, v := range fc.speech.env() {
+		env[k] = v
+	}
+	for k, v := range fc.stt.env() {
 		env[k] = v
 	}
 	for k, v := range timing {
@@ -282,6 +293,9 @@ func (fc *faultCluster) run(t *testing.T, seed uint64) faultFigures {
 		fc.frozenAt(t, s)
 	case "same-id-restart":
 		fc.sameIDRestart(t, s)
+	case "api-kill":
+		fc.apiKill(t, s)
+		return s.fig // no order: the key's money is checked
 	default:
 		s.id = fc.place(t, s, "")
 		s.victim = fc.runnerOf(t, s.id, anyNode)
@@ -388,6 +402,7 @@ func (fc *faultCluster) checkLate(t *testing.T, s *schedule, node string) {
 // behaving, no freeze armed, every node running and up.
 func (fc *faultCluster) reset() {
 	fc.smtp.Calm()
+	fc.stt.delay.Store(0)
 	os.Remove(fc.freeze)
 	for i, n := range fc.nodes {
 		if fc.dead(i) {

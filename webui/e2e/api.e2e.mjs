@@ -3,11 +3,15 @@
 // official OpenAI JS SDK (openai 6.x, from npm) against the same server: models listed,
 // speech in every format, transcripts in every format (the file streamed, as the SDK
 // sends it), a wrong key refused, and the balance exhausted by concurrent calls; back on
-// /api, the key's balance and calls. Arabic reads right to left.
+// /api, the key's balance and calls. Arabic reads right to left. Then the page as a developer
+// meets it (apipage.mjs): the calls table in en, ar and jp at 320 and 1280 px, buyers from
+// /ar/api and /jp/api (a cancelled checkout first) whose key page keeps their language, and
+// a server without transcription that sells none.
 import { mkdtempSync, readFileSync, writeFileSync, createReadStream } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
+import { callsTable, cancelKeepsForm, closedTranscription, keyPageIn } from "./apipage.mjs";
 import { abort, assert, assertRtl, BASE, check, EMAIL, facts, finish, openBrowser } from "./harness.mjs";
 
 /** The key's balance in cents (GET /v1/credit). */
@@ -20,7 +24,7 @@ async function balance(key) {
 const MAGIC = {
   mp3: (b) => b.subarray(0, 3).toString() === "ID3" || (b[0] === 0xff && (b[1] & 0xe0) === 0xe0),
   opus: (b) => b.subarray(0, 4).toString() === "OggS",
-  aac: (b) => b.subarray(4, 8).toString() === "ftyp",
+  aac: (b) => b[0] === 0xff && (b[1] & 0xf6) === 0xf0, // ADTS, as OpenAI sends it
   flac: (b) => b.subarray(0, 4).toString() === "fLaC",
   wav: (b) => b.subarray(0, 4).toString() === "RIFF" && b.subarray(8, 12).toString() === "WAVE",
   pcm: (b) => b.length > 4800 && b.length % 2 === 0,
@@ -134,6 +138,12 @@ async function main() {
       await shot("ar-api");
       await setLang("en");
     });
+    if (key) await callsTable(page, key, shot);
+    for (const lng of ["ar", "jp"]) {
+      await check(`a checkout cancelled from /api in ${lng} comes back to the form as typed, and says so`, () => cancelKeepsForm(page, lng, shot));
+      await check(`a buyer who came by /api in ${lng} gets the key's page in ${lng}`, () => keyPageIn(page, lng, shot));
+    }
+    await closedTranscription(page, shot);
     await check("no page error", async () => assert(pageErrors.length === 0, pageErrors.join(" | ")));
   } catch (err) {
     abort(err);

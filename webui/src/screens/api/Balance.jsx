@@ -55,7 +55,7 @@ export default function Balance({ money, date }) {
   );
 }
 
-/** The calls table, laid out to fit a narrow screen (long model names and times wrap). */
+/** The calls table; on a narrow screen each call is a block of two lines (styles.css). */
 function Calls({ calls, money, date }) {
   const { t } = useTranslation();
   return (

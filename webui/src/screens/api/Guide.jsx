@@ -63,7 +63,7 @@ export function FromOpenAI({ base, sttOpen }) {
         </li>
         <li>{t("api.openaiKey")}</li>
         <li>{t("api.openaiSpeech", { models: MODELS.tts.slice(0, 3).join(", ") })}</li>
-        <li>{sttOpen ? t("api.openaiStt", { models: MODELS.sst.slice(0, 3).join(", ") }) : t("api.openaiSttClosed")}</li>
+        {sttOpen ? <li>{t("api.openaiStt", { models: MODELS.sst.slice(0, 3).join(", ") })}</li> : <li data-testid="api-stt-closed">{t("api.openaiSttClosed")}</li>}
         <li>{t("api.openaiUnsupported")}</li>
       </ul>
     </section>

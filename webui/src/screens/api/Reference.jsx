@@ -21,6 +21,9 @@ const ERRORS = [
   [503, "busy", "busy", "Retry-After: 5", "stt"],
 ];
 
+/** OpenAI's error body, as every error comes. */
+const ERROR_SHAPE = '{"error": {"message": "…", "type": "…", "param": "…", "code": "…"}}';
+
 /** The headers a call sends or answers. */
 const HEADERS = ["Idempotency-Key", "Parla-Charged-Cents", "Retry-After", "x-should-retry"];
 
@@ -70,6 +73,7 @@ export default function Reference({ sttOpen, maxUploadBytes }) {
       </ul>
       <h3>{t("api.refErrors")}</h3>
       <p>{t("api.refErrorShape")}</p>
+      <pre className="code" dir="ltr">{ERROR_SHAPE}</pre>
       <table className="errors">
           <tbody>
             {ERRORS.filter((e) => sttOpen || e[4] !== "stt").map(([status, code, key, hint]) => (

@@ -94,6 +94,8 @@ describe("the /api page", () => {
     const page = document.body.textContent;
     expect(page).not.toMatch(/minute of audio|Transcription, /);
     expect(page).not.toContain("whisper-1");
+    expect(page).not.toContain("transcript.text.delta");
+    expect(page).not.toContain("audio_too_long");
     expect(screen.queryByTestId("api-sample-transcription")).toBeNull();
     expect(screen.getByTestId("api-sample-speech")).toBeTruthy();
     expect(page).toContain("Transcription is closed on this server now");
@@ -105,6 +107,7 @@ describe("the /api page", () => {
     await screen.findByText(/From €5.00 to €100.00/);
     expect(screen.getByTestId("api-prices").textContent).toBe("Text to speech: €0.99 per 1,000 characters. Transcription: €0.594 per minute of audio.");
     expect(screen.getByTestId("api-sample-transcription").textContent).toContain("/v1/audio/transcriptions");
+    expect(document.body.textContent).toContain("transcript.text.delta");
   });
 
   it("exports the key in every shell sample, and offers JavaScript and Python", async () => {

@@ -64,6 +64,8 @@ export function FromOpenAI({ base, sttOpen }) {
         <li>{t("api.openaiKey")}</li>
         <li>{t("api.openaiSpeech", { models: MODELS.tts.slice(0, 3).join(", ") })}</li>
         {sttOpen ? <li>{t("api.openaiStt", { models: MODELS.sst.slice(0, 3).join(", ") })}</li> : <li data-testid="api-stt-closed">{t("api.openaiSttClosed")}</li>}
+        <li>{t("api.openaiStreamSpeech")}</li>
+        {sttOpen && <li>{t("api.openaiStreamStt")}</li>}
         <li>{t("api.openaiUnsupported")}</li>
       </ul>
     </section>

@@ -14,6 +14,7 @@ const ERRORS = [
   [409, "idempotency_in_progress", "inProgress", "Retry-After: 1"],
   [409, "idempotency_key_spent", "spent", "x-should-retry: false"],
   [413, "file_too_large", "tooLarge", "", "stt"],
+  [400, "audio_too_long", "tooLong", "", "stt"],
   [429, "insufficient_quota", "quota", "x-should-retry: false"],
   [429, "rate_limit_exceeded", "rate", ""],
   [500, "engine_error", "engine", ""],

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"parla/providers/testkit"
 )
@@ -91,4 +94,73 @@ func transcribe(base, secret string, body []byte, ctype string) int {
 	}
 	res.Body.Close()
 	return res.StatusCode
+}
+
+// providerOutage is how long the payment provider is down in provider-down: the refund job
+// meets it on several tries (the doubling retry from FULFIL_RETRY_BASE, 100 ms), and its
+// next try after the outage comes within about as long again. Two minutes, as issue 44
+// puts it, would cost the suite four; a shorter outage crosses the same states.
+const providerOutage = 8 * time.Second
+
+// providerDown orders a text whose engine fails (failMark), so that the order is given up
+// and refunded, with the payment provider down meanwhile: refusing every refund (a
+// trigger on the test checkout's refund calls: not recorded, certainly not refunded) or,
+// in the suite's second round, hanging (the table locked) until providerOutage after the
+// order failed. The refund happens once, later: within 2 × providerOutage + 30 s of the
+// provider's return, with one refund letter (check).
+func (fc *faultCluster) providerDown(t *testing.T, s *schedule) {
+	up := fc.refuseRefunds(t)
+	if (s.seed-1)/uint64(len(faultKinds))%2 == 1 {
+		up()
+		up = fc.hangRefunds(t)
+	}
+	defer up()
+	s.id = fc.place(t, s, failMark+" ")
+	if !testkit.WaitFor(60*time.Second, func() bool {
+		st := fc.one(`SELECT status FROM orders WHERE id = $1`, s.id)
+		return st != "paid" && st != "processing"
+	}) {
+		t.Fatalf("order %s never failed", s.id)
+	}
+	time.Sleep(providerOutage)
+	if st := fc.one(`SELECT status FROM orders WHERE id = $1`, s.id); st != "failed" {
+		t.Errorf("order %s %s while the payment provider was down", s.id, st)
+	}
+	up()
+	s.faultAt = time.Now()
+	s.doneAt = fc.waitDone(t, s.id, 2*providerOutage+30*time.Second)
+	s.fig.addNote(fmt.Sprintf("refunded %s after the provider came back", s.doneAt.Sub(s.faultAt).Round(10*time.Millisecond)))
+}
+
+// refuseRefunds makes the test checkout refuse every refund (its call not recorded) until
+// the function it returns is called.
+func (fc *faultCluster) refuseRefunds(t *testing.T) (up func()) {
+	t.Helper()
+	fc.one(`CREATE OR REPLACE FUNCTION fault_provider_down() RETURNS trigger LANGUAGE plpgsql AS
+		$$ BEGIN RAISE EXCEPTION 'the payment provider is down'; END $$`)
+	fc.one(`CREATE TRIGGER fault_provider_down BEFORE INSERT ON test_checkout_refund_calls
+		FOR EACH ROW EXECUTE FUNCTION fault_provider_down()`)
+	return func() { fc.one(`DROP TRIGGER IF EXISTS fault_provider_down ON test_checkout_refund_calls`) }
+}
+
+// hangRefunds makes every refund at the test checkout wait (its calls' table locked) until
+// the function it returns is called.
+func (fc *faultCluster) hangRefunds(t *testing.T) (up func()) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, fc.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := conn.Begin(ctx)
+	if err == nil {
+		_, err = tx.Exec(ctx, `LOCK TABLE test_checkout_refund_calls IN ACCESS EXCLUSIVE MODE`)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		tx.Rollback(ctx)
+		conn.Close(ctx)
+	}
 }

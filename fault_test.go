@@ -50,7 +50,8 @@ import (
 //     frozen between its calls;
 //   - a node killed -9 while it holds an API call's price (fault_money_test.go): the
 //     survivor's reconciler gives the hold back, and the key keeps what it bought less what
-//     it settled.
+//     it settled; the payment provider down (refusing, or hanging) while a failed order's
+//     refund is due: refunded once, after.
 //
 // A checker then holds the order to what "exactly once" promises (check):
 //
@@ -127,7 +128,7 @@ const (
 	engineDelay      = "0.4"
 	smtpTimeout      = 3 * time.Second
 	faultMaxAttempts = 3
-	faultSchedules   = 34 // seeds 1…34: each kind twice
+	faultSchedules   = 36 // seeds 1…36: each kind twice
 )
 
 // faultKinds are the kinds of fault a schedule plays; seed n plays kind (n-1) mod len.
@@ -135,7 +136,7 @@ var faultKinds = []string{
 	"freeze", "freeze+delete", "kill-restart", "freeze+postgres-restart", "resume-mid-winner",
 	"freeze@gate", "freeze@letter", "freeze@sent", "freeze@step", "smtp-late", "smtp-hangup",
 	"poison", "same-id-restart", "openai-freeze", "freeze+lost-job", "freeze+operator-retry",
-	"api-kill",
+	"api-kill", "provider-down",
 }
 
 // faultCluster is a cluster whose Postgres the suite may restart, whose engine processes
@@ -185,8 +186,8 @@ func startFaultCluster(t *testing.T, timing map[string]string) *faultCluster {
 // engineWrappers writes espeak-ng and ffmpeg wrappers into bin: each waits engineDelay,
 // freezes its node's process group when the freeze file says "gate" (it is past the
 // gate, about to run; stopped again after a stray SIGCONT until the suite resumes it, as
-// freezeAt), kills it (-9) when its input holds poisonMark (espeak-ng reads
-// its text on standard input), runs the real engine and traces it.
+// freezeAt), kills it (-9) when its input holds poisonMark (espeak-ng reads its text on
+// standard input), fails when it holds failMark, runs the real engine and traces it.
 func (fc *faultCluster) engineWrappers(t *testing.T, bin string) {
 	t.Helper()
 	os.MkdirAll(bin, 0o755)
@@ -197,8 +198,8 @@ func (fc *faultCluster) engineWrappers(t *testing.T, bin string) {
 		}
 		run := fmt.Sprintf("%q \"$@\"", real)
 		if name == "espeak-ng" {
-			run = fmt.Sprintf("input=$(cat)\ncase \"$input\" in *%s*) kill -KILL -$PPID; exit 137;; esac\n"+
-				"printf '%%s' \"$input\" | %q \"$@\"", poisonMark, real)
+			run = fmt.Sprintf("input=$(cat)\ncase \"$input\" in *%s*) kill -KILL -$PPID; exit 137;; *%s*) exit 1;; esac\n"+
+				"printf '%%s' \"$input\" | %q \"$@\"", poisonMark, failMark, real)
 		}
 		// One line per process, written when it ends: node, engine, start and end (ns), and
 		// the kernel's start time (clock ticks since boot: when the node forked it, even if
@@ -215,8 +216,12 @@ func (fc *faultCluster) engineWrappers(t *testing.T, bin string) {
 	}
 }
 
-// poisonMark in an order's text makes the espeak-ng wrapper kill the node reading it.
-const poisonMark = "POISON-PILL"
+// poisonMark in an order's text makes the espeak-ng wrapper kill the node reading it;
+// failMark makes it fail (exit 1), so that the order is given up and refunded.
+const (
+	poisonMark = "POISON-PILL"
+	failMark   = "ENGINE-FAILS"
+)
 
 // faultFigures are what one schedule measured.
 type faultFigures struct {
@@ -293,6 +298,8 @@ func (fc *faultCluster) run(t *testing.T, seed uint64) faultFigures {
 		fc.frozenAt(t, s)
 	case "same-id-restart":
 		fc.sameIDRestart(t, s)
+	case "provider-down":
+		fc.providerDown(t, s)
 	case "api-kill":
 		fc.apiKill(t, s)
 		return s.fig // no order: the key's money is checked

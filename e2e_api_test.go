@@ -349,13 +349,14 @@ func TestAPIOperatorKeysRevokeAndMetrics(t *testing.T) {
 	h.wantStatus(r, 200)
 	var list struct {
 		Keys []struct {
-			ID, Key, Status string
-			Balance         float64
-			Calls           int64
+			ID, Key, Status, Letter string
+			Balance, Held           float64
+			Calls                   int64
 		}
 	}
 	json.Unmarshal(r.body, &list)
 	if len(list.Keys) != 1 || list.Keys[0].Key != "sk-parla-…"+key[len(key)-4:] || list.Keys[0].Calls != 1 ||
+		list.Keys[0].Letter != "sent" || list.Keys[0].Held != 0 ||
 		math.Abs(list.Keys[0].Balance-(500-0.792)) > 0.0005 || strings.Contains(string(r.body), key) {
 		t.Fatalf("admin keys: %s", r.body)
 	}

@@ -14,14 +14,18 @@ import (
 
 // keyJSON is one key in the list.
 type keyJSON struct {
-	ID        string     `json:"id"`
-	Key       string     `json:"key"` // masked
-	Status    string     `json:"status"`
-	Email     string     `json:"email"`
-	Amount    int64      `json:"amount"` // cents paid
-	Currency  string     `json:"currency"`
-	Balance   float64    `json:"balance"` // cents left
-	Calls     int64      `json:"calls"`
+	ID       string  `json:"id"`
+	Key      string  `json:"key"` // masked
+	Status   string  `json:"status"`
+	Email    string  `json:"email"`
+	Amount   int64   `json:"amount"` // cents paid
+	Currency string  `json:"currency"`
+	Balance  float64 `json:"balance"` // cents left
+	Held     float64 `json:"held"`    // cents held by calls running now
+	Calls    int64   `json:"calls"`
+	// Letter is the key's letter's fate: sending, sent, retry (refused for now, sent
+	// again), failed (not sent after its tries), refused (for good); "" before payment.
+	Letter    string     `json:"letter"`
 	CreatedAt time.Time  `json:"createdAt"`
 	ExpiresAt *time.Time `json:"expiresAt"` // nil until paid
 }
@@ -32,7 +36,8 @@ func keyOut(k credit.Key) keyJSON {
 		masked = k.Masked()
 	}
 	return keyJSON{ID: k.ID, Key: masked, Status: k.Status, Email: k.Email, Amount: k.Amount, Currency: k.Currency,
-		Balance: credit.Cents(k.Balance), Calls: k.Calls, CreatedAt: k.CreatedAt, ExpiresAt: opt(k.ExpiresAt)}
+		Balance: credit.Cents(k.Balance), Held: credit.Cents(k.Held), Calls: k.Calls, Letter: k.MailState,
+		CreatedAt: k.CreatedAt, ExpiresAt: opt(k.ExpiresAt)}
 }
 
 func (a *Admin) keyList(c *fiber.Ctx) error {

@@ -236,9 +236,9 @@ ol.timeline{background:#fff;margin:0;padding:.7rem .7rem .7rem 2rem}
 {{if .Notice}}<p class="notice" role="status" data-testid="notice">Done: {{.Notice}}.</p>{{end}}
 <p>Keys are kept as hashes: only their last four characters are shown. Revoking ends a key at once; a refund returns the unused balance (whole cents) through the payment provider and ends the key.</p>
 {{if .Keys}}<div class="table"><table data-testid="keys">
-<thead><tr><th scope="col">Key</th><th scope="col">State</th><th scope="col">E-mail</th><th scope="col">Paid</th><th scope="col">Left</th><th scope="col">Calls</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead>
+<thead><tr><th scope="col">Key</th><th scope="col">State</th><th scope="col">E-mail</th><th scope="col">Paid</th><th scope="col">Left</th><th scope="col">Held</th><th scope="col">Calls</th><th scope="col">Letter</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead>
 <tbody>{{range .Keys}}<tr data-testid="key-row"><td><code>{{if .Key}}{{.Key}}{{else}}—{{end}}</code></td><td>{{.Status}}</td><td>{{.Email}}</td>
-<td>{{money .Amount .Currency}}</td><td>{{printf "%.3f" .Balance}} cents</td><td>{{.Calls}}</td><td>{{when .CreatedAt}}</td><td>{{when .ExpiresAt}}</td>
+<td>{{money .Amount .Currency}}</td><td>{{printf "%.3f" .Balance}} cents</td><td>{{printf "%.3f" .Held}} cents</td><td>{{.Calls}}</td><td>{{if .Letter}}{{.Letter}}{{else}}—{{end}}</td><td>{{when .CreatedAt}}</td><td>{{when .ExpiresAt}}</td>
 <td>{{if eq .Status "active"}}<form method="post" action="/admin/keys/{{.ID}}/revoke"><input type="hidden" name="csrf" value="{{$.CSRF}}"><button type="submit">Revoke</button></form>{{end}}
 {{if or (eq .Status "active") (eq .Status "revoked")}}<form method="post" action="/admin/keys/{{.ID}}/refund"><input type="hidden" name="csrf" value="{{$.CSRF}}"><button type="submit">Refund</button></form>{{end}}</td></tr>{{end}}</tbody>
 </table></div>{{else}}<p>No keys yet.</p>{{end}}

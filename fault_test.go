@@ -51,7 +51,9 @@ import (
 //   - a node killed -9 while it holds an API call's price (fault_money_test.go): the
 //     survivor's reconciler gives the hold back, and the key keeps what it bought less what
 //     it settled; the payment provider down (refusing, or hanging) while a failed order's
-//     refund is due: refunded once, after.
+//     refund is due: refunded once, after;
+//   - Postgres restarted in the middle of the commit of the letter's claim, the stored
+//     result, the refund mark or an API call's settle (fault_commit_test.go).
 //
 // A checker then holds the order to what "exactly once" promises (check):
 //
@@ -63,7 +65,7 @@ import (
 //     under one idempotency key at most;
 //   - every River job of the order completed: none left running, retryable or cancelled
 //     on the winner's row; its runs within the attempt limit unless given up;
-//   - the delivered bytes never replaced (the served key and its bytes' digest, taken at
+//   - a done order serves a result, and the delivered bytes never replaced (the served key and its bytes' digest, taken at
 //     delivery before a frozen loser resumes, and at the end);
 //   - a deleted result never readable again (the link page 404/410, no object left);
 //   - no engine process or call started by a node after it lost the order: at most the
@@ -128,7 +130,7 @@ const (
 	engineDelay      = "0.4"
 	smtpTimeout      = 3 * time.Second
 	faultMaxAttempts = 3
-	faultSchedules   = 36 // seeds 1…36: each kind twice
+	faultSchedules   = 40 // seeds 1…40: each kind twice
 )
 
 // faultKinds are the kinds of fault a schedule plays; seed n plays kind (n-1) mod len.
@@ -136,7 +138,7 @@ var faultKinds = []string{
 	"freeze", "freeze+delete", "kill-restart", "freeze+postgres-restart", "resume-mid-winner",
 	"freeze@gate", "freeze@letter", "freeze@sent", "freeze@step", "smtp-late", "smtp-hangup",
 	"poison", "same-id-restart", "openai-freeze", "freeze+lost-job", "freeze+operator-retry",
-	"api-kill", "provider-down",
+	"api-kill", "provider-down", "postgres@order", "postgres@money",
 }
 
 // faultCluster is a cluster whose Postgres the suite may restart, whose engine processes
@@ -300,6 +302,12 @@ func (fc *faultCluster) run(t *testing.T, seed uint64) faultFigures {
 		fc.sameIDRestart(t, s)
 	case "provider-down":
 		fc.providerDown(t, s)
+	case "postgres@order":
+		fc.postgresMidCommit(t, s)
+	case "postgres@money":
+		if fc.postgresMidCommit(t, s); s.id == "" {
+			return s.fig // an API call: the key's money was checked
+		}
 	case "api-kill":
 		fc.apiKill(t, s)
 		return s.fig // no order: the key's money is checked
@@ -588,6 +596,9 @@ func (fc *faultCluster) check(t *testing.T, s *schedule) {
 	fc.checkMoney(t, id, refunded)
 	s.fig.addNote(fmt.Sprintf("%s, %d letter(s), jobs %s", strings.TrimSpace(status), n, fc.checkJobs(t, id, refunded)))
 	if s.kind != "freeze+delete" {
+		if status == "done " && s.served == "" {
+			t.Errorf("order %s done without a result", id)
+		}
 		if s.served != "" {
 			if now := fc.one(`SELECT result_key FROM orders WHERE id = $1`, id); now != s.served || fc.digest(t, now) != s.before {
 				t.Errorf("order %s: the delivered result was replaced (%s → %s)", id, s.served, now)

@@ -1,6 +1,7 @@
 package moneysim
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -24,10 +25,18 @@ func (s *sim) buyKey() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for range 1 + s.rng.IntN(2) {
-		ev := orders.PaymentEvent{ID: fmt.Sprintf("evt_%d_%s", s.rng.IntN(1000), co.SessionID),
-			Type: stripe.EventCheckoutCompleted, Session: session}
-		if err := s.w.book.Cashier.HandleEvent(s.ctx, ev); err != nil {
+	// The webhook, perhaps twice: the same event again (answered as a duplicate) or
+	// another one for the same session.
+	ids := []string{"evt_" + co.SessionID}
+	switch s.rng.IntN(3) {
+	case 1:
+		ids = append(ids, ids[0])
+	case 2:
+		ids = append(ids, "evt_again_"+co.SessionID)
+	}
+	for _, id := range ids {
+		ev := orders.PaymentEvent{ID: id, Type: stripe.EventCheckoutCompleted, Session: session}
+		if err := s.w.book.Cashier.HandleEvent(s.ctx, ev); err != nil && !errors.Is(err, orders.ErrDuplicateEvent) {
 			return "", fmt.Errorf("the credit's webhook: %w", err)
 		}
 	}
@@ -149,7 +158,8 @@ func (s *sim) lateEnd() (string, error) {
 }
 
 // burst is several calls of one key at once, each held then settled, as the API answers
-// them concurrently (after a clock jump their holds may find stale ones to give back).
+// them concurrently, while two reconcilers give back the holds of dead nodes and those
+// nodes' calls, resuming, release the same holds late: each is given back once.
 func (s *sim) burst() (string, error) {
 	k, ok := one(s.rng, s.keys)
 	if !ok {
@@ -158,6 +168,17 @@ func (s *sim) burst() (string, error) {
 	n := 3 + s.rng.IntN(6)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.w.book.Reconcile(s.ctx) }() //nolint:errcheck // the checks judge
+	}
+	for _, h := range k.holds {
+		if h.state == "killed" {
+			wg.Add(1)
+			go func() { defer wg.Done(); s.w.credit.Ledger.Release(s.ctx, h.h) }() //nolint:errcheck // ditto
+			h.state = "released"
+		}
+	}
 	held := 0
 	for range n {
 		wg.Add(1)

@@ -59,11 +59,11 @@ func modelObject(m model) fiber.Map {
 	return fiber.Map{"id": m.id, "object": "model", "created": m.created, "owned_by": "parla"}
 }
 
-// open lists the models of the services open now.
-func (a *API) open() []model {
+// openModels lists the models of the services open now at desk.
+func openModels(desk *orders.Desk) []model {
 	var out []model
 	for _, m := range models {
-		if a.deps.Desk.Available(m.service) == nil {
+		if desk.Available(m.service) == nil {
 			out = append(out, m)
 		}
 	}
@@ -72,7 +72,7 @@ func (a *API) open() []model {
 
 // listModels is GET /v1/models: the models of the services open now.
 func (a *API) listModels(c *fiber.Ctx) error {
-	open := a.open()
+	open := openModels(a.deps.Desk)
 	data := make([]fiber.Map, len(open))
 	for i, m := range open {
 		data[i] = modelObject(m)
@@ -84,7 +84,7 @@ func (a *API) listModels(c *fiber.Ctx) error {
 // name this server does not take or whose service is closed.
 func (a *API) retrieveModel(c *fiber.Ctx) error {
 	id := c.Params("id")
-	for _, m := range a.open() {
+	for _, m := range openModels(a.deps.Desk) {
 		if m.id == id {
 			return c.JSON(modelObject(m))
 		}

@@ -207,7 +207,7 @@ func (a *API) receive(c *fiber.Ctx) (transcriptionForm, error) {
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 		return form, invalid("file", "invalid_value", "Send the file as multipart/form-data.")
 	}
-	body := io.LimitReader(a.body(c), limit+fieldLimit+1)
+	body := io.LimitReader(requestBody(c), limit+fieldLimit+1)
 	mr := multipart.NewReader(body, params["boundary"])
 	for {
 		part, err := mr.NextPart()
@@ -217,7 +217,7 @@ func (a *API) receive(c *fiber.Ctx) (transcriptionForm, error) {
 		if err != nil {
 			return form, partError(err, limit)
 		}
-		if err := a.readPart(part, &form, limit); err != nil {
+		if err := readPart(part, &form, limit, a.cfg.TempDir); err != nil {
 			return form, err
 		}
 	}
@@ -231,12 +231,12 @@ func (a *API) receive(c *fiber.Ctx) (transcriptionForm, error) {
 }
 
 // readPart keeps one part of the form.
-func (a *API) readPart(part *multipart.Part, form *transcriptionForm, limit int64) error {
+func readPart(part *multipart.Part, form *transcriptionForm, limit int64, tempDir string) error {
 	if part.FormName() == "file" {
 		if form.file != "" {
 			return invalid("file", "invalid_value", "Send exactly one file.")
 		}
-		return a.receiveFile(part, form, limit)
+		return receiveFile(part, form, limit, tempDir)
 	}
 	value, err := io.ReadAll(io.LimitReader(part, fieldLimit+1))
 	if err != nil {
@@ -265,8 +265,8 @@ func (a *API) readPart(part *multipart.Part, form *transcriptionForm, limit int6
 	return nil
 }
 
-func (a *API) receiveFile(part *multipart.Part, form *transcriptionForm, limit int64) error {
-	f, err := os.CreateTemp(a.cfg.TempDir, "parla-api-*")
+func receiveFile(part *multipart.Part, form *transcriptionForm, limit int64, tempDir string) error {
+	f, err := os.CreateTemp(tempDir, "parla-api-*")
 	if err != nil {
 		return err
 	}
@@ -305,9 +305,9 @@ func partError(err error, limit int64) error {
 	return invalid("file", "invalid_value", "The multipart form cannot be read: "+err.Error())
 }
 
-// body is the request's body as a stream, its read deadline moved on with every read so
+// requestBody is the request's body as a stream, its read deadline moved on with every read so
 // a large file on a slow line gets the time it needs.
-func (a *API) body(c *fiber.Ctx) io.Reader {
+func requestBody(c *fiber.Ctx) io.Reader {
 	r := c.Context().RequestBodyStream()
 	if r == nil {
 		return bytes.NewReader(c.Body())

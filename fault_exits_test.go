@@ -18,7 +18,9 @@ const faultReconcileInterval = 2 * time.Second
 // lostJobBound is how soon an order whose job row was lost is delivered: the reconciler's
 // next pass (an interval), the new run's claim past the frozen runner's lease (the death
 // timeout) and the order's production (a few seconds), with a wide margin for a busy CI.
-const lostJobBound = faultDeadAfter + 2*faultReconcileInterval + 30*time.Second
+// The passes are inserted by River's leader: when the frozen runner led, its leadership
+// lapses first (riverLeadership; measured 3.4 s after the loss, 16.5 s when it led).
+const lostJobBound = faultDeadAfter + 2*faultReconcileInterval + riverLeadership + 30*time.Second
 
 // loseJob deletes the order's fulfilment job rows while its node is frozen, as a database
 // restored from a backup or an operator's slip would: no takeover finds a running row,

@@ -10,7 +10,7 @@
 import { mkdtempSync, readFileSync, writeFileSync, createReadStream } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import OpenAI from "openai";
+import OpenAI, { toFile } from "openai";
 import { callsTable, cancelKeepsForm, closedTranscription, keyPageIn } from "./apipage.mjs";
 import { abort, assert, assertRtl, BASE, check, EMAIL, facts, finish, openBrowser } from "./harness.mjs";
 
@@ -92,6 +92,7 @@ async function sdkJourney(key) {
       assert(text.length > 0 && (format !== "srt" || text.includes(" --> ")) && (format !== "vtt" || text.startsWith("WEBVTT")), `${format}: ${text.slice(0, 200)}`);
     }
   });
+  await afterOpenAI(client, key, clip);
   await check("four 4,096-character calls at once: only what the balance covers, the rest 429 insufficient_quota", async () => {
     const left = await balance(key);
     const price = 405.504;
@@ -100,7 +101,10 @@ async function sdkJourney(key) {
       [0, 1, 2, 3].map(() =>
         client.audio.speech.create({ model: "tts-1", voice: "nova", input: long, response_format: "opus" }).then(
           async (r) => (await r.arrayBuffer(), "ok"),
-          (e) => (e instanceof OpenAI.RateLimitError && e.code === "insufficient_quota" ? "quota" : `${e}`),
+          (e) =>
+            e instanceof OpenAI.RateLimitError && e.code === "insufficient_quota" && e.headers?.get("x-should-retry") === "false"
+              ? "quota"
+              : `${e} (x-should-retry ${e.headers?.get?.("x-should-retry")})`,
         ),
       ),
     );
@@ -109,6 +113,79 @@ async function sdkJourney(key) {
     facts.exhaust = { left, ok, after, results };
     assert(ok === Math.min(4, Math.floor(left / price)) && results.every((r) => r === "ok" || r === "quota"), `results ${results}`);
     assert(after >= 0 && Math.abs(after - (left - ok * price)) < 0.001, `balance ${after}`);
+  });
+}
+
+/** A WAV of seconds of silence (16 kHz mono, 16-bit). */
+function silentWav(seconds) {
+  const data = seconds * 16000 * 2;
+  const b = Buffer.alloc(44 + data);
+  b.write("RIFF", 0);
+  b.writeUInt32LE(36 + data, 4);
+  b.write("WAVEfmt ", 8);
+  b.writeUInt32LE(16, 16);
+  b.writeUInt16LE(1, 20);
+  b.writeUInt16LE(1, 22);
+  b.writeUInt32LE(16000, 24);
+  b.writeUInt32LE(32000, 28);
+  b.writeUInt16LE(2, 32);
+  b.writeUInt16LE(16, 34);
+  b.write("data", 36);
+  b.writeUInt32LE(data, 40);
+  return b;
+}
+
+/** The server-sent events of a response, parsed. */
+async function events(res) {
+  const text = await res.text();
+  return text
+    .split("\n")
+    .filter((l) => l.startsWith("data: "))
+    .map((l) => JSON.parse(l.slice(6)));
+}
+
+// What code written for OpenAI's audio endpoints sends beyond the basics (issue 45), through
+// the SDK: a model by id, dated model names, usage, a streamed transcription, speech as
+// server-sent events, and silence answered empty at no cost.
+async function afterOpenAI(client, key, clip) {
+  await check("models.retrieve: whisper-1 is a model, gpt-9 is 404 model_not_found", async () => {
+    const m = await client.models.retrieve("whisper-1");
+    assert(m.id === "whisper-1" && m.object === "model", `retrieve ${JSON.stringify(m)}`);
+    const err = await client.models.retrieve("gpt-9").then(() => null, (e) => e);
+    assert(err instanceof OpenAI.NotFoundError && err.code === "model_not_found", `gpt-9: ${err}`);
+  });
+  await check("dated model names are taken, and json and verbose_json carry usage", async () => {
+    const res = await client.audio.speech.create({ model: "gpt-4o-mini-tts-2025-12-15", voice: "alloy", input: "Pinned." });
+    assert(MAGIC.mp3(Buffer.from(await res.arrayBuffer())), "a pinned speech model's answer is no mp3");
+    const json = await client.audio.transcriptions.create({ model: "gpt-4o-mini-transcribe-2025-12-15", file: createReadStream(clip) });
+    assert(json.usage?.type === "duration" && json.usage.seconds > 0, `json: ${JSON.stringify(json)}`);
+    const verbose = await client.audio.transcriptions.create({
+      model: "whisper-1", file: createReadStream(clip), response_format: "verbose_json", timestamp_granularities: ["word"],
+    });
+    assert(Array.isArray(verbose.words) && verbose.usage?.seconds > 0, `verbose_json: ${JSON.stringify(verbose).slice(0, 300)}`);
+  });
+  await check("stream: true yields transcript.text.delta events, then transcript.text.done with the text and usage", async () => {
+    const stream = await client.audio.transcriptions.create({ model: "whisper-1", file: createReadStream(clip), stream: true });
+    const types = [];
+    let done = null;
+    for await (const ev of stream) {
+      types.push(ev.type);
+      if (ev.type === "transcript.text.done") done = ev;
+    }
+    assert(types.filter((t) => t === "transcript.text.delta").length >= 1 && types.at(-1) === "transcript.text.done", `events ${types}`);
+    assert(done.text.length > 0 && done.usage?.seconds > 0, `done ${JSON.stringify(done)}`);
+  });
+  await check('stream_format "sse" speech yields speech.audio.delta events of an mp3, then speech.audio.done', async () => {
+    const res = await client.audio.speech.create({ model: "gpt-4o-mini-tts", voice: "nova", input: "Streamed as events.", stream_format: "sse" });
+    const evs = await events(res);
+    const audio = Buffer.concat(evs.filter((e) => e.type === "speech.audio.delta").map((e) => Buffer.from(e.audio, "base64")));
+    assert(evs.length >= 2 && evs.at(-1).type === "speech.audio.done" && MAGIC.mp3(audio), `events ${evs.map((e) => e.type)}, ${audio.length} bytes`);
+  });
+  await check("3 s of silence: 200 with an empty text, nothing charged", async () => {
+    const before = await balance(key);
+    const out = await client.audio.transcriptions.create({ model: "whisper-1", file: await toFile(silentWav(3), "silence.wav", { type: "audio/wav" }) });
+    const after = await balance(key);
+    assert(out.text === "" && after === before, `text ${JSON.stringify(out.text)}, cost ${before - after}`);
   });
 }
 

@@ -21,7 +21,7 @@ export function Terms() {
   return (
     <section className="card legal" data-testid="terms">
       <h1>{t("legal.terms.title")}</h1>
-      {["p1", "p2", "p3", "p4", "p5", "p6"].map((k) => (
+      {["p1", "p2", "p3", "p4", "p5", "p6", "p7"].map((k) => (
         <p key={k}>{t(`legal.terms.${k}`, v)}</p>
       ))}
       <p>
@@ -62,7 +62,7 @@ export function Refunds() {
   return (
     <section className="card legal" data-testid="refunds">
       <h1>{t("legal.refunds.title")}</h1>
-      {["p1", "p2", "p3", "p4"].map((k) => (
+      {["p1", "p2", "p3", "p4", "p5"].map((k) => (
         <p key={k}>{t(`legal.refunds.${k}`)}</p>
       ))}
     </section>

@@ -108,7 +108,7 @@ lighthouse: build
 ## dead after 10 s): a 25,000-character order, its node frozen 75 s while the other delivers and
 ## the visitor deletes; again with the other node restarted, and with Postgres restarted. About
 ## five minutes of wall time, so `make test` skips it (TestFrozenNodeScenario wants
-## PARLA_FAULT_SCENARIO=1); the 28 seeded fault schedules (TestFaultSchedules, 14 kinds of
+## PARLA_FAULT_SCENARIO=1); the 40 seeded fault schedules (TestFaultSchedules, 20 kinds of
 ## fault: fault_test.go; PARLA_FAULT_SEED=n[,m…] replays some) stay in go-test.
 fault-scenario:
 	PARLA_FAULT_SCENARIO=1 $(GO) test -count=1 -timeout 15m -run 'TestFrozenNodeScenario' -v .

@@ -44,14 +44,20 @@ func (fc *faultCluster) operatorRetries(t *testing.T, s *schedule, other int) {
 	var answers []string
 	for i := range 4 {
 		time.Sleep(time.Duration(s.rng.IntN(1500)) * time.Millisecond)
-		before := fc.one(`SELECT status FROM orders WHERE id = $1`, s.id)
-		r := fc.at(other).do("POST", "/admin/orders/"+s.id+"/retry", "", nil, map[string]string{
-			"Authorization": "Bearer " + e2eAdminToken, "Accept": "application/json",
-			"Idempotency-Key": fmt.Sprintf("fault-%d-retry-%d", s.seed, i)})
+		before, r := fc.retry(s, other, i)
 		answers = append(answers, fmt.Sprintf("%d (%s)", r.status, before))
 		if before != "failed" && r.status != 409 {
 			t.Errorf("order %s: the operator's Retry of a %s order answered %d, want 409: %.200s", s.id, before, r.status, r.body)
 		}
 	}
 	s.fig.addNote("operator's Retry answered " + strings.Join(answers, ", "))
+}
+
+// retry presses the operator's Retry of the schedule's order on node i (its n-th press,
+// its once key) and returns the order's status just before, and the answer.
+func (fc *faultCluster) retry(s *schedule, i, n int) (string, reply) {
+	before := fc.one(`SELECT status FROM orders WHERE id = $1`, s.id)
+	return before, fc.at(i).do("POST", "/admin/orders/"+s.id+"/retry", "", nil, map[string]string{
+		"Authorization": "Bearer " + e2eAdminToken, "Accept": "application/json",
+		"Idempotency-Key": fmt.Sprintf("fault-%d-retry-%d", s.seed, n)})
 }

@@ -106,8 +106,9 @@ const providerOutage = 8 * time.Second
 // and refunded, with the payment provider down meanwhile: refusing every refund (a
 // trigger on the test checkout's refund calls: not recorded, certainly not refunded) or,
 // in the suite's second round, hanging (the table locked) until providerOutage after the
-// order failed. The refund happens once, later: within 2 × providerOutage + 30 s of the
-// provider's return, with one refund letter (check).
+// order failed, the operator pressing Retry meanwhile. The refund happens once, later:
+// within 2 × providerOutage + 30 s of the provider's return, with one refund letter
+// (check).
 func (fc *faultCluster) providerDown(t *testing.T, s *schedule) {
 	up := fc.refuseRefunds(t)
 	if (s.seed-1)/uint64(len(faultKinds))%2 == 1 {
@@ -122,8 +123,20 @@ func (fc *faultCluster) providerDown(t *testing.T, s *schedule) {
 	}) {
 		t.Fatalf("order %s never failed", s.id)
 	}
-	time.Sleep(providerOutage)
-	if st := fc.one(`SELECT status FROM orders WHERE id = $1`, s.id); st != "failed" {
+	// The operator, seeing a failed order whose refund does not go through, presses Retry
+	// while the refund job works: refused (409) while its refund is running or went out,
+	// else run again, to fail again; either way, one refund in the end, never a delivery.
+	pressed := time.Duration(s.rng.IntN(int(providerOutage / time.Millisecond / 2)))
+	time.Sleep(pressed * time.Millisecond)
+	before, r := fc.retry(s, s.rng.IntN(len(fc.nodes)), 0)
+	s.fig.addNote(fmt.Sprintf("the operator's Retry of the %s order answered %d", before, r.status))
+	if r.status == 200 {
+		s.retried++
+	} else if r.status != 409 {
+		t.Errorf("order %s: the operator's Retry answered %d: %.200s", s.id, r.status, r.body)
+	}
+	time.Sleep(providerOutage - pressed*time.Millisecond)
+	if st := fc.one(`SELECT status FROM orders WHERE id = $1`, s.id); st == "refunded" || st == "done" {
 		t.Errorf("order %s %s while the payment provider was down", s.id, st)
 	}
 	up()

@@ -262,6 +262,7 @@ type schedule struct {
 	resumedAt time.Time        // when the victim ran again (zero: it was killed, or not hit)
 	resumedUp time.Duration    // the machine's uptime then (sinceBoot), the clock of a fork
 	letters   func(n int) bool // the letters the kind allows (nil: exactly one)
+	retried   int              // the operator's Retries accepted (each cancels a refund job)
 	served    string           // the delivered result's key, read at delivery ("": none)
 	before    [32]byte         // its bytes' digest then, before any loser resumed
 	fig       faultFigures

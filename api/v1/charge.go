@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -61,8 +62,8 @@ func (a *API) end(ctx context.Context, h credit.Hold, model string, err error) e
 	}
 	if err != nil {
 		if rerr := a.deps.Credit.Ledger.Release(context.WithoutCancel(ctx), h); rerr != nil {
-			a.deps.Log.Error("giving a failed call's price back; it stays held until the reconciler gives it back (its process gone, or after the stale-hold bound)",
-				"call", h.ID, "err", rerr)
+			a.deps.Log.Warn("giving a failed call's price back; tried again in a moment", "call", h.ID, "err", rerr)
+			go releaseLater(a.deps.Credit.Ledger, a.deps.Log, h, releaseRetries)
 		}
 		return err
 	}
@@ -70,6 +71,27 @@ func (a *API) end(ctx context.Context, h credit.Hold, model string, err error) e
 		a.deps.Observe(model, h.Amount)
 	}
 	return nil
+}
+
+// releaseRetries are the waits before each new try of a release that failed (the database
+// away for a moment, as when a restart cut the settle's commit): about a minute in all. Past
+// them the hold waits for the reconciler's stale-hold bound, and so would a live process's
+// hold after any failure, which is why a failed release is tried again here.
+var releaseRetries = []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second}
+
+// releaseLater tries the release of h again after each of waits, until one goes through
+// (a release that finds the hold ended changes nothing, and goes through too).
+func releaseLater(l *credit.Ledger, log *slog.Logger, h credit.Hold, waits []time.Duration) {
+	var err error
+	for _, wait := range waits {
+		time.Sleep(wait)
+		if err = l.Release(context.Background(), h); err == nil {
+			log.Info("a failed call's price given back on a later try", "call", h.ID)
+			return
+		}
+	}
+	log.Error("giving a failed call's price back failed; the reconciler gives it back after the stale-hold bound",
+		"call", h.ID, "err", err)
 }
 
 // gone is a work's outcome as the client saw it: errClientGone when the client hung up

@@ -3,7 +3,6 @@ package moneysim
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 
 	"parla/api/orders"
@@ -170,9 +169,14 @@ func (s *sim) ended(o *order) error {
 	switch {
 	case o.intent == "" && got.Status != orders.Expired:
 		return fmt.Errorf("order %s: never paid, still %s past its checkout", o.id, got.Status)
-	case got.Status == orders.Done && o.refundedDone && strict:
+	case got.Status == orders.Done && o.refundedDone:
+		// The operator's refund of it delivered went out, its answer lost: the order is
+		// still done, and the operator's stuck list must show it.
 		if refunded, err := s.refunded(o.intent); err != nil || refunded {
-			return errors.Join(err, fmt.Errorf("order %s: the operator's refund of it delivered went out at the provider, and it is still done", o.id))
+			stuck, lerr := s.listed(o, orders.FilterStuck)
+			if err != nil || lerr != nil || !stuck {
+				return errors.Join(err, lerr, fmt.Errorf("order %s: the operator's refund of it delivered went out at the provider, and it is still done, not in the stuck list", o.id))
+			}
 		}
 	case o.intent != "" && got.Status == orders.Expired && got.PaidAt.IsZero():
 		return fmt.Errorf("order %s: paid at the provider, expired as unpaid and never refunded", o.id)
@@ -194,13 +198,6 @@ func (s *sim) ended(o *order) error {
 	}
 	return nil
 }
-
-// strict (SIM_STRICT=1) checks the exits of the known-open finding too: the operator's
-// refund of a delivered order (Operator.Refund, done or expired) records nothing before it
-// calls the provider, so an answer lost after the provider refunded leaves the order done
-// with its payment refunded, and no list of the operator's shows it (issue 44; seeds 17 and
-// 18, and many more). Off by default until it is fixed, so that the rest is checked.
-var strict = os.Getenv("SIM_STRICT") != ""
 
 // listed: the operator's filter lists the order.
 func (s *sim) listed(o *order, f orders.Filter) (bool, error) {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"parla/api/orders/jobs"
 	"sort"
 	"time"
+
+	"parla/api/orders/jobs"
+	"parla/providers"
 )
 
 // Operator is the order book as the admin area sees it: find orders, read an order's
@@ -302,7 +304,17 @@ func (op *Operator) Refund(ctx context.Context, by Actor, id string) (Outcome, e
 			if o.PaymentIntent == "" {
 				return "", refuse("no payment id is known for this order")
 			}
+			// The provider's call is recorded first, so an answer lost after the provider
+			// refunded leaves the order in the operator's stuck list, not done and unseen.
+			if marked, err := op.book.orders.markDeliveredRefundSent(ctx, id, op.book.cfg.Now()); err != nil {
+				return "", err
+			} else if !marked {
+				return "", refuse("the order changed meanwhile; reload")
+			}
 			if err := f.payments.Refund(ctx, o.PaymentIntent, "refund-"+o.ID); err != nil {
+				if errors.Is(err, providers.ErrNotRefunded) {
+					err = errors.Join(err, op.book.orders.clearDeliveredRefundSent(ctx, id))
+				}
 				return "", fmt.Errorf("refunding order %s: %w", id, err)
 			}
 			changed, err := op.book.orders.refundDelivered(ctx, id, "operator_refund")

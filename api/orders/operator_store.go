@@ -69,8 +69,8 @@ func searchSQL(s Search, now time.Time, jobTimeout time.Duration) (string, []any
 		args = append(args, AwaitingPayment, Paid)
 	case FilterStuck:
 		cutoff := millis(now.Add(-jobTimeout))
-		where = append(where, `(status = ? AND paid_at != 0 AND paid_at < ? OR status = ? AND refund_sent_at != 0 AND refund_sent_at < ?)`)
-		args = append(args, Processing, cutoff, Failed, cutoff)
+		where = append(where, `(status = ? AND paid_at != 0 AND paid_at < ? OR status IN (?, ?, ?) AND refund_sent_at != 0 AND refund_sent_at < ?)`)
+		args = append(args, Processing, cutoff, Failed, Done, Expired, cutoff)
 	case FilterFailed:
 		where = append(where, `status = ?`)
 		args = append(args, Failed)
@@ -125,6 +125,23 @@ func (s *Store) refundDelivered(ctx context.Context, id, reason string) (bool, e
 		`UPDATE orders SET status = ?, error = ?, params = '{}', email = ''
 		 WHERE id = ? AND (status = ? OR (status = ? AND paid_at != 0))`,
 		Refunded, reason, id, Done, Expired)
+}
+
+// markDeliveredRefundSent records that the operator's refund of a delivered order goes to
+// the payment provider now (refund_sent_at, kept from an earlier try): were its answer lost,
+// the order would stay delivered with its payment maybe refunded, and the stuck list shows
+// it. False when the order is no longer delivered.
+func (s *Store) markDeliveredRefundSent(ctx context.Context, id string, at time.Time) (bool, error) {
+	return s.db.Changed(ctx, "recording the refund of delivered order "+id,
+		`UPDATE orders SET refund_sent_at = CASE WHEN refund_sent_at = 0 THEN ? ELSE refund_sent_at END
+		 WHERE id = ? AND status IN (?, ?)`, millis(at), id, Done, Expired)
+}
+
+// clearDeliveredRefundSent takes the mark back when the provider certainly refused the
+// refund (providers.ErrNotRefunded, under the order's one idempotency key).
+func (s *Store) clearDeliveredRefundSent(ctx context.Context, id string) error {
+	return s.db.Update(ctx, "taking back the refund mark of delivered order "+id,
+		`UPDATE orders SET refund_sent_at = 0 WHERE id = ? AND status IN (?, ?)`, id, Done, Expired)
 }
 
 // extendLink moves a link's expiry from one value to another; false when it changed meanwhile

@@ -23,7 +23,7 @@ func TestSearchSQL(t *testing.T) {
 		{"text", Search{Query: " cs_1 "}, " WHERE (id = ? OR session_id = ? OR payment_intent = ? OR email = ?)", 4, false},
 		{"service", Search{Service: STT}, " WHERE service = ?", 1, false},
 		{"waiting", Search{Filter: FilterWaiting}, " WHERE status IN (?, ?)", 2, false},
-		{"stuck", Search{Filter: FilterStuck}, " WHERE (status = ? AND paid_at != 0 AND paid_at < ? OR status = ? AND refund_sent_at != 0 AND refund_sent_at < ?)", 4, false},
+		{"stuck", Search{Filter: FilterStuck}, " WHERE (status = ? AND paid_at != 0 AND paid_at < ? OR status IN (?, ?, ?) AND refund_sent_at != 0 AND refund_sent_at < ?)", 6, false},
 		{"all three", Search{Query: "x", Service: TTS, Filter: FilterDelivered},
 			" WHERE (id = ? OR session_id = ? OR payment_intent = ? OR email = ?) AND service = ? AND status = ?", 6, false},
 		{"bad service", Search{Service: "fax"}, "", 0, true},

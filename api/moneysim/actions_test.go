@@ -97,14 +97,9 @@ func (s *sim) payOrder() (string, error) {
 	if !ok {
 		return "no unpaid order", nil
 	}
-	if _, err := s.w.pay.Pay(s.ctx, o.session); err != nil {
-		return o.id + ": " + outcome(err), nil // expired at the provider: nothing paid
+	if paid, msg, err := s.payAtProvider(o); !paid {
+		return msg, err
 	}
-	ts, err := s.w.pay.Get(s.ctx, o.session)
-	if err != nil {
-		return "", err
-	}
-	o.intent = ts.PaymentIntent
 	switch s.rng.IntN(4) {
 	case 0, 1:
 		return o.id + " paid, webhook: " + outcome(s.webhook(o, "evt_"+o.session)), nil

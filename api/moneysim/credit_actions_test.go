@@ -77,21 +77,28 @@ func (s *sim) hold(k *key, amount int64, idem string) (string, bool) {
 	return fmt.Sprintf("key %s, %d %q: call %s (repeat %v)", k.id, amount, idem, h.ID, h.Repeat), true
 }
 
-// heldCall picks a call the simulation holds, with its key.
-func (s *sim) heldCall() (*key, *hold, bool) {
-	type pair struct {
-		k *key
-		h *hold
-	}
-	var held []pair
+// keyHold is a call's hold with its key.
+type keyHold struct {
+	k *key
+	h *hold
+}
+
+// pickHold picks one of the calls whose hold is such, with its key.
+func (s *sim) pickHold(such func(*hold) bool) (keyHold, bool) {
+	var found []keyHold
 	for _, k := range s.keys {
 		for _, h := range k.holds {
-			if h.state == "held" {
-				held = append(held, pair{k, h})
+			if such(h) {
+				found = append(found, keyHold{k, h})
 			}
 		}
 	}
-	p, ok := one(s.rng, held)
+	return one(s.rng, found)
+}
+
+// heldCall picks a call the simulation holds, with its key.
+func (s *sim) heldCall() (*key, *hold, bool) {
+	p, ok := s.pickHold(func(h *hold) bool { return h.state == "held" })
 	return p.k, p.h, ok
 }
 
@@ -129,19 +136,7 @@ func (s *sim) releaseCall() (string, error) {
 // meanwhile (settled, released, or given back when its node was judged dead), which must
 // change nothing; a killed call's hold not given back yet settles.
 func (s *sim) lateEnd() (string, error) {
-	type pair struct {
-		k *key
-		h *hold
-	}
-	var ended []pair
-	for _, k := range s.keys {
-		for _, h := range k.holds {
-			if h.state != "held" && !h.h.Repeat {
-				ended = append(ended, pair{k, h})
-			}
-		}
-	}
-	p, ok := one(s.rng, ended)
+	p, ok := s.pickHold(func(h *hold) bool { return h.state != "held" && !h.h.Repeat })
 	if !ok {
 		return "no call ended", nil
 	}

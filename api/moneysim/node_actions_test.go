@@ -87,16 +87,25 @@ func (s *sim) unpaidOrders() []*order {
 	return unpaid
 }
 
-// payNow pays o at the provider and delivers its webhook.
-func (s *sim) payNow(o *order) (string, error) {
+// payAtProvider pays o's checkout at the provider and notes its payment; not paid, it says
+// why (expired at the provider: nothing paid) or fails.
+func (s *sim) payAtProvider(o *order) (bool, string, error) {
 	if _, err := s.w.pay.Pay(s.ctx, o.session); err != nil {
-		return o.id + ": " + outcome(err), nil // expired at the provider: nothing paid
+		return false, o.id + ": " + outcome(err), nil
 	}
 	ts, err := s.w.pay.Get(s.ctx, o.session)
 	if err != nil {
-		return "", err
+		return false, "", err
 	}
 	o.intent = ts.PaymentIntent
+	return true, "", nil
+}
+
+// payNow pays o at the provider and delivers its webhook.
+func (s *sim) payNow(o *order) (string, error) {
+	if paid, msg, err := s.payAtProvider(o); !paid {
+		return msg, err
+	}
 	return o.id + " paid, webhook: " + outcome(s.webhook(o, "evt_"+o.session)), nil
 }
 

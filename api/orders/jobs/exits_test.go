@@ -139,6 +139,12 @@ func TestHolderAndLiveHolders(t *testing.T) {
 	start(t, b)
 	exec(t, db, `INSERT INTO nodes (id, started_at, seen_at, boot) VALUES ('node-c', 0, `+dbMillis+` - ?, 'old')`,
 		(2 * fastDeath).Milliseconds())
+	// Before its own beats are regular (a database outage makes every beat stale), a node
+	// judges no one dead: node-c is listed live.
+	if live, err := a.LiveHolders(ctx); err != nil || !slices.Contains(live, "node-c:old") || !slices.Contains(live, a.Holder()) {
+		t.Fatalf("live holders before node-a's beats are regular: %q, %v; want node-c and node-a among them", live, err)
+	}
+	testkit.Eventually(t, 10*time.Second, a.nodes.judging.Load, "node-a's beats regular")
 	live, err := a.LiveHolders(ctx)
 	slices.Sort(live)
 	if want := []string{a.Holder(), b.Holder()}; err != nil || !slices.Equal(live, want) {

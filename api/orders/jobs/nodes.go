@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"parla/providers/sqldb"
@@ -47,6 +49,9 @@ type nodeRows struct {
 	lease *lease
 	// every and deadAfter are Config.HeartbeatEvery and NodeDeadAfter (0: the defaults).
 	every, deadAfter time.Duration
+	// judging: this node's last JudgeAfterBeats beats came without a gap, so it may judge
+	// other nodes dead (mayJudge): its takeovers, and LiveHolders.
+	judging atomic.Bool
 }
 
 // timing is the node's heartbeat period and death timeout.
@@ -89,17 +94,27 @@ func (q *Queue) Holder() string { return q.nodes.holder() }
 func (n *nodeRows) holder() string { return n.id + ":" + n.boot }
 
 // LiveHolders are the identities (Holder) of the live processes: on SQLite this one, which
-// owns the database; on Postgres every node whose heartbeat is more recent than
+// owns the database; on Postgres this one and every node whose heartbeat is more recent than
 // NodeDeadAfter. What a holder not listed holds (a hold of its calls) is a dead process's.
+// A node judges others dead only by the takeovers' rule (mayJudge): until its own beats are
+// regular (after an outage of the database every heartbeat is stale, its own too), every
+// node with a row is listed live.
 func (q *Queue) LiveHolders(ctx context.Context) ([]string, error) {
 	if q.db.Dialect != sqldb.Postgres {
 		return []string{q.Holder()}, nil
 	}
-	_, deadAfter := q.nodes.timing()
-	return sqldb.QueryAll(ctx, q.db, func(row sqldb.Scanner) (string, error) {
+	staleAfter := 100 * 365 * 24 * time.Hour // not judging: none is dead
+	if q.nodes.judging.Load() {
+		_, staleAfter = q.nodes.timing()
+	}
+	live, err := sqldb.QueryAll(ctx, q.db, func(row sqldb.Scanner) (string, error) {
 		var h string
 		return h, row.Scan(&h)
-	}, `SELECT id || ':' || boot FROM nodes WHERE seen_at > `+dbMillis+` - ?`, deadAfter.Milliseconds())
+	}, `SELECT id || ':' || boot FROM nodes WHERE seen_at > `+dbMillis+` - ?`, staleAfter.Milliseconds())
+	if err != nil || slices.Contains(live, q.Holder()) {
+		return live, err
+	}
+	return append(live, q.Holder()), nil
 }
 
 // leave removes this node's heartbeat at a clean shutdown, and prunes long-dead nodes.
@@ -128,6 +143,7 @@ func (n *nodeRows) heartbeat(ctx context.Context, log *slog.Logger, takeOver fun
 			return
 		case err != nil:
 			regular = 0
+			n.judging.Store(false)
 			if ctx.Err() == nil {
 				log.Warn("heartbeat", "err", err)
 			}
@@ -138,6 +154,7 @@ func (n *nodeRows) heartbeat(ctx context.Context, log *slog.Logger, takeOver fun
 			} else {
 				regular = 0
 			}
+			n.judging.Store(regular >= JudgeAfterBeats)
 			if regular >= JudgeAfterBeats {
 				logTakeOver(ctx, log, takeOver)
 			}

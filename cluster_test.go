@@ -355,10 +355,16 @@ func (c *cluster) killDuringLongOrder(email string) (*clusterNode, time.Duration
 	// survivor's, it started well within River's rescue delay (5 min; 12 s on an idle
 	// machine: the victim is dead after 10 s unseen), and it has no error. The database's
 	// clock is this machine's.
-	rows := c.query(`SELECT j.state || ' ' || j.attempted_by[array_length(j.attempted_by, 1)] || ' ' ||
-			coalesce(array_length(j.errors, 1), 0)::text || ' ' || (extract(epoch from j.attempted_at) * 1000)::bigint::text
-		FROM river_job j JOIN orders o ON o.id = j.args->>'order_id'
-		WHERE j.kind = 'fulfil' AND o.session_id = $1 ORDER BY j.id`, co["sessionId"])
+	// River's completer records a finished job in batches, a moment after the delivery the
+	// visitor already sees: the rows are read once the survivor's job is no longer running.
+	var rows []string
+	testkit.WaitFor(30*time.Second, func() bool {
+		rows = c.query(`SELECT j.state || ' ' || j.attempted_by[array_length(j.attempted_by, 1)] || ' ' ||
+				coalesce(array_length(j.errors, 1), 0)::text || ' ' || (extract(epoch from j.attempted_at) * 1000)::bigint::text
+			FROM river_job j JOIN orders o ON o.id = j.args->>'order_id'
+			WHERE j.kind = 'fulfil' AND o.session_id = $1 ORDER BY j.id`, co["sessionId"])
+		return len(rows) != 2 || !strings.HasPrefix(rows[1], "running ")
+	})
 	var state, by string
 	var errs int
 	var startedMs int64

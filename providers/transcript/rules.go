@@ -97,25 +97,10 @@ func withWords(base Rules, code, joiners, titles string) Rules {
 	return base
 }
 
-// languageNames maps the names engines give languages (whisper's, OpenAI's "english") to
-// codes.
-var languageNames = map[string]string{
-	"english": "en", "spanish": "es", "castilian": "es", "french": "fr", "german": "de",
-	"italian": "it", "portuguese": "pt", "russian": "ru", "ukrainian": "uk", "arabic": "ar",
-	"chinese": "zh", "mandarin": "zh", "cantonese": "zh", "japanese": "ja", "korean": "ko",
-}
-
 // lookupRules returns the subtitle rules of a language named by code ("ja", "zh-Hans",
 // "pt_BR") or by name ("japanese"), or the default rules, and whether the language was known.
 func lookupRules(language string) (Rules, bool) {
-	l := strings.ToLower(strings.TrimSpace(language))
-	if code, ok := languageNames[l]; ok {
-		l = code
-	}
-	if i := strings.IndexAny(l, "-_"); i > 0 {
-		l = l[:i]
-	}
-	if r, ok := languageRules[l]; ok {
+	if r, ok := languageRules[LanguageCode(language)]; ok {
 		return r, true
 	}
 	return defaultRules, false

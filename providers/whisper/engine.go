@@ -292,7 +292,7 @@ func result(segments []providers.Segment, lang string, n int) providers.Transcri
 		segs = append(segs, s)
 	}
 	return providers.Transcript{
-		Language: languageName(lang),
+		Language: transcript.LanguageName(lang),
 		Duration: duration,
 		Text:     transcript.Join(segs),
 		Segments: segs,

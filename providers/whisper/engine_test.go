@@ -300,14 +300,6 @@ func TestPadded(t *testing.T) {
 	}
 }
 
-func TestLanguageName(t *testing.T) {
-	for code, want := range map[string]string{"en": "english", "ja": "japanese", "yue": "cantonese", "english": "english", "": ""} {
-		if got := languageName(code); got != want {
-			t.Errorf("languageName(%q) = %q, want %q", code, got, want)
-		}
-	}
-}
-
 // ggmlFile writes a model file header with the given vocabulary size (51864: English-only).
 func ggmlFile(t testing.TB, vocab uint32) string {
 	p := filepath.Join(t.TempDir(), fmt.Sprintf("ggml-%d.bin", vocab))

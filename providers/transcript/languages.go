@@ -1,4 +1,6 @@
-package whisper
+package transcript
+
+import "strings"
 
 // languageNames maps whisper's language codes to the names OpenAI's verbose_json reports
 // (whisper's own table), so a transcript says "english" whichever engine made it.
@@ -25,11 +27,43 @@ var languageNames = map[string]string{
 	"ha": "hausa", "ba": "bashkir", "jw": "javanese", "su": "sundanese", "yue": "cantonese",
 }
 
-// languageName returns the name for a whisper language code, or the code itself when it has
-// none (an unknown code, or already a name).
-func languageName(code string) string {
+// languageAliases are names engines give a language besides languageNames'.
+var languageAliases = map[string]string{"castilian": "es", "mandarin": "zh"}
+
+// languageCodes is languageNames the other way round: a name to its code.
+var languageCodes = func() map[string]string {
+	m := make(map[string]string, len(languageNames)+len(languageAliases))
+	for code, name := range languageNames {
+		m[name] = code
+	}
+	for name, code := range languageAliases {
+		m[name] = code
+	}
+	return m
+}()
+
+// LanguageName returns the name of a whisper language code ("en": "english"), or the code
+// itself when it has none (an unknown code, or already a name).
+func LanguageName(code string) string {
 	if name, ok := languageNames[code]; ok {
 		return name
 	}
 	return code
+}
+
+// LanguageCode returns the code of a language named by its name ("english", as OpenAI's
+// verbose_json and whisper's transcripts say) or by its code ("en", "pt_BR": "pt"), lower
+// case; "" when it names no language in whisper's table.
+func LanguageCode(language string) string {
+	l := strings.ToLower(strings.TrimSpace(language))
+	if code, ok := languageCodes[l]; ok {
+		return code
+	}
+	if i := strings.IndexAny(l, "-_"); i > 0 {
+		l = l[:i]
+	}
+	if _, ok := languageNames[l]; ok {
+		return l
+	}
+	return ""
 }

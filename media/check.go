@@ -23,10 +23,15 @@ var (
 // in an MPEG-TS whose clock restarts, that estimate reads the file again and again from its
 // end and ran through the relay's byte allowance before a sample was decoded.
 func RemoteMeasureArgs(url string) []string {
+	return remotePCMArgs(url, 0)
+}
+
+// remotePCMArgs is PCMArgs for a relay URL, at most limit of its samples (0: all).
+func remotePCMArgs(url string, limit time.Duration) []string {
 	args := append([]string{}, globalArgs...)
 	args = append(args, "-protocol_whitelist", relayWhitelist, "-format_whitelist", MediaFormats,
 		"-skip_estimate_duration_from_pts", "1", "-i", url)
-	return append(args, pcmOutput(0)...)
+	return append(args, pcmOutput(limit)...)
 }
 
 // Measure returns the length of the first audio stream of the local file at path and how

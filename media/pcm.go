@@ -81,16 +81,22 @@ func (r *Runner) DecodePCM(ctx context.Context, path string, expect, limit time.
 	}
 	sink := &pcmSink{samples: make([]float32, 0, pcmCapacity(expect)), limit: int(limit / (time.Second / PCMRate))}
 	if err := r.FFmpeg(ctx, PCMArgs(abs, limit), nil, sink); err != nil {
-		// The second: -map 0:a:0 on a file with streams, none of them audio.
-		if msg := err.Error(); strings.Contains(msg, "does not contain any stream") || strings.Contains(msg, "matches no streams") {
-			err = fmt.Errorf("%w: %v", ErrNoAudio, err)
-		}
-		return nil, fmt.Errorf("decoding %s: %w", filepath.Base(path), err)
+		return nil, fmt.Errorf("decoding %s: %w", filepath.Base(path), noAudioStream(err))
 	}
 	if len(sink.samples) == 0 {
 		return nil, fmt.Errorf("decoding %s: %w: no samples", filepath.Base(path), ErrNoAudio)
 	}
 	return sink.samples, nil
+}
+
+// noAudioStream marks ffmpeg's failure on a file without audio as ErrNoAudio (wrapped);
+// any other error is returned as it is.
+func noAudioStream(err error) error {
+	// The second: -map 0:a:0 on a file with streams, none of them audio.
+	if msg := err.Error(); strings.Contains(msg, "does not contain any stream") || strings.Contains(msg, "matches no streams") {
+		return fmt.Errorf("%w: %v", ErrNoAudio, err)
+	}
+	return err
 }
 
 // pcmSink turns a stream of little-endian float32 bytes into samples, keeping at most

@@ -109,7 +109,10 @@
  * @typedef {{status: number, data: any, etag: string}} Answer
  */
 
-/** An API failure: `code` is the stable error code, `status` the HTTP status (0: network). */
+/**
+ * An API failure: `code` is the stable error code, `status` the HTTP status (0: network),
+ * `retryAfter` the seconds of its Retry-After header, where a call reads it (0: none).
+ */
 export class ApiError extends Error {
   /**
    * @param {string} code
@@ -122,6 +125,7 @@ export class ApiError extends Error {
     this.code = code;
     this.status = status;
     this.body = body;
+    this.retryAfter = 0;
   }
 }
 
@@ -336,6 +340,51 @@ export async function analyzeVideo(video, opts) {
 export async function orderByKey(service, key, opts) {
   const q = new URLSearchParams({ key });
   return (await request("GET", `/payment/${service}/order?${q}`, undefined, opts)).data;
+}
+
+/**
+ * A transcription preview (POST /services/{sst,vtt}/preview): the first seconds of the
+ * recording as the order's engine hears them.
+ * @typedef {object} TranscriptPreview
+ * @property {string} text the first lines ("" without speech)
+ * @property {string} language the ISO 639-1 code heard, or the one asked for; "" if unknown
+ * @property {number} seconds how many seconds of the recording it covers
+ * @property {boolean} speech false when those seconds hold no speech
+ */
+
+/**
+ * POST /services/{service}/preview {filePath | video, language, locale}: `{pending: true,
+ * retryAfter}` (HTTP 202) while the preview is being made — the same body is posted again
+ * after `retryAfter` seconds — then `{pending: false, preview}`. A refusal's ApiError carries
+ * the seconds of its Retry-After (preview_budget_spent).
+ * @param {string} service sst or vtt
+ * @param {{filePath?: string, video?: string, language: string, locale: string}} payload
+ * @param {CallOptions} [opts]
+ * @returns {Promise<{pending: true, retryAfter: number} | {pending: false, preview: TranscriptPreview}>}
+ */
+export async function previewTranscript(service, payload, { signal } = {}) {
+  let res;
+  try {
+    res = await fetch(`/services/${service}/preview`, {
+      method: "POST",
+      signal,
+      headers: { Accept: "application/json", "Content-Type": "application/json" },
+      body: JSON.stringify(payload),
+    });
+  } catch (err) {
+    if (aborted(err)) throw err;
+    throw new ApiError("network_error", 0);
+  }
+  const retryAfter = Number(res.headers?.get("Retry-After")) || 0;
+  const data = await res.json().catch(() => null);
+  try {
+    const r = answer(res.status, data);
+    if (r.status === 202) return { pending: true, retryAfter };
+    return { pending: false, preview: r.data.data };
+  } catch (err) {
+    if (err instanceof ApiError) err.retryAfter = retryAfter;
+    throw err;
+  }
 }
 
 /**

@@ -95,7 +95,15 @@ export default function Stt() {
     />
   );
   return (
-    <TranscriptionPage service="sst" stepId="file" order={order} costCents={upload?.amount || 0} onPay={payUpload} media={media}>
+    <TranscriptionPage
+      service="sst"
+      stepId="file"
+      order={order}
+      costCents={upload?.amount || 0}
+      onPay={payUpload}
+      media={media}
+      previewOf={upload?.filePath ? { filePath: upload.filePath } : null}
+    >
       <Step n={2} id="upload" title={t("sst.step2")}>
         <Upload sending={sending} onUpload={send} upload={upload} cost={upload ? money(upload.amount) : ""} locale={locale} />
       </Step>

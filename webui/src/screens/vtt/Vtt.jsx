@@ -84,5 +84,15 @@ export default function Vtt() {
       locale={locale}
     />
   );
-  return <TranscriptionPage service="vtt" stepId="link" order={order} costCents={quote?.amount || 0} onPay={payQuote} media={media} />;
+  return (
+    <TranscriptionPage
+      service="vtt"
+      stepId="link"
+      order={order}
+      costCents={quote?.amount || 0}
+      onPay={payQuote}
+      media={media}
+      previewOf={quote ? { video: quote.link } : null}
+    />
+  );
 }

@@ -61,6 +61,12 @@ type Config struct {
 	UploadTTL      time.Duration // UPLOAD_TTL: unpaid uploads are deleted after this (default 24h)
 	VTTMaxDuration time.Duration // VTT_MAX_DURATION: longest video taken (default 3h)
 	STTMaxDuration time.Duration // STT_MAX_DURATION: longest upload taken (default 3h)
+	// The free preview of a recording's first seconds before payment: PREVIEW_SECONDS
+	// (default 30, 0 = off), PREVIEW_SECONDS_PER_HOUR of audio per client address, IPv6 per
+	// /64 (default 300, 0 = no bound), PREVIEW_ENGINES: all (default), whisper (only with the
+	// self-hosted engine: an OpenAI-compatible one costs the operator money) or off.
+	PreviewSeconds, PreviewSecondsPerHour int64
+	PreviewEngines                        string
 	// ALLOW_PRIVATE_URLS=1 lets video links reach loopback and private addresses: for local
 	// development and tests only.
 	AllowPrivateURLs bool
@@ -257,6 +263,9 @@ func (r *envReader) readLimits(c *Config) {
 	c.UploadQuotaPerClient = r.integer("UPLOAD_QUOTA_PER_CLIENT", orders.DefaultUploadQuotaPerClient, 0)
 	c.UploadQuotaTotal = r.integer("UPLOAD_QUOTA_TOTAL", orders.DefaultUploadQuotaTotal, 0)
 	c.VTTMaxDuration = r.duration("VTT_MAX_DURATION", orders.DefaultVTTMaxDuration)
+	c.PreviewSeconds = r.integer("PREVIEW_SECONDS", int64(orders.DefaultPreviewLength/time.Second), 0)
+	c.PreviewSecondsPerHour = r.integer("PREVIEW_SECONDS_PER_HOUR", int64(orders.DefaultPreviewPerHour/time.Second), 0)
+	c.PreviewEngines = r.oneOf("PREVIEW_ENGINES", "all", "all", "whisper", "off")
 	c.TTSMaxChars = r.integer("TTS_MAX_CHARS", 100_000, 1)
 	c.Workers = int(r.integer("WORKERS", orders.DefaultWorkers, 1))
 	c.MaxAttempts = int(r.integer("FULFIL_MAX_ATTEMPTS", orders.DefaultMaxAttempts, 1))
@@ -266,6 +275,17 @@ func (r *envReader) readLimits(c *Config) {
 	c.SweepInterval = r.duration("SWEEP_INTERVAL", orders.DefaultSweepInterval)
 	c.ReconcileInterval = r.duration("RECONCILE_INTERVAL", orders.DefaultReconcileInterval)
 	c.ShutdownGrace = r.duration("SHUTDOWN_TIMEOUT", 30*time.Second)
+}
+
+// preview is the order book's PreviewConfig: off when PREVIEW_ENGINES leaves out this
+// node's speech-to-text engine.
+func (c Config) preview() orders.PreviewConfig {
+	p := orders.PreviewConfig{Length: time.Duration(c.PreviewSeconds) * time.Second,
+		PerHour: time.Duration(c.PreviewSecondsPerHour) * time.Second, Engine: c.STTEngine}
+	if c.PreviewEngines == "off" || (c.PreviewEngines == "whisper" && c.STTEngine != "whisper") {
+		p.Length = 0
+	}
+	return p
 }
 
 // readOps reads the logs, the metrics and health settings and the admin area's secrets.

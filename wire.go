@@ -57,6 +57,8 @@ type App struct {
 	shop *credit.Shop
 	// admin is the admin area (/admin); closed unless ADMIN_PASSWORD_HASH or ADMIN_TOKEN is set.
 	admin *admin.Admin
+	// turns put the transcription previews after paid work (orders.EngineTurns).
+	turns *orders.EngineTurns
 	// closers are released last at shutdown (the link relay, the whisper model).
 	closers []io.Closer
 	// sttBackend is where the in-process speech-to-text engine computes ("CPU, 8 threads",
@@ -148,6 +150,8 @@ func (a *App) wire(ctx context.Context, tmpDir string) error {
 		a.closers = append(a.closers, c)
 	}
 	a.servers = health.Servers(speaker, transcriber)
+	// Previews wait while paid transcriptions run: the order book's and the API's.
+	a.turns = orders.NewEngineTurns()
 	health.AskServers(ctx, a.servers, a.log)
 	links, guard := newLinks(cfg, runner, a.metrics.LinkBytes)
 	a.closers = append(a.closers, guard)
@@ -206,6 +210,7 @@ func (a *App) newBook(ctx context.Context, tmpDir string, payments providers.Pay
 		SharedUploads:  a.db.Dialect == sqldb.Postgres,
 		VTTMaxDuration: cfg.VTTMaxDuration,
 		STTMaxDuration: cfg.STTMaxDuration,
+		Preview:        cfg.preview(),
 		Pricing:        cfg.Pricing,
 		ImageURL:       cfg.PublicURL + "/favicon.svg",
 		TTS: orders.TTSLimits{Voices: providers.Voices, Formats: providers.SpeechFormats,
@@ -216,7 +221,7 @@ func (a *App) newBook(ctx context.Context, tmpDir string, payments providers.Pay
 		Reconcilers: []orders.Reconciler{{Name: "holds", Run: a.releaseDeadHolds}, {Name: "credit_letters", Run: a.creditLetters}},
 	}, orders.Deps{
 		DB: a.db, Payments: payments, Storage: store, Mailer: mailer, Letters: orders.MailLetters{},
-		Speaker: speaker, Transcriber: transcriber, Audio: runner, Links: links,
+		Speaker: speaker, Transcriber: transcriber, Audio: runner, Links: links, Turns: a.turns,
 		Observer: a.metrics, Log: a.log,
 	})
 	return err
@@ -238,7 +243,7 @@ func (a *App) newAPI(ctx context.Context, tmpDir string, payments providers.Paym
 	a.api = v1.New(v1.Config{RateLimit: cfg.RateLimit, MaxUploadBytes: cfg.MaxUploadBytes, TempDir: tmpDir,
 		MaxTranscription: cfg.APIMaxTranscription},
 		v1.Deps{Credit: c, Desk: a.book.Desk, Intake: a.book.Intake, Pricing: cfg.Pricing, Speaker: speaker,
-			Transcriber: transcriber, Media: runner, ClientOf: api.ClientKeyOf(cfg.TrustedProxies),
+			Transcriber: a.turns.Paid(transcriber), Media: runner, ClientOf: api.ClientKeyOf(cfg.TrustedProxies),
 			Observe: a.metrics.APICall, Log: a.log})
 	return nil
 }

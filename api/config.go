@@ -51,6 +51,7 @@ func (s *server) configData() fiber.Map {
 	if readers := s.deps.Book.Desk.Readers.All(); readers != nil {
 		tts["engines"] = readers
 	}
+	previews := s.deps.Book.Previews
 	return fiber.Map{
 		"version":      s.cfg.Version,
 		"contactEmail": s.cfg.ContactEmail,
@@ -61,6 +62,9 @@ func (s *server) configData() fiber.Map {
 		"payment":   fiber.Map{"mode": s.cfg.PaymentMode, "publishableKey": s.cfg.PublishableKey},
 		"services":  services,
 		"tts":       tts,
+		// The free preview of a recording's first seconds (/services/sst|vtt/preview).
+		"preview": fiber.Map{"seconds": int(previews.Length().Seconds()),
+			"enabled": previews.Open(orders.STT) == nil || previews.Open(orders.VTT) == nil},
 		// translate: whether an English translation can be ordered from the engine.
 		"sst": fiber.Map{"formats": providers.TranscriptFormats, "translate": translates, "maxUploadBytes": s.cfg.MaxUploadBytes,
 			"maxSeconds": int64(bc.STTMaxDuration.Seconds()), "acceptedFormats": acceptedAudio, "engine": s.cfg.STTEngine, "languages": orders.TranscriptLanguages,

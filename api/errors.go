@@ -91,6 +91,12 @@ var errorKinds = []errorKind{
 		causes: []error{links.ErrPlatformUnreachable}},
 	{code: "source_unreachable", status: 422, message: "the site of this link did not answer as expected; check the link",
 		causes: []error{links.ErrSourceUnreachable}},
+	// A transcription's free preview.
+	{code: "preview_budget_spent", status: 429, message: "this address has had this hour's free previews; you can still order"},
+	{code: "preview_unavailable", status: 503, message: "previews are off here; you can still order",
+		causes: []error{orders.ErrPreviewsOff}},
+	{code: "preview_failed", status: 502, message: "the preview could not be made; your order is not affected",
+		causes: []error{orders.ErrPreviewFailed}},
 	// Sessions, results and downloads.
 	{code: "session_not_found", status: 404, message: "no order belongs to this session",
 		causes: []error{orders.ErrNotFound, providers.ErrSessionNotFound}},

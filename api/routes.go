@@ -65,6 +65,11 @@ func (s *server) routes(app *fiber.App) {
 	app.Get("/payment/:service/order", s.rateLimit(), o.orderByKey)
 	app.Post(uploadRoute, s.rateLimit(), o.uploadAudio)
 	app.Post("/services/vtt/analyzevideo", s.rateLimit(), o.analyzeVideo)
+	// A transcription's free preview: a bucket of its own, four times as generous, since
+	// the page asks again while it is made (each request waits up to previewAnswerWait).
+	previews := s.rateLimitTimes(4)
+	app.Post("/services/sst/preview", previews, o.sttPreview)
+	app.Post("/services/vtt/preview", previews, o.vttPreview)
 	app.Post("/services/:service", o.result)
 
 	app.Get(TestCheckoutPrefix+":id", p.testCheckoutPage)

@@ -27,6 +27,8 @@ type Book struct {
 	// Results is what a delivered order keeps for its link's life: other formats, the
 	// visitor's edit, "delete now".
 	Results *Results
+	// Previews transcribes the first seconds of an upload or a link before payment.
+	Previews *Previews
 
 	cfg     Config
 	log     *slog.Logger
@@ -60,11 +62,14 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 	uploads := &Uploads{files: files, tempDir: cfg.TempDir, db: deps.DB, now: cfg.Now, log: deps.Log,
 		quota: uploadQuota{perClient: cfg.UploadQuotaPerClient, total: cfg.UploadQuotaTotal}}
 	producers := map[Service]Producer{}
+	if deps.Turns == nil {
+		deps.Turns = NewEngineTurns()
+	}
 	if deps.Speaker != nil {
 		producers[TTS] = ttsProducer{speaker: deps.Speaker}
 	}
 	if deps.Transcriber != nil && deps.Audio != nil {
-		tp := &transcriptProducer{engine: deps.Transcriber, audio: deps.Audio, links: deps.Links,
+		tp := &transcriptProducer{engine: deps.Turns.Paid(deps.Transcriber), audio: deps.Audio, links: deps.Links,
 			uploads: uploads, tempDir: cfg.TempDir}
 		tp.translator, _ = deps.Transcriber.(providers.TranslationChecker)
 		if cfg.UploadDir != "" || cfg.SharedUploads {
@@ -102,12 +107,24 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Book, error) {
 		Desk: &Desk{cfg: cfg, orders: orders, uploads: uploads, services: producers, intake: intake,
 			payments: deps.Payments, Readers: &Readers{languages: languages, engineFor: engineFor},
 			translator: translator, observer: deps.Observer, log: deps.Log},
-		Intake:  intake,
-		Results: &Results{storage: deps.Storage, orders: orders, erasure: erasure, log: deps.Log},
+		Intake:   intake,
+		Results:  &Results{storage: deps.Storage, orders: orders, erasure: erasure, log: deps.Log},
+		Previews: newPreviews(cfg, deps, intake),
 		Cashier: &Cashier{cfg: cfg, orders: orders, uploads: uploads, events: &eventRows{db: deps.DB},
 			payments: deps.Payments, queue: queue, observer: deps.Observer, log: deps.Log},
 		cfg: cfg, log: deps.Log, orders: orders, queue: queue, sweeper: sw, rec: rec, storage: deps.Storage, db: deps.DB, fulfil: f,
 	}, nil
+}
+
+// newPreviews builds the transcription previews over the raw engine (the paid work's is
+// deps.Turns.Paid of it); without a transcriber, or media that cuts clips, they are off.
+func newPreviews(cfg Config, deps Deps, intake *Intake) *Previews {
+	p := &Previews{cfg: cfg.Preview, engine: deps.Transcriber, turns: deps.Turns,
+		budget: &previewBudget{perHour: cfg.Preview.PerHour, now: cfg.Now}, intake: intake,
+		tempDir: cfg.TempDir, log: deps.Log, now: cfg.Now, answers: map[string]*previewAnswer{}}
+	p.clips, _ = deps.Audio.(clipMaker)
+	p.links, _ = deps.Links.(linkClipMaker)
+	return p
 }
 
 // handlers are what the queue runs for each job: the fulfilment, giving an order up

@@ -33,8 +33,11 @@ type Config struct {
 	// stops just past it.
 	STTMaxDuration time.Duration
 	TTS            TTSLimits
-	Pricing        Pricing
-	ImageURL       string // line-item image shown on the hosted checkout
+	// Preview sets the free transcription previews (preview_transcript.go); its zero
+	// value turns them off.
+	Preview  PreviewConfig
+	Pricing  Pricing
+	ImageURL string // line-item image shown on the hosted checkout
 
 	MaxAttempts  int           // fulfilment tries before a refund (DefaultMaxAttempts)
 	RetryBase    time.Duration // first retry delay, doubled each time (DefaultRetryBase)

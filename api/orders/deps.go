@@ -20,6 +20,9 @@ type Deps struct {
 	Transcriber providers.Transcriber
 	Audio       AudioChecker
 	Links       LinkResolver
+	// Turns puts previews after paid work on the transcriber (EngineTurns); the API's
+	// transcriptions are paid work too, so the app shares one. Nil: the book makes its own.
+	Turns *EngineTurns
 	// Observer hears of orders' state changes (metrics); nil: nobody.
 	Observer Observer
 	Log      *slog.Logger

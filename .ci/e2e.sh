@@ -87,7 +87,7 @@ export DIARIZE_BASE_URL="http://127.0.0.1:$diarize_port"
 export MEDIA_URL="http://127.0.0.1:$fake_port/media/clip.mp4" FAKE_OPENAI_URL="http://127.0.0.1:$fake_port"
 failed=()
 # E2E_JOURNEYS picks some of them (default: all).
-for journey in ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish admin editor engines truth api}; do
+for journey in ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish admin editor engines truth api preview}; do
   echo "== $journey"
   node "webui/e2e/$journey.e2e.mjs" || failed+=("$journey")
 done
@@ -95,4 +95,4 @@ if ((${#failed[@]})); then
   echo "e2e: failed: ${failed[*]}"
   exit 1
 fi
-echo "e2e: ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish admin editor engines truth api} passed"
+echo "e2e: ${E2E_JOURNEYS:-tts sst vtt pages onepayment polish admin editor engines truth api preview} passed"

@@ -24,6 +24,38 @@ export function makeSpeechMp3(dir, text = CLIP_TEXT, name = "speech.mp3") {
   return out;
 }
 
+/**
+ * `seconds` of speech as an mp3 (the test sentence again and again, 64 kbit/s): a recording
+ * longer than the preview's first 30 s.
+ */
+export function makeLongSpeechMp3(dir, seconds, name = "long.mp3") {
+  const wav = join(dir, "long-speech.wav");
+  const out = join(dir, name);
+  run("espeak-ng", ["-v", "en-us", "-w", wav, CLIP_TEXT]);
+  // -stream_loop -1: the sentence over and over, cut at `seconds` by -t.
+  run("ffmpeg", ["-y", "-loglevel", "error", "-stream_loop", "-1", "-i", wav, "-t", String(seconds), "-ac", "1", "-ar", "22050", "-b:a", "64k", out]);
+  return out;
+}
+
+/**
+ * `silence` seconds of digital silence, then the test sentence three times, as an mp3: speech
+ * the upload accepts, none in the first `silence` seconds.
+ */
+export function makeLateSpeechMp3(dir, silence, name = "late.mp3") {
+  const wav = join(dir, "late-speech.wav");
+  const out = join(dir, name);
+  run("espeak-ng", ["-v", "en-us", "-w", wav, CLIP_TEXT]);
+  run("ffmpeg", [
+    "-y", "-loglevel", "error",
+    "-f", "lavfi", "-t", String(silence), "-i", "anullsrc=r=22050:cl=mono",
+    "-stream_loop", "2", "-i", wav,
+    // concat needs one sample format, rate and layout on both sides.
+    "-filter_complex", "[0:a]aformat=sample_fmts=fltp:sample_rates=22050:channel_layouts=mono[q];[1:a]aformat=sample_fmts=fltp:sample_rates=22050:channel_layouts=mono[s];[q][s]concat=n=2:v=0:a=1",
+    "-b:a", "64k", out,
+  ]);
+  return out;
+}
+
 /** A small mp4 (a colour card with the speech as its soundtrack), its index first (faststart). */
 export function makeSpeechMp4(dir, text = CLIP_TEXT, name = "clip.mp4") {
   const wav = join(dir, "speech.wav");

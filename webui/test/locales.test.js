@@ -61,6 +61,8 @@ describe("API error codes", () => {
     "unreadable_audio", "upload_not_found", "invalid_language", "empty_link", "unsupported_link",
     "forbidden_address", "not_media", "live_stream", "video_unavailable", "video_too_long",
     "source_unreachable",
+    // the transcription preview (issue 46)
+    "preview_budget_spent", "preview_unavailable", "preview_failed",
   ];
   it("every code of the contract has a translation", () => {
     const en = flatten(loadLocales().en);

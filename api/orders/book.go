@@ -122,6 +122,7 @@ func newPreviews(cfg Config, deps Deps, intake *Intake) *Previews {
 	p := &Previews{cfg: cfg.Preview, engine: deps.Transcriber, turns: deps.Turns,
 		budget: &previewBudget{perHour: cfg.Preview.PerHour, now: cfg.Now}, intake: intake,
 		tempDir: cfg.TempDir, log: deps.Log, now: cfg.Now, answers: map[string]*previewAnswer{}}
+	p.base, p.cancel = context.WithCancel(context.Background())
 	p.clips, _ = deps.Audio.(clipMaker)
 	p.links, _ = deps.Links.(linkClipMaker)
 	return p
@@ -153,9 +154,12 @@ func (b *Book) Config() Config { return b.cfg }
 // Start begins working jobs in the background until Stop.
 func (b *Book) Start(ctx context.Context) error { return b.queue.Start(ctx) }
 
-// Stop lets running jobs finish until ctx ends, then cancels them; cancelled jobs go
-// back to the queue and run again at the next start.
-func (b *Book) Stop(ctx context.Context) error { return b.queue.Stop(ctx) }
+// Stop ends the previews being made, lets running jobs finish until ctx ends, then
+// cancels them; cancelled jobs go back to the queue and run again at the next start.
+func (b *Book) Stop(ctx context.Context) error {
+	b.Previews.stop()
+	return b.queue.Stop(ctx)
+}
 
 // QueuePosition tells a paid order still waiting for a worker its place in the queue: 1
 // when it is next, 0 when it is not waiting (being produced, done, or not paid).

@@ -108,6 +108,11 @@ type Previews struct {
 	log     *slog.Logger
 	now     func() time.Time
 
+	// base ends the previews being made at Stop; made counts them.
+	base   context.Context
+	cancel context.CancelFunc
+	made   sync.WaitGroup
+
 	mu      sync.Mutex
 	answers map[string]*previewAnswer
 	waiting int
@@ -218,6 +223,9 @@ func (p *Previews) answer(key string, ask PreviewAsk, src previewSource) (*previ
 	if a, ok := p.answers[key]; ok {
 		return a, nil
 	}
+	if p.base.Err() != nil {
+		return nil, fmt.Errorf("%w: the node is stopping", ErrPreviewsOff)
+	}
 	if p.waiting >= previewQueue {
 		return nil, fmt.Errorf("%w: %d previews waiting", media.ErrVisitorsBusy, p.waiting)
 	}
@@ -232,13 +240,26 @@ func (p *Previews) answer(key string, ask PreviewAsk, src previewSource) (*previ
 	a := &previewAnswer{done: make(chan struct{})}
 	p.answers[key] = a
 	p.waiting++
-	go p.make(a, ask, src, heard)
+	p.made.Add(1)
+	go func() {
+		defer p.made.Done()
+		p.make(a, ask, src, heard)
+	}()
 	return a, nil
+}
+
+// stop ends the previews being made (their clips removed) and waits for them; no other
+// is started after it.
+func (p *Previews) stop() {
+	p.mu.Lock()
+	p.cancel()
+	p.mu.Unlock()
+	p.made.Wait()
 }
 
 // make makes a preview and records its answer.
 func (p *Previews) make(a *previewAnswer, ask PreviewAsk, src previewSource, heard time.Duration) {
-	ctx, cancel := context.WithTimeout(context.Background(), previewQueueWait+previewWork)
+	ctx, cancel := context.WithTimeout(p.base, previewQueueWait+previewWork)
 	defer cancel()
 	start := p.now()
 	result, err := p.run(ctx, ask, src)
@@ -252,7 +273,10 @@ func (p *Previews) make(a *previewAnswer, ask PreviewAsk, src previewSource, hea
 	p.waiting--
 	p.mu.Unlock()
 	close(a.done)
-	p.log.Debug("preview made", "service", ask.Service, "seconds", Seconds(result.Length), "took", p.now().Sub(start), "err", err)
+	if err == nil {
+		p.log.Info("preview made", "service", ask.Service, "seconds", Seconds(result.Length), "speech", result.Speech,
+			"took", p.now().Sub(start).Round(time.Millisecond))
+	}
 }
 
 // isRefusal reports the source's own refusals (an unreadable upload, a link that is not

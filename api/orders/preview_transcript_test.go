@@ -369,3 +369,33 @@ func TestOnePreviewAtATime(t *testing.T) {
 		d3()
 	}
 }
+
+func TestStopEndsThePreviewsBeingMade(t *testing.T) {
+	turns := NewEngineTurns()
+	f := newFixtureDeps(t, func(c *Config) {
+		c.Preview = PreviewConfig{Length: 30 * time.Second, PerHour: time.Hour, Engine: "scripted"}
+	}, func(d *Deps) { d.Turns = turns })
+	u, _, _ := f.upload(t, "180s")
+	paidDone := turns.paidStarted() // paid work runs: the preview waits
+	defer paidDone()
+	ask := PreviewAsk{Service: STT, Upload: u.ID, Client: "198.51.100.1"}
+	if _, err := f.book.Previews.Preview(context.Background(), ask, 100*time.Millisecond); !errors.Is(err, ErrPreviewPending) {
+		t.Fatalf("preview beside paid work: %v", err)
+	}
+	stopped := make(chan struct{})
+	go func() { f.book.Previews.stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(30 * time.Second):
+		t.Fatal("stop still waits for a preview after 30 s")
+	}
+	if _, err := f.book.Previews.Preview(context.Background(), ask, time.Second); !errors.Is(err, ErrPreviewFailed) {
+		t.Errorf("the preview stopped: %v, want ErrPreviewFailed", err)
+	}
+	if _, err := f.book.Previews.Preview(context.Background(), ask, time.Second); !errors.Is(err, ErrPreviewsOff) {
+		t.Errorf("a preview after stop: %v, want ErrPreviewsOff", err)
+	}
+	if left := files(t, f.tmp); len(left) != 0 {
+		t.Errorf("scratch files left: %v", left)
+	}
+}

@@ -209,7 +209,9 @@ func TestTheBudgetCountsSecondsHeardPerClient(t *testing.T) {
 
 func TestBudgetWait(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
-	at := func(ago time.Duration, length time.Duration) previewCharge { return previewCharge{at: now.Add(-ago), length: length} }
+	at := func(ago time.Duration, length time.Duration) previewCharge {
+		return previewCharge{at: now.Add(-ago), length: length}
+	}
 	cases := []struct {
 		name   string
 		recent []previewCharge
@@ -219,7 +221,7 @@ func TestBudgetWait(t *testing.T) {
 	}{
 		{"empty", nil, 30 * time.Second, 0, true},
 		{"longer than the budget fits an empty one", nil, 2 * time.Hour, 0, true},
-		{"fits exactly", []previewCharge{at(time.Minute, 270 * time.Second)}, 30 * time.Second, 0, true},
+		{"fits exactly", []previewCharge{at(time.Minute, 270*time.Second)}, 30 * time.Second, 0, true},
 		{"the oldest must leave", []previewCharge{at(50*time.Minute, 150*time.Second), at(10*time.Minute, 150*time.Second)}, 30 * time.Second, 10 * time.Minute, false},
 		{"both must leave", []previewCharge{at(50*time.Minute, 150*time.Second), at(10*time.Minute, 150*time.Second)}, 200 * time.Second, 50 * time.Minute, false},
 	}
@@ -296,7 +298,10 @@ func TestAPreviewWaitsForPaidWorkAndPaidWorkStopsAPreview(t *testing.T) {
 
 	// Paid work running: the preview waits, the engine hears nothing of it.
 	paidDone := make(chan error, 1)
-	go func() { _, err := paid.Transcribe(context.Background(), providers.TranscribeRequest{Path: paidPath, Duration: time.Hour}); paidDone <- err }()
+	go func() {
+		_, err := paid.Transcribe(context.Background(), providers.TranscribeRequest{Path: paidPath, Duration: time.Hour})
+		paidDone <- err
+	}()
 	if req := started(t, g.started); req.Path != paidPath {
 		t.Fatalf("first call %q, want the paid one", req.Path)
 	}
@@ -317,7 +322,10 @@ func TestAPreviewWaitsForPaidWorkAndPaidWorkStopsAPreview(t *testing.T) {
 		t.Fatal("a second paid call?")
 	}
 	// Paid work starts while the preview runs: the preview is stopped, and runs again after.
-	go func() { _, err := paid.Transcribe(context.Background(), providers.TranscribeRequest{Path: paidPath, Duration: time.Hour}); paidDone <- err }()
+	go func() {
+		_, err := paid.Transcribe(context.Background(), providers.TranscribeRequest{Path: paidPath, Duration: time.Hour})
+		paidDone <- err
+	}()
 	if req := started(t, g.started); req.Path != paidPath {
 		t.Fatalf("after the preview, %q started; want the paid call", req.Path)
 	}

@@ -136,6 +136,17 @@ func TestUploadPreviewOverHTTP(t *testing.T) {
 	}
 }
 
+// startLinkApp starts the app on the OpenAI-compatible stand-in, its video links allowed to
+// reach this machine's test servers.
+func startLinkApp(t *testing.T) (*harness, *fakeOpenAI) {
+	t.Helper()
+	requireMediaTools(t)
+	openai := startFakeOpenAI(t)
+	env := openai.env()
+	env["ALLOW_PRIVATE_URLS"] = "1"
+	return startApp(t, env), openai
+}
+
 // countingServer serves files with byte ranges (http.ServeContent) and counts the body
 // bytes it sent; hang makes every request wait until the client leaves.
 type countingServer struct {
@@ -176,11 +187,7 @@ func (w countingWriter) Write(p []byte) (int, error) {
 }
 
 func TestLinkPreviewReadsOnlyItsStart(t *testing.T) {
-	requireMediaTools(t)
-	openai := startFakeOpenAI(t)
-	env := openai.env()
-	env["ALLOW_PRIVATE_URLS"] = "1"
-	h := startApp(t, env)
+	h, openai := startLinkApp(t)
 	dir := t.TempDir()
 	video := spokenFile(t, dir, "talk.mp4", 180)
 	size := int64(len(mustRead(t, video)))
@@ -207,11 +214,7 @@ func TestLinkPreviewReadsOnlyItsStart(t *testing.T) {
 // A link that hangs once analysed does not hold the preview slot past its deadline: its
 // preview fails, and the next visitor's preview is made.
 func TestAHangingLinkGivesThePreviewSlotBack(t *testing.T) {
-	requireMediaTools(t)
-	openai := startFakeOpenAI(t)
-	env := openai.env()
-	env["ALLOW_PRIVATE_URLS"] = "1"
-	h := startApp(t, env)
+	h, openai := startLinkApp(t)
 	dir := t.TempDir()
 	src := startCountingServer(t)
 	link := src.serve("talk.mp4", spokenFile(t, dir, "talk.mp4", 40))
@@ -233,15 +236,14 @@ func TestAHangingLinkGivesThePreviewSlotBack(t *testing.T) {
 	if previewData(t, r)["speech"] != true {
 		t.Errorf("the next preview: %s", r.body)
 	}
+	if n := len(openai.received()); n != 1 {
+		t.Errorf("the engine was asked %d times, want once (the upload's)", n)
+	}
 }
 
 // A lying or broken link is refused by its preview as its analysis refuses it.
 func TestLyingLinksAreRefusedByTheirPreviewAsByTheirAnalysis(t *testing.T) {
-	requireMediaTools(t)
-	openai := startFakeOpenAI(t)
-	env := openai.env()
-	env["ALLOW_PRIVATE_URLS"] = "1"
-	h := startApp(t, env)
+	h, openai := startLinkApp(t)
 	videos := startVideoServer(t)
 	junk := filepath.Join(t.TempDir(), "notes.mp4")
 	if err := os.WriteFile(junk, []byte(strings.Repeat("These are notes, not a video.\n", 200)), 0o600); err != nil {

@@ -320,5 +320,20 @@ func FuzzMeasureMixedStream(f *testing.F) {
 		if got := time.Duration(len(reencoded)) * time.Second / PCMRate; got > limit+100*time.Millisecond {
 			t.Fatalf("paid %v (limit %v), the file re-encoded for OpenAI holds %v", m.Length/2, limit, got)
 		}
+		// The free preview (issue 46) of an upload the measure accepted is made, and its
+		// clip holds no more samples than the preview's length, however the timestamps run.
+		preview := m.Length / 2
+		clip := filepath.Join(t.TempDir(), "clip.wav")
+		pm, err := r.PreviewClip(ctx, path, false, preview, clip)
+		if err != nil {
+			t.Fatalf("measured %v, but its preview of %v fails: %v", m.Length, preview, err)
+		}
+		info, err := os.Stat(clip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := (info.Size() - wavHeaderSize) / 2; pm.Length > preview || n > samplesOf(preview) {
+			t.Fatalf("a preview of %v: measured %v, %d samples in the clip", preview, pm.Length, n)
+		}
 	})
 }

@@ -287,3 +287,23 @@ func TestPreviewsOffByPreviewEngines(t *testing.T) {
 		t.Errorf("the engine was asked %d times", n)
 	}
 }
+
+// A link's preview may analyse the link again: it counts in the analyses' bucket, so it is
+// no way around RATE_LIMIT.
+func TestLinkPreviewsShareTheAnalysesBucket(t *testing.T) {
+	openai := startFakeOpenAI(t)
+	env := openai.env()
+	env["ALLOW_PRIVATE_URLS"], env["RATE_LIMIT"] = "1", "3"
+	h := startApp(t, env)
+	link := startVideoServer(t).URL + "/missing.mp4"
+	for i, path := range []string{"/services/vtt/analyzevideo", "/services/vtt/preview", "/services/vtt/preview", "/services/vtt/preview"} {
+		r := h.postJSON(path, map[string]string{"video": link})
+		want := "source_unreachable"
+		if i == 3 {
+			want = "rate_limited"
+		}
+		if codeOf(r) != want {
+			t.Errorf("request %d (%s): %d %s, want %s", i+1, path, r.status, r.body, want)
+		}
+	}
+}

@@ -64,12 +64,14 @@ func (s *server) routes(app *fiber.App) {
 	app.Get("/payment/:service/checkout-session", s.rateLimit(), o.lookupSession)
 	app.Get("/payment/:service/order", s.rateLimit(), o.orderByKey)
 	app.Post(uploadRoute, s.rateLimit(), o.uploadAudio)
-	app.Post("/services/vtt/analyzevideo", s.rateLimit(), o.analyzeVideo)
-	// A transcription's free preview: a bucket of its own, four times as generous, since
-	// the page asks again while it is made (each request waits up to previewAnswerWait).
-	previews := s.rateLimitTimes(4)
-	app.Post("/services/sst/preview", previews, o.sttPreview)
-	app.Post("/services/vtt/preview", previews, o.vttPreview)
+	// A link's preview analyses the link again when its analysis is no longer remembered:
+	// it shares the analyses' bucket, so it is no way around it.
+	analyses := s.rateLimit()
+	app.Post("/services/vtt/analyzevideo", analyses, o.analyzeVideo)
+	app.Post("/services/vtt/preview", analyses, o.vttPreview)
+	// An upload's preview: a bucket of its own, four times as generous, since the page asks
+	// again while it is made (each request waits up to previewAnswerWait for the answer).
+	app.Post("/services/sst/preview", s.rateLimitTimes(4), o.sttPreview)
 	app.Post("/services/:service", o.result)
 
 	app.Get(TestCheckoutPrefix+":id", p.testCheckoutPage)

@@ -123,12 +123,14 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./media/ ./media/links/
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./providers/openai/
 	$(GO) test -run '^$$' -bench 'CheckoutOn|TTSOrdersOn|NodeDeath' -benchtime 1x .
+	$(GO) test -run '^$$' -bench 'Preview(File|Link|sBesidePaidOrder)$$' -benchtime 1x -timeout 30m .
 	$(MAKE) whisper-bench
 
 ## whisper-bench: our whisper job next to whisper-cli built from the same source, and the VADs
 whisper-bench:
 	exports=$$(bash .ci/whisper.sh env --cli) && eval "$$exports" && \
-	  $(GO) test -tags "$$WHISPER_TAGS" -run '^$$' -bench 'VersusWhisperCLI|FindSpeech' -benchtime 5x -timeout 60m ./providers/whisper/
+	  $(GO) test -tags "$$WHISPER_TAGS" -run '^$$' -bench 'VersusWhisperCLI|FindSpeech' -benchtime 5x -timeout 60m ./providers/whisper/ && \
+	  $(GO) test -tags "$$WHISPER_TAGS" -run '^$$' -bench 'PreviewWhisper' -benchtime 1x -timeout 30m .
 
 clean:
 	rm -rf bin webui/dist/assets webui/dist/index.html

@@ -138,12 +138,15 @@ func TestUploadPreviewOverHTTP(t *testing.T) {
 
 // startLinkApp starts the app on the OpenAI-compatible stand-in, its video links allowed to
 // reach this machine's test servers.
-func startLinkApp(t *testing.T) (*harness, *fakeOpenAI) {
+func startLinkApp(t *testing.T, settings ...string) (*harness, *fakeOpenAI) {
 	t.Helper()
 	requireMediaTools(t)
 	openai := startFakeOpenAI(t)
 	env := openai.env()
 	env["ALLOW_PRIVATE_URLS"] = "1"
+	for i := 0; i+1 < len(settings); i += 2 {
+		env[settings[i]] = settings[i+1]
+	}
 	return startApp(t, env), openai
 }
 
@@ -243,7 +246,7 @@ func TestAHangingLinkGivesThePreviewSlotBack(t *testing.T) {
 
 // A lying or broken link is refused by its preview as its analysis refuses it.
 func TestLyingLinksAreRefusedByTheirPreviewAsByTheirAnalysis(t *testing.T) {
-	h, openai := startLinkApp(t)
+	h, openai := startLinkApp(t, "PREVIEW_SECONDS_PER_HOUR", "0") // thirteen links from one address
 	videos := startVideoServer(t)
 	junk := filepath.Join(t.TempDir(), "notes.mp4")
 	if err := os.WriteFile(junk, []byte(strings.Repeat("These are notes, not a video.\n", 200)), 0o600); err != nil {

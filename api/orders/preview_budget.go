@@ -52,7 +52,7 @@ func (b *previewBudget) take(client string, length time.Duration) error {
 	}
 	kept := recentCharges(b.charges[client], now)
 	if wait, ok := budgetWait(kept, length, b.perHour, now); !ok {
-		b.charges[client] = kept
+		b.charges[client] = kept // not empty: something in it keeps the budget spent
 		return &PreviewBudgetError{Wait: wait}
 	}
 	if _, known := b.charges[client]; !known && len(b.charges) >= previewClients {
@@ -72,7 +72,11 @@ func (b *previewBudget) giveBack(client string, length time.Duration) {
 	c := b.charges[client]
 	for i := len(c) - 1; i >= 0; i-- {
 		if c[i].length == length {
-			b.charges[client] = append(c[:i:i], c[i+1:]...)
+			if c = append(c[:i:i], c[i+1:]...); len(c) == 0 {
+				delete(b.charges, client)
+			} else {
+				b.charges[client] = c
+			}
 			return
 		}
 	}
@@ -83,6 +87,10 @@ func (b *previewBudget) forgetOldest() {
 	var oldest string
 	var at time.Time
 	for client, c := range b.charges {
+		if len(c) == 0 {
+			delete(b.charges, client)
+			return
+		}
 		if last := c[len(c)-1].at; oldest == "" || last.Before(at) {
 			oldest, at = client, last
 		}

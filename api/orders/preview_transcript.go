@@ -35,6 +35,9 @@ const (
 	// many answers at most.
 	previewKeep    = time.Hour
 	previewAnswers = 4096
+	// previewErrorKeep is how long a failure is told to whoever asks again, before the
+	// preview is made anew: a failing engine is not asked at every poll.
+	previewErrorKeep = 30 * time.Second
 	// previewTextRunes bounds the text a preview answers.
 	previewTextRunes = 2000
 )
@@ -153,21 +156,21 @@ func (p *Previews) Preview(ctx context.Context, ask PreviewAsk, wait time.Durati
 	if ask.Language != "" && !slices.Contains(TranscriptLanguages, ask.Language) {
 		return TranscriptPreview{}, bad("invalid_language", "unknown spoken language %q", ask.Language)
 	}
-	key, src, err := p.source(ctx, ask)
-	if err != nil {
-		return TranscriptPreview{}, err
-	}
-	a, err := p.answer(key, ask, src)
-	if err != nil {
-		return TranscriptPreview{}, err
+	key := p.keyOf(ask)
+	a := p.found(key)
+	if a == nil {
+		src, err := p.source(ctx, ask)
+		if err != nil {
+			return TranscriptPreview{}, err
+		}
+		if a, err = p.answer(key, ask, src); err != nil {
+			return TranscriptPreview{}, err
+		}
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case <-a.done:
-		if a.err != nil {
-			p.forget(key, a) // an error is told once; the next ask tries again
-		}
 		return a.result, a.err
 	case <-timer.C:
 		return TranscriptPreview{}, ErrPreviewPending
@@ -180,30 +183,51 @@ func (p *Previews) Preview(ctx context.Context, ask PreviewAsk, wait time.Durati
 type previewSource struct {
 	upload string
 	link   links.LinkInfo
-	length time.Duration // of the whole recording
+	heard  time.Duration // what its preview is counted in the client's budget
 }
 
-// source checks what ask names, refusing it as its upload or analysis was refused, and
-// returns the key of its answer.
-func (p *Previews) source(ctx context.Context, ask PreviewAsk) (string, previewSource, error) {
+// keyOf is the key of ask's answer: its service, engine and language, and its upload, or
+// its client and link. Another visitor's same link is heard anew: an answer found made
+// would tell, by its speed, that someone else previewed it.
+func (p *Previews) keyOf(ask PreviewAsk) string {
 	parts := []string{string(ask.Service), p.cfg.Engine, ask.Language}
+	if ask.Service == VTT {
+		return answerKey(append(parts, ask.Client, strings.TrimSpace(ask.Link)))
+	}
+	return answerKey(append(parts, strings.TrimSpace(ask.Upload)))
+}
+
+// found is key's answer when there is one (made, or being made).
+func (p *Previews) found(key string) *previewAnswer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	a := p.answers[key]
+	if a != nil && a.err != nil && p.now().Sub(a.at) > previewErrorKeep {
+		delete(p.answers, key) // a failure is told for a while, then made again
+		return nil
+	}
+	return a
+}
+
+// source checks what ask names, refusing it as its upload or analysis was refused.
+func (p *Previews) source(ctx context.Context, ask PreviewAsk) (previewSource, error) {
 	switch ask.Service {
 	case STT:
 		u, err := p.intake.uploads.get(ctx, strings.TrimSpace(ask.Upload))
 		if err != nil {
-			return "", previewSource{}, err
+			return previewSource{}, err
 		}
-		return answerKey(append(parts, u.ID)), previewSource{upload: u.ID, length: u.Duration}, nil
+		// Its length was measured by decoding it: the preview hears no more.
+		return previewSource{upload: u.ID, heard: min(p.cfg.Length, u.Duration)}, nil
 	case VTT:
 		info, _, err := p.intake.AnalyzeLink(ctx, ask.Client, ask.Link)
 		if err != nil {
-			return "", previewSource{}, err
+			return previewSource{}, err
 		}
-		// Another visitor's same link is heard anew: an answer found made would tell, by
-		// its speed, that someone else previewed it.
-		return answerKey(append(parts, ask.Client, info.URL)), previewSource{link: info, length: info.Duration}, nil
+		// A link's length may be its header's word: it is counted at the whole preview.
+		return previewSource{link: info, heard: p.cfg.Length}, nil
 	}
-	return "", previewSource{}, fmt.Errorf("%w: no preview of %s", ErrPreviewsOff, ask.Service)
+	return previewSource{}, fmt.Errorf("%w: no preview of %s", ErrPreviewsOff, ask.Service)
 }
 
 // answerKey joins parts unambiguously.
@@ -227,13 +251,9 @@ func (p *Previews) answer(key string, ask PreviewAsk, src previewSource) (*previ
 		return nil, fmt.Errorf("%w: the node is stopping", ErrPreviewsOff)
 	}
 	if p.waiting >= previewQueue {
-		return nil, fmt.Errorf("%w: %d previews waiting", media.ErrVisitorsBusy, p.waiting)
+		return nil, fmt.Errorf("%w: %d previews are waiting on this node; try again in a few minutes", ErrPreviewFailed, p.waiting)
 	}
-	heard := min(p.cfg.Length, src.length)
-	if src.length <= 0 {
-		heard = p.cfg.Length
-	}
-	if err := p.budget.take(ask.Client, heard); err != nil {
+	if err := p.budget.take(ask.Client, src.heard); err != nil {
 		return nil, err
 	}
 	p.evict()
@@ -243,7 +263,7 @@ func (p *Previews) answer(key string, ask PreviewAsk, src previewSource) (*previ
 	p.made.Add(1)
 	go func() {
 		defer p.made.Done()
-		p.make(a, ask, src, heard)
+		p.make(a, ask, src)
 	}()
 	return a, nil
 }
@@ -258,25 +278,28 @@ func (p *Previews) stop() {
 }
 
 // make makes a preview and records its answer.
-func (p *Previews) make(a *previewAnswer, ask PreviewAsk, src previewSource, heard time.Duration) {
-	ctx, cancel := context.WithTimeout(p.base, previewQueueWait+previewWork)
+func (p *Previews) make(a *previewAnswer, ask PreviewAsk, src previewSource) {
+	ctx, cancel := context.WithTimeout(p.base, previewWork+previewQueueWait+previewWork)
 	defer cancel()
 	start := p.now()
-	result, err := p.run(ctx, ask, src)
-	if err != nil && !isRefusal(err) {
-		p.budget.giveBack(ask.Client, heard) // our side failed: the visitor's seconds are theirs
+	result, err := p.hear(ctx, ask, src)
+	switch {
+	case err == nil:
+		p.log.Info("preview made", "service", ask.Service, "seconds", Seconds(result.Length), "speech", result.Speech,
+			"took", p.now().Sub(start).Round(time.Millisecond))
+	case p.base.Err() != nil:
+		p.budget.giveBack(ask.Client, src.heard)
+		err = fmt.Errorf("%w: the node is stopping", ErrPreviewsOff)
+	case !isRefusal(err):
+		p.budget.giveBack(ask.Client, src.heard) // our side failed: the visitor's seconds are theirs
 		p.log.Warn("preview failed", "service", ask.Service, "err", err)
-		err = fmt.Errorf("%w: %w", ErrPreviewFailed, err)
+		err = fmt.Errorf("%w: %v", ErrPreviewFailed, err)
 	}
 	p.mu.Lock()
 	a.result, a.err, a.at = result, err, p.now()
 	p.waiting--
 	p.mu.Unlock()
 	close(a.done)
-	if err == nil {
-		p.log.Info("preview made", "service", ask.Service, "seconds", Seconds(result.Length), "speech", result.Speech,
-			"took", p.now().Sub(start).Round(time.Millisecond))
-	}
 }
 
 // isRefusal reports the source's own refusals (an unreadable upload, a link that is not
@@ -289,28 +312,8 @@ func isRefusal(err error) bool {
 		errors.Is(err, media.ErrTooDense) || errors.Is(err, media.ErrDurationMismatch)
 }
 
-// run waits for the preview's turn, and makes it; a run cancelled by paid work waits
-// its turn again.
-func (p *Previews) run(ctx context.Context, ask PreviewAsk, src previewSource) (TranscriptPreview, error) {
-	waitCtx, cancel := context.WithTimeout(ctx, previewQueueWait)
-	defer cancel()
-	for {
-		turn, done, err := p.turns.previewTurn(waitCtx)
-		if err != nil {
-			return TranscriptPreview{}, fmt.Errorf("waiting for the engine, busy with paid work: %w", err)
-		}
-		work, stop := context.WithTimeout(turn, previewWork)
-		result, err := p.hear(work, ask, src)
-		stop()
-		again := err != nil && preempted(turn)
-		done()
-		if !again {
-			return result, err
-		}
-	}
-}
-
-// hear cuts the first seconds of the recording and has the engine transcribe them.
+// hear cuts the first seconds of the recording, in the visitors' pool and before the
+// engine's turn (a slow source holds no turn), and has the engine transcribe them.
 func (p *Previews) hear(ctx context.Context, ask PreviewAsk, src previewSource) (TranscriptPreview, error) {
 	f, err := os.CreateTemp(p.tempDir, "preview-*.wav")
 	if err != nil {
@@ -319,7 +322,9 @@ func (p *Previews) hear(ctx context.Context, ask PreviewAsk, src previewSource) 
 	clip := f.Name()
 	f.Close()
 	defer os.Remove(clip)
-	m, err := p.cut(ctx, src, clip)
+	cutCtx, stop := context.WithTimeout(ctx, previewWork)
+	m, err := p.cut(cutCtx, src, clip)
+	stop()
 	if err != nil {
 		return TranscriptPreview{}, err
 	}
@@ -327,7 +332,7 @@ func (p *Previews) hear(ctx context.Context, ask PreviewAsk, src previewSource) 
 	if !m.HasSpeech() {
 		return out, nil
 	}
-	t, err := p.engine.Transcribe(ctx, providers.TranscribeRequest{Path: clip, Language: ask.Language, Duration: m.Length})
+	t, err := p.transcribe(ctx, providers.TranscribeRequest{Path: clip, Language: ask.Language, Duration: m.Length})
 	if err != nil {
 		return TranscriptPreview{}, fmt.Errorf("transcribing: %w", err)
 	}
@@ -337,6 +342,27 @@ func (p *Previews) hear(ctx context.Context, ask PreviewAsk, src previewSource) 
 		out.Language = code
 	}
 	return out, nil
+}
+
+// transcribe waits for the preview's turn (at most previewQueueWait in all) and has the
+// engine transcribe req, in previewWork; a call stopped by paid work waits its turn again.
+func (p *Previews) transcribe(ctx context.Context, req providers.TranscribeRequest) (providers.Transcript, error) {
+	wait, cancel := context.WithTimeout(ctx, previewQueueWait)
+	defer cancel()
+	for {
+		turn, done, err := p.turns.previewTurn(wait, ctx)
+		if err != nil {
+			return providers.Transcript{}, fmt.Errorf("waiting for the engine, busy with paid work: %w", err)
+		}
+		work, stop := context.WithTimeout(turn, previewWork)
+		t, err := p.engine.Transcribe(work, req)
+		stop()
+		again := err != nil && preempted(turn)
+		done()
+		if !again {
+			return t, err
+		}
+	}
 }
 
 // cut writes the first seconds of src to clip, in the visitors' pool; a file that cannot
@@ -376,15 +402,6 @@ func clipText(s string, n int) string {
 		}
 	}
 	return strings.TrimSpace(string(r[:cut])) + "…"
-}
-
-// forget drops key's answer a (not one made since).
-func (p *Previews) forget(key string, a *previewAnswer) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.answers[key] == a {
-		delete(p.answers, key)
-	}
 }
 
 // evict drops the answers older than previewKeep, and the oldest done past

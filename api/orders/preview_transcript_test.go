@@ -3,6 +3,7 @@ package orders
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -156,7 +157,7 @@ func TestAPreviewIsRefusedAsItsSourceIs(t *testing.T) {
 	}
 }
 
-func TestAnEngineFailureIsToldOnceAndGivesTheSecondsBack(t *testing.T) {
+func TestAnEngineFailureIsToldForAWhileAndGivesTheSecondsBack(t *testing.T) {
 	f := previewFixture(t, 40*time.Second)
 	u, _, _ := f.upload(t, "180s")
 	ask := PreviewAsk{Service: STT, Upload: u.ID, Client: "198.51.100.1"}
@@ -165,7 +166,12 @@ func TestAnEngineFailureIsToldOnceAndGivesTheSecondsBack(t *testing.T) {
 		t.Fatalf("engine down: %v, want ErrPreviewFailed", err)
 	}
 	f.stt.fail.Store(false)
-	// Told once, then made again; the failed one's 30 s were given back, or 30 + 30 > 40.
+	// Told again to whoever asks within previewErrorKeep, without asking the engine.
+	if _, err := previewOf(t, f, ask); !errors.Is(err, ErrPreviewFailed) || len(f.stt.calls()) != 1 {
+		t.Errorf("asked again at once: %v, %d engine calls; want the failure and 1", err, len(f.stt.calls()))
+	}
+	f.clock.Advance(previewErrorKeep + time.Second)
+	// Then made again; the failed one's 30 s were given back, or 30 + 30 > 40.
 	if p, err := previewOf(t, f, ask); err != nil || !p.Speech {
 		t.Errorf("after the engine is back: %+v, %v", p, err)
 	}
@@ -347,14 +353,14 @@ func TestAPreviewWaitsForPaidWorkAndPaidWorkStopsAPreview(t *testing.T) {
 func TestOnePreviewAtATime(t *testing.T) {
 	turns := NewEngineTurns()
 	ctx := context.Background()
-	_, done, err := turns.previewTurn(ctx)
+	_, done, err := turns.previewTurn(ctx, ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	second := false
 	go func() {
-		_, d2, err := turns.previewTurn(ctx)
+		_, d2, err := turns.previewTurn(ctx, ctx)
 		if err == nil {
 			mu.Lock()
 			second = true
@@ -371,7 +377,7 @@ func TestOnePreviewAtATime(t *testing.T) {
 	done()
 	short, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, d3, err := turns.previewTurn(short); err != nil {
+	if _, d3, err := turns.previewTurn(short, ctx); err != nil {
 		t.Errorf("the slot was not given back: %v", err)
 	} else {
 		d3()
@@ -397,13 +403,77 @@ func TestStopEndsThePreviewsBeingMade(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("stop still waits for a preview after 30 s")
 	}
-	if _, err := f.book.Previews.Preview(context.Background(), ask, time.Second); !errors.Is(err, ErrPreviewFailed) {
-		t.Errorf("the preview stopped: %v, want ErrPreviewFailed", err)
+	if _, err := f.book.Previews.Preview(context.Background(), ask, time.Second); !errors.Is(err, ErrPreviewsOff) {
+		t.Errorf("the preview stopped: %v, want ErrPreviewsOff (the page hides it)", err)
 	}
 	if _, err := f.book.Previews.Preview(context.Background(), ask, time.Second); !errors.Is(err, ErrPreviewsOff) {
 		t.Errorf("a preview after stop: %v, want ErrPreviewsOff", err)
 	}
 	if left := files(t, f.tmp); len(left) != 0 {
 		t.Errorf("scratch files left: %v", left)
+	}
+}
+
+func TestALinksPreviewIsCountedWholeAndFoundWithoutAnalysingAgain(t *testing.T) {
+	f := previewFixture(t, 50*time.Second)
+	f.links.set("https://video.example/short.mp4", 10*time.Second) // or so its header says
+	ask := PreviewAsk{Service: VTT, Link: "https://video.example/short.mp4", Client: "198.51.100.1"}
+	if _, err := previewOf(t, f, ask); err != nil {
+		t.Fatal(err)
+	}
+	analyses := f.links.analyses.Load()
+	for range 3 {
+		if _, err := previewOf(t, f, PreviewAsk{Service: VTT, Link: " https://video.example/short.mp4 ", Client: "198.51.100.1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := f.links.analyses.Load(); n != analyses {
+		t.Errorf("asking again analysed the link %d more times", n-analyses)
+	}
+	// A link's length is its header's word: its preview counts 30 s, so 30 + 30 > 50.
+	ask.Language = "de"
+	var spent *PreviewBudgetError
+	if _, err := previewOf(t, f, ask); !errors.As(err, &spent) {
+		t.Errorf("a second preview of a 10 s link within a 50 s budget: %v, want refused", err)
+	}
+}
+
+func TestAPreviewsWorkIsNotCutByItsWait(t *testing.T) {
+	turns := NewEngineTurns()
+	wait, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	turn, done, err := turns.previewTurn(wait, context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	<-wait.Done()
+	if err := turn.Err(); err != nil {
+		t.Errorf("the turn ended with its wait: %v", err)
+	}
+	done()
+	done() // twice: the slot is given back once
+	if _, d2, err := turns.previewTurn(context.Background(), context.Background()); err != nil {
+		t.Fatal(err)
+	} else {
+		d2()
+	}
+}
+
+func TestAFullBudgetBookForgetsAClientWithNothingLeft(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	b := &previewBudget{perHour: time.Hour, now: func() time.Time { return now }}
+	if err := b.take("victim", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	b.giveBack("victim", 30*time.Second) // a preview that failed on our side
+	for i := range previewClients {
+		b.charges[fmt.Sprint(i)] = []previewCharge{{at: now, length: time.Second}}
+	}
+	if err := b.take("newcomer", 30*time.Second); err != nil {
+		t.Errorf("a new client past the bound: %v", err)
+	}
+	if len(b.charges) > previewClients {
+		t.Errorf("%d clients remembered, bound %d", len(b.charges), previewClients)
 	}
 }

@@ -74,36 +74,39 @@ func (t *EngineTurns) paidStarted() (done func()) {
 	}
 }
 
-// previewTurn waits until this preview may run (the preview slot is free and no paid
-// work runs), then returns a context cancelled with errPreempted when paid work starts,
-// and what ends the turn. It gives up with ctx's error.
-func (t *EngineTurns) previewTurn(ctx context.Context) (context.Context, func(), error) {
+// previewTurn waits, until wait ends, for this preview's turn (the preview slot is free
+// and no paid work runs), then returns a context of run's that is cancelled with
+// errPreempted when paid work starts, and what ends the turn.
+func (t *EngineTurns) previewTurn(wait, run context.Context) (context.Context, func(), error) {
 	select {
 	case t.slot <- struct{}{}:
-	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+	case <-wait.Done():
+		return nil, nil, wait.Err()
 	}
 	for {
 		t.mu.Lock()
 		idle, busy := t.idle, t.paid > 0
 		if !busy {
-			run, cancel := context.WithCancelCause(ctx)
+			turn, cancel := context.WithCancelCause(run)
 			t.stop = cancel
 			t.mu.Unlock()
-			return run, func() {
-				t.mu.Lock()
-				t.stop = nil
-				t.mu.Unlock()
-				cancel(nil)
-				<-t.slot
+			var once sync.Once
+			return turn, func() {
+				once.Do(func() {
+					t.mu.Lock()
+					t.stop = nil
+					t.mu.Unlock()
+					cancel(nil)
+					<-t.slot
+				})
 			}, nil
 		}
 		t.mu.Unlock()
 		select {
 		case <-idle:
-		case <-ctx.Done():
+		case <-wait.Done():
 			<-t.slot
-			return nil, nil, ctx.Err()
+			return nil, nil, wait.Err()
 		}
 	}
 }

@@ -102,6 +102,8 @@ type scriptedLinks struct {
 	// silent links have no speech: found while analysing ("measured") or only once the
 	// audio is fetched ("unmeasured": too big to measure before payment).
 	silent map[string]string
+	// analyses counts the calls to Analyze.
+	analyses atomic.Int32
 }
 
 func (l *scriptedLinks) silence(link, when string) {
@@ -130,6 +132,7 @@ func (l *scriptedLinks) get(link string) (time.Duration, error) {
 }
 
 func (l *scriptedLinks) Analyze(_ context.Context, _, raw string) (links.LinkInfo, error) {
+	l.analyses.Add(1)
 	d, err := l.get(raw)
 	info := links.LinkInfo{Site: "direct", URL: raw, Duration: d, Speech: d, SpeechMeasured: true}
 	l.mu.Lock()

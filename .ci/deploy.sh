@@ -752,8 +752,11 @@ phase_scaled() {
   say "scaled: text-to-speech ordered through Caddy, delivered from MinIO"
 
   # A long order, its replica killed a second into the job: another replica takes it over.
+  # 95,000 characters, so that the job outlasts the kill: at 50,000 (about 5 s of work) the
+  # replica once finished it between the check that it was processing and the kill, on a
+  # machine loaded by other work (its fulfil jobs: 0:completed@1 by the victim alone).
   local long co sid victim= id c
-  long=$(printf 'The quick brown fox jumps over the lazy dog, and the deploy check goes on. %.0s' $(seq 650))
+  long=$(printf 'The quick brown fox jumps over the lazy dog, and the deploy check goes on. %.0s' $(seq 1250))
   co=$(post "$base" /payment/tts/create-checkout-session "$(tts_order "$long" | jq -c '.order.email="killed@example.com" | .order.emailVerify="killed@example.com"')")
   sid=$(jq -r '.sessionId // empty' <<<"$co")
   [[ -n "$sid" ]] || die "long checkout: $co"

@@ -310,3 +310,35 @@ func TestLinkPreviewsShareTheAnalysesBucket(t *testing.T) {
 		}
 	}
 }
+
+// An engine that fails the preview: preview_failed, told for a while without asking the
+// engine again, and the visitor's seconds given back.
+func TestAPreviewTheEngineFailsIsPreviewFailed(t *testing.T) {
+	requireMediaTools(t)
+	openai := startFakeOpenAI(t)
+	env := openai.env()
+	env["PREVIEW_SECONDS_PER_HOUR"] = "40" // one 30 s preview, if the failed one is given back
+	h := startApp(t, env)
+	dir := t.TempDir()
+	upload := func(name string) string {
+		up := h.upload(name, mustRead(t, spokenFile(t, dir, name, 35)))
+		h.wantStatus(up, 200)
+		return up.json(t)["file"].(map[string]any)["path"].(string)
+	}
+	id := upload("talk.mp3")
+	openai.refuse.Store(true)
+	for range 2 {
+		r, _ := h.preview("/services/sst/preview", map[string]string{"filePath": id}, "192.0.2.10")
+		if r.status != 502 || codeOf(r) != "preview_failed" {
+			t.Errorf("the engine refusing: %d %s", r.status, r.body)
+		}
+	}
+	if n := len(openai.received()); n != 1 {
+		t.Errorf("the engine was asked %d times, want once: the failure is told again without it", n)
+	}
+	openai.refuse.Store(false)
+	r, _ := h.preview("/services/sst/preview", map[string]string{"filePath": upload("other.mp3")}, "192.0.2.10")
+	if previewData(t, r)["speech"] != true {
+		t.Errorf("after the failure was given back: %s", r.body)
+	}
+}

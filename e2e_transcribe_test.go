@@ -41,6 +41,8 @@ type fakeOpenAI struct {
 	gap atomic.Int64
 	// broken makes a streamed answer fail after its first delta (an error event).
 	broken atomic.Bool
+	// refuse makes every transcription answer 400, as a server that will not take the audio.
+	refuse atomic.Bool
 }
 
 type transcriptionRequest struct {
@@ -87,6 +89,10 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.requests = append(f.requests, req)
 	f.mu.Unlock()
+	if f.refuse.Load() {
+		http.Error(w, `{"error":{"message":"the engine refuses this audio","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		return
+	}
 	if d := time.Duration(f.delay.Load()); d > 0 {
 		select {
 		case <-time.After(d):

@@ -53,7 +53,7 @@ export ADMIN_PASSWORD="${E2E_ADMIN_PASSWORD:-e2e operator password}"
 admin_hash="$(printf '%s\n' "$ADMIN_PASSWORD" | ./bin/parla hash-password)"
 
 ADMIN_PASSWORD_HASH="$admin_hash" \
-ADDR="127.0.0.1:$port" PUBLIC_URL="http://127.0.0.1:$port" DATA_DIR="$data" RATE_LIMIT=0 \
+ADDR="127.0.0.1:$port" PUBLIC_URL="http://127.0.0.1:$port" DATA_DIR="$data" RATE_LIMIT=0 PREVIEW_SECONDS_PER_HOUR=0 \
   STT_ENGINE=openai OPENAI_API_KEY=test OPENAI_BASE_URL="http://127.0.0.1:$fake_port/v1" \
   ALLOW_PRIVATE_URLS=1 \
   ./bin/parla >"$log" 2>&1 &
